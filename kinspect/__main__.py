@@ -1,0 +1,5 @@
+import sys
+
+from kinspect.cli import main
+
+sys.exit(main())

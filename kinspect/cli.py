@@ -1,0 +1,83 @@
+"""The `kinspect` command: argument parsing and error reporting, nothing else.
+
+Each subcommand hands its work to the core, the Inductor layer or the TUI; bad input
+surfaces as one `kinspect: error:` line and exit status 2 (`--debug` keeps the
+traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from collections.abc import Sequence
+
+from kinspect.core.errors import KinspectError
+
+COMMANDS = ("open", "explain", "record", "export")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="kinspect",
+        description="Inspect PyTorch Inductor's size-hint multi-kernel dispatch.",
+        epilog="kinspect PATH opens model.py live (CUDA) or a recorded session anywhere.",
+    )
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    o = sub.add_parser("open", help="open a recorded session in the inspector")
+    o.add_argument("session")
+
+    e = sub.add_parser("explain", help="headless: what each site picks for a shape")
+    e.add_argument("session")
+    e.add_argument("--shape", help='runtime shape: "B=1000" or a full key "(1000,1024),(4096,1024)"')
+    e.add_argument("--site", help="restrict to one site (needed with a full key)")
+    e.add_argument("--heuristic", default="inductor", help="distance to decide by (default: inductor)")
+    e.add_argument("--json", action="store_true", help="print JSON instead of tables")
+
+    i = sub.add_parser("inspect", help=argparse.SUPPRESS)
+    i.add_argument("path")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    first = next((a for a in args_list if not a.startswith("-")), None)
+    if first is not None and first not in COMMANDS and first != "inspect":
+        args_list.insert(args_list.index(first), "inspect")
+    parser = _parser()
+    args = parser.parse_args(args_list)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        return _dispatch(args)
+    except KinspectError as err:
+        if args.debug:
+            traceback.print_exc()
+        print(f"kinspect: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("kinspect: interrupted", file=sys.stderr)
+        return 130
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.command == "explain":
+        from kinspect.commands import explain
+
+        return explain.run(args.session, args.shape, args.site, args.heuristic, args.json)
+    if args.command == "open":
+        from kinspect.commands import inspect
+
+        return inspect.open_session(args.session)
+    if args.command == "inspect":
+        from kinspect.commands import inspect
+
+        return inspect.open_path(args.path)
+    raise AssertionError(args.command)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""One module per CLI subcommand; each loads what it needs and calls the core."""

@@ -1,0 +1,5 @@
+"""Pure data and decisions: shapes, heuristics, symbolic sizes, the session model.
+
+Nothing here imports torch or textual (tests/test_import_purity.py proves it), so every
+headless command, the inspector and the tests share one model of Inductor's dispatch.
+"""

@@ -1,0 +1,117 @@
+"""Explaining a runtime shape across a session's sites.
+
+This is the one place that turns "the user typed B=1000" into per-site decisions; the
+headless `explain` command, the inspector and the reports all call it, so they cannot
+disagree about what Inductor would do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kinspect.core.decision import Decision
+from kinspect.core.errors import KinspectError, ShapeError
+from kinspect.core.heuristics import HEURISTICS
+from kinspect.core.session import Measurement, Session, Site
+from kinspect.core.shapes import FullKey, Key, ParsedShape
+
+
+@dataclass(frozen=True)
+class SiteExplanation:
+    site: Site
+    runtime_key: Key | None
+    decision: Decision | None
+    error: str | None = None
+    alternatives: dict[str, int] | None = None
+    """What each other heuristic would pick, for what-if comparison."""
+    measured: dict[int, Measurement] | None = None
+
+    @property
+    def fastest(self) -> int | None:
+        times = {i: m.median_us for i, m in (self.measured or {}).items() if m.median_us is not None}
+        return min(times, key=times.__getitem__) if times else None
+
+    @property
+    def regret(self) -> float | None:
+        """Chosen variant's latency over the fastest measured one (1.0 = optimal)."""
+        best = self.fastest
+        if best is None or self.decision is None:
+            return None
+        chosen = (self.measured or {}).get(self.decision.chosen)
+        if chosen is None or chosen.median_us is None:
+            return None
+        return chosen.median_us / self.measured[best].median_us
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.site.name, "graph": self.site.graph, "op": self.site.op}
+        if self.error is not None or self.decision is None:
+            out["error"] = self.error
+            return out
+        d = self.decision
+        out["runtime_key"] = [list(t) for t in self.runtime_key or ()]
+        out["heuristic"] = d.heuristic
+        variants = []
+        for v, s in zip(self.site.variants, d.scores):
+            row: dict[str, Any] = {
+                "index": v.index,
+                "hint": v.hint,
+                "key": None if v.key is None else [list(t) for t in v.key],
+                "kernel_name": v.kernel_name,
+                "distance": s.distance,
+                "terms": [list(t) for t in s.terms],
+            }
+            if s.mismatch:
+                row["mismatch"] = s.mismatch
+            m = (self.measured or {}).get(v.index)
+            if m is not None:
+                row["median_us"] = m.median_us
+                row["p20_us"] = m.p20_us
+                row["p80_us"] = m.p80_us
+            variants.append(row)
+        out["variants"] = variants
+        out["chosen"] = d.chosen
+        out["tied"] = list(d.tied)
+        out["reason"] = d.reason(self.site.labels())
+        if self.alternatives is not None:
+            out["alternatives"] = self.alternatives
+        if self.measured:
+            out["fastest"] = self.fastest
+            out["regret"] = self.regret
+        return out
+
+
+def explain_site(
+    session: Session, site: Site, shape: ParsedShape, heuristic: str = "inductor"
+) -> SiteExplanation:
+    """Decide one site; a shape that does not apply to it becomes an error entry."""
+    try:
+        key = session.runtime_key(site, shape)
+    except ShapeError as e:
+        return SiteExplanation(site, None, None, error=str(e))
+    decision = site.decide(key, heuristic)
+    alternatives = {name: site.decide(key, name).chosen for name in HEURISTICS if name != heuristic}
+    measured = session.measurements_at(site.name, key) or None
+    return SiteExplanation(site, key, decision, alternatives=alternatives, measured=measured)
+
+
+def explain(
+    session: Session, shape: ParsedShape, site: str | None = None, heuristic: str = "inductor"
+) -> list[SiteExplanation]:
+    """Explain a shape at every site (or one); fails only if it applies to none."""
+    if heuristic not in HEURISTICS:
+        raise KinspectError(f"unknown heuristic {heuristic!r}; known: {', '.join(HEURISTICS)}")
+    if site is not None:
+        sites = [session.site(site)]
+    elif isinstance(shape, FullKey) and len(session.sites) > 1:
+        raise KinspectError("a full key applies to one site: name it with --site")
+    else:
+        sites = list(session.sites)
+    if not sites:
+        raise KinspectError("this session has no size-hint sites")
+    if not isinstance(shape, FullKey):
+        session.resolve(shape.values)  # unknown names fail the whole command
+    out = [explain_site(session, s, shape, heuristic) for s in sites]
+    if all(e.error for e in out):
+        raise ShapeError(out[0].error or "shape applies to no site")
+    return out

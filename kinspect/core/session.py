@@ -1,0 +1,263 @@
+"""The session: everything one recording knows, as plain data.
+
+A session is what `kinspect record` writes and what the inspector, `explain` and the
+exports read, with or without a GPU. It holds compile-time facts (symbols, sites and
+their variants), run-time facts (dispatch events, measurements) and kinspect's findings.
+Reading and writing live in `kinspect.core.sessionio`; this module only models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from kinspect.core.decision import Decision, decide
+from kinspect.core.errors import KinspectError, ShapeError
+from kinspect.core.shapes import FullKey, Key, ParsedShape, SymbolShape
+from kinspect.core.symbolic import TensorSpec
+
+FORMAT = "kinspect-session"
+VERSION = 1
+
+
+@dataclass(frozen=True)
+class Environment:
+    """Where a recording was made; shown in the banner of a recorded session."""
+
+    created: str
+    torch: str | None = None
+    triton: str | None = None
+    python: str | None = None
+    gpu: str | None = None
+    cuda: str | None = None
+    platform: str | None = None
+    config: Mapping[str, Any] = field(default_factory=dict)
+    peaks: Mapping[str, float] = field(default_factory=dict)
+    """Measured ceilings of the GPU (`tflops_bf16`, `gbps`), for share-of-peak figures."""
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    path: str | None = None
+    name: str | None = None
+    hints: tuple[int, ...] = ()
+    workload: tuple[Mapping[str, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class SymbolInfo:
+    """A symbol of the compiled graph and where it came from in the user's inputs."""
+
+    name: str
+    """Inductor's name (`s97`)."""
+    alias: str | None = None
+    """The user's name for it, from the model file's input builder (`B`)."""
+    sources: tuple[str, ...] = ()
+    """Dynamo's source names (`L['x'].size()[0]`)."""
+    input: str | None = None
+    dim: int | None = None
+    example: int | None = None
+
+    @property
+    def label(self) -> str:
+        return self.alias or self.name
+
+
+@dataclass(frozen=True)
+class AutotuneRow:
+    """One benchmarked choice in the per-hint autotune table."""
+
+    name: str
+    time_us: float | None
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Variant:
+    index: int
+    hint: int | None
+    key: Key | None
+    kernel_name: str
+    source: str = ""
+    source_hash: str = ""
+    config: Mapping[str, Any] = field(default_factory=dict)
+    autotune: tuple[AutotuneRow, ...] = ()
+    winner: str | None = None
+    """The autotune table's fastest choice at this hint, as Inductor described it."""
+    source_path: str | None = None
+
+    @property
+    def label(self) -> str:
+        return f"v{self.index} (hint {self.hint})" if self.hint is not None else f"v{self.index}"
+
+
+@dataclass(frozen=True)
+class Site:
+    """One size-hint multi-kernel: a GEMM template with one variant per hint."""
+
+    name: str
+    graph: str
+    op: str
+    tensors: tuple[TensorSpec, ...]
+    variants: tuple[Variant, ...]
+    runtime_tensors: tuple[TensorSpec, ...] | None = None
+    """The tensors whose shapes Inductor keys on at run time, when they differ from
+    `tensors` (an epilogue that brings its own input adds one)."""
+    call: str | None = None
+    """The wrapper line that launches it."""
+
+    @cached_property
+    def keys(self) -> tuple[Key | None, ...]:
+        return tuple(v.key for v in self.variants)
+
+    @cached_property
+    def symbols(self) -> frozenset[str]:
+        specs = self.runtime_tensors if self.runtime_tensors is not None else self.tensors
+        return frozenset().union(*(t.symbols for t in specs), *(t.symbols for t in self.tensors))
+
+    def runtime_key(self, env: Mapping[str, int]) -> Key:
+        specs = self.runtime_tensors if self.runtime_tensors is not None else self.tensors
+        return tuple(t.runtime_shape(env) for t in specs)
+
+    def decide(self, runtime: Key, heuristic: str = "inductor") -> Decision:
+        return decide(self.keys, runtime, heuristic)
+
+    def labels(self) -> list[str]:
+        return [v.label for v in self.variants]
+
+
+@dataclass(frozen=True)
+class Graph:
+    name: str
+    wrapper_path: str | None = None
+    sites: tuple[str, ...] = ()
+    no_site_reason: str | None = None
+    """Why this graph has no size-hint multi-kernel, when it has none."""
+
+
+@dataclass(frozen=True, slots=True)
+class DispatchEvent:
+    """One call of a site's `run`: what Inductor did, and what kinspect predicted."""
+
+    seq: int
+    site: str
+    key: Key
+    picked: int
+    """The variant Inductor ran."""
+    predicted: int
+    """The variant kinspect's model of Inductor chose; differing from `picked` is a finding."""
+    cache_hit: bool
+    step: int | None = None
+    """Index into the workload (or the `--shapes` list) that caused the call."""
+    t_ns: int | None = None
+    override: int | None = None
+    """A variant the user forced for this call, in which case `picked` is that variant."""
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """A variant's measured latency at one runtime key."""
+
+    site: str
+    key: Key
+    variant: int
+    method: str
+    median_us: float | None
+    p20_us: float | None = None
+    p80_us: float | None = None
+    samples: int = 0
+    l2_flush: bool = False
+    tflops: float | None = None
+    gbps: float | None = None
+    error: str | None = None
+
+
+SEVERITIES = ("info", "warning", "error")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """Something kinspect noticed, stated in one sentence a user can act on."""
+
+    kind: str
+    message: str
+    severity: str = "warning"
+    site: str | None = None
+    graph: str | None = None
+    variants: tuple[int, ...] = ()
+
+
+@dataclass
+class Session:
+    environment: Environment
+    model: ModelInfo = field(default_factory=ModelInfo)
+    symbols: list[SymbolInfo] = field(default_factory=list)
+    graphs: list[Graph] = field(default_factory=list)
+    sites: list[Site] = field(default_factory=list)
+    events: list[DispatchEvent] = field(default_factory=list)
+    measurements: list[Measurement] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    truncated: str | None = None
+    """Set when the file was cut short (a killed recording): what was lost, in words."""
+
+    def site(self, name: str) -> Site:
+        for s in self.sites:
+            if s.name == name:
+                return s
+        known = ", ".join(s.name for s in self.sites) or "none"
+        raise KinspectError(f"no site named {name!r}; this session has: {known}")
+
+    def symbol_names(self) -> list[str]:
+        """What a user may type on the left of `=`: aliases first, Inductor names too."""
+        out = [s.alias for s in self.symbols if s.alias]
+        out += [s.name for s in self.symbols if s.name not in out]
+        return out
+
+    def resolve(self, values: Mapping[str, int]) -> dict[str, int]:
+        """Map user-typed names (alias or Inductor name) to Inductor symbol values."""
+        by_name: dict[str, SymbolInfo] = {}
+        for s in self.symbols:
+            by_name[s.name] = s
+            if s.alias:
+                by_name.setdefault(s.alias, s)
+        env: dict[str, int] = {}
+        for typed, value in values.items():
+            sym = by_name.get(typed)
+            if sym is None:
+                known = ", ".join(self.symbol_names()) or "none"
+                raise ShapeError(f"unknown symbol {typed}; this session has: {known}")
+            if sym.name in env and env[sym.name] != value:
+                raise ShapeError(f"{typed} and {sym.name} name the same symbol with different values")
+            env[sym.name] = value
+        return env
+
+    def runtime_key(self, site: Site, shape: ParsedShape) -> Key:
+        """The runtime key a site sees for a typed shape; errors say what is missing."""
+        if isinstance(shape, FullKey):
+            return shape.key
+        assert isinstance(shape, SymbolShape)
+        env = self.resolve(shape.values)
+        missing = sorted(site.symbols - env.keys())
+        if missing:
+            names = ", ".join(self.label_of(m) for m in missing)
+            raise ShapeError(f"{site.name} needs a value for {names}")
+        return site.runtime_key(env)
+
+    def label_of(self, symbol: str) -> str:
+        for s in self.symbols:
+            if s.name == symbol:
+                return s.alias or s.name
+        return symbol
+
+    def events_of(self, site: str) -> list[DispatchEvent]:
+        return [e for e in self.events if e.site == site]
+
+    def measurements_at(self, site: str, key: Key) -> dict[int, Measurement]:
+        """The latest measurement of each variant of a site at a key."""
+        out: dict[int, Measurement] = {}
+        for m in self.measurements:
+            if m.site == site and m.key == key:
+                out[m.variant] = m
+        return out

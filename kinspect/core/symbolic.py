@@ -1,0 +1,313 @@
+"""Symbolic tensor sizes, and what happens to them when Inductor substitutes a hint.
+
+Inductor builds a variant's key by replacing every non-constant size expression with the
+hint itself (`_make_shape_cache_key`), so `2*s0` tuned at hint 64 is keyed as 64 while the
+kernel was benchmarked on 64-sized inputs too; kinspect shows the key value, the true
+value of the expression at that hint, and the runtime value, and flags where they differ.
+
+Expressions are stored as a small JSON tree, never as source text, so that reading a
+session can't execute anything: an int is a constant, a string a symbol name, and a list
+`[op, arg, ...]` an operation from a fixed set. sympy objects are built from the tree
+directly (no sympify, no parse_expr) for display; evaluation walks the tree in Python,
+which is far faster than `subs` on every keystroke.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import sympy
+
+from kinspect.core.errors import ShapeError
+from kinspect.core.shapes import MAX_SIZE
+
+SYMBOL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+MAX_DEPTH = 32
+
+# op -> (min args, max args); None = unbounded
+OPS: dict[str, tuple[int, int | None]] = {
+    "add": (2, None),
+    "mul": (2, None),
+    "pow": (2, 2),
+    "floordiv": (2, 2),
+    "ceildiv": (2, 2),
+    "mod": (2, 2),
+    "max": (2, None),
+    "min": (2, None),
+    "opaque": (1, 1),
+}
+"""`opaque` holds the printed form of an expression kinspect cannot model; it displays but
+never evaluates."""
+
+Tree = int | str | tuple
+
+
+class ExprError(ValueError):
+    """A stored expression tree breaks the format."""
+
+
+def check_tree(node: Any, depth: int = 0) -> Tree:
+    """Validate a JSON-decoded tree and return it with lists turned into tuples."""
+    if depth > MAX_DEPTH:
+        raise ExprError(f"expression nested deeper than {MAX_DEPTH}")
+    if isinstance(node, bool):
+        raise ExprError("expression leaf must be an integer or a symbol name, got a boolean")
+    if isinstance(node, int):
+        if abs(node) > MAX_SIZE:
+            raise ExprError("expression constant exceeds 2**62")
+        return node
+    if isinstance(node, str):
+        if not SYMBOL_NAME.match(node):
+            raise ExprError(f"not a symbol name: {node[:40]!r}")
+        return node
+    if isinstance(node, list) and node and isinstance(node[0], str):
+        op, args = node[0], node[1:]
+        if op not in OPS:
+            raise ExprError(f"unknown expression operation {op[:40]!r}")
+        lo, hi = OPS[op]
+        if len(args) < lo or (hi is not None and len(args) > hi):
+            raise ExprError(f"operation {op} takes {lo}{'' if hi == lo else '+'} arguments, got {len(args)}")
+        if op == "opaque":
+            if not isinstance(args[0], str) or len(args[0]) > 2000:
+                raise ExprError("opaque expression must hold its text (at most 2000 characters)")
+            return (op, args[0])
+        return (op, *(check_tree(a, depth + 1) for a in args))
+    raise ExprError(f"expression node must be an int, a symbol name or [op, ...], got {type(node).__name__}")
+
+
+def tree_to_json(tree: Tree) -> Any:
+    if isinstance(tree, tuple):
+        return [tree[0], *(tree_to_json(a) if tree[0] != "opaque" else a for a in tree[1:])]
+    return tree
+
+
+def _symbol(name: str) -> sympy.Symbol:
+    return sympy.Symbol(name, integer=True, nonnegative=True)
+
+
+class _CeilDiv(sympy.Function):
+    """Display-only stand-in for Inductor's CeilDiv."""
+
+    nargs = 2
+
+
+class _FloorDiv(sympy.Function):
+    """Display-only stand-in for Inductor's FloorDiv (sympy's floor(a/b) prints poorly)."""
+
+    nargs = 2
+
+
+def _to_sympy(tree: Tree) -> sympy.Expr:
+    if isinstance(tree, int):
+        return sympy.Integer(tree)
+    if isinstance(tree, str):
+        return _symbol(tree)
+    op, *args = tree
+    if op == "opaque":
+        return sympy.Symbol(f"⟨{args[0]}⟩")
+    a = [_to_sympy(x) for x in args]
+    if op == "add":
+        return sympy.Add(*a)
+    if op == "mul":
+        return sympy.Mul(*a)
+    if op == "pow":
+        return sympy.Pow(a[0], a[1])
+    if op == "floordiv":
+        return _FloorDiv(*a)
+    if op == "ceildiv":
+        return _CeilDiv(*a)
+    if op == "mod":
+        return sympy.Mod(*a)
+    if op == "max":
+        return sympy.Max(*a)
+    return sympy.Min(*a)
+
+
+def _evaluate(tree: Tree, env: Mapping[str, int]) -> int:
+    if isinstance(tree, int):
+        return tree
+    if isinstance(tree, str):
+        try:
+            return env[tree]
+        except KeyError:
+            raise ShapeError(f"needs a value for {tree}") from None
+    op = tree[0]
+    if op == "opaque":
+        raise ShapeError(f"cannot evaluate {tree[1]!r}: kinspect does not model it")
+    vals = [_evaluate(a, env) for a in tree[1:]]
+    if op == "add":
+        return sum(vals)
+    if op == "mul":
+        out = 1
+        for v in vals:
+            out *= v
+            if abs(out) > MAX_SIZE * MAX_SIZE:
+                raise ShapeError("size expression overflows")
+        return out
+    if op == "pow":
+        base, exp = vals
+        if exp < 0 or exp > 62:
+            raise ShapeError(f"unsupported exponent {exp} in size expression")
+        return base**exp
+    if op in ("floordiv", "ceildiv", "mod"):
+        a, b = vals
+        if b == 0:
+            raise ShapeError("division by zero in size expression")
+        if op == "floordiv":
+            return a // b
+        if op == "ceildiv":
+            return -(-a // b)
+        return a % b
+    if op == "max":
+        return max(vals)
+    return min(vals)
+
+
+def _symbols(tree: Tree, out: set[str]) -> set[str]:
+    if isinstance(tree, str):
+        out.add(tree)
+    elif isinstance(tree, tuple) and tree[0] != "opaque":
+        for a in tree[1:]:
+            _symbols(a, out)
+    return out
+
+
+@dataclass(frozen=True)
+class SizeExpr:
+    """One dimension's size as an expression over the graph's symbols."""
+
+    tree: Tree
+
+    @property
+    def is_constant(self) -> bool:
+        """Inductor's test: a sympy Integer stays in the key, anything else becomes the hint."""
+        return isinstance(self.tree, int)
+
+    @cached_property
+    def symbols(self) -> frozenset[str]:
+        return frozenset(_symbols(self.tree, set()))
+
+    def evaluate(self, env: Mapping[str, int]) -> int:
+        return _evaluate(self.tree, env)
+
+    def key_value(self, hint: int) -> int:
+        """What Inductor writes into the variant's key for this dimension."""
+        return self.tree if isinstance(self.tree, int) else hint
+
+    def true_value(self, hint: int) -> int | None:
+        """The expression's value with every symbol set to the hint (None if unmodelled)."""
+        try:
+            return self.evaluate({s: hint for s in self.symbols})
+        except ShapeError:
+            return None
+
+    def to_sympy(self) -> sympy.Expr:
+        return _to_sympy(self.tree)
+
+    @cached_property
+    def text(self) -> str:
+        if isinstance(self.tree, (int, str)):
+            return str(self.tree)
+        if self.tree[0] == "opaque":
+            return self.tree[1]
+        return (
+            sympy.sstr(self.to_sympy())
+            .replace("_FloorDiv", "FloorDiv")
+            .replace("_CeilDiv", "CeilDiv")
+        )
+
+    def __str__(self) -> str:
+        return self.text
+
+    @classmethod
+    def from_json(cls, value: Any) -> SizeExpr:
+        return cls(check_tree(value))
+
+    def to_json(self) -> Any:
+        return tree_to_json(self.tree)
+
+    @classmethod
+    def from_sympy(cls, expr: Any) -> SizeExpr:
+        """Convert a sympy size (Inductor's, possibly with its own functions) to a tree.
+
+        Inductor's FloorDiv, CeilDiv, ModularIndexing and friends live in torch, which core
+        must not import, so they are recognised by class name.
+        """
+        return cls(_from_sympy(expr, 0))
+
+
+def _from_sympy(expr: Any, depth: int) -> Tree:
+    if isinstance(expr, bool):
+        raise ExprError("boolean is not a size")
+    if isinstance(expr, int):
+        return int(expr)
+    if depth > MAX_DEPTH:
+        return ("opaque", str(expr)[:2000])
+    if isinstance(expr, sympy.Integer):
+        return int(expr)
+    if isinstance(expr, sympy.Symbol):
+        name = expr.name
+        return name if SYMBOL_NAME.match(name) else ("opaque", name[:2000])
+    name = type(expr).__name__
+    args = [_from_sympy(a, depth + 1) for a in getattr(expr, "args", ())]
+    if isinstance(expr, sympy.Add):
+        return ("add", *args)
+    if isinstance(expr, sympy.Mul):
+        return ("mul", *args)
+    if isinstance(expr, sympy.Pow) and isinstance(args[1], int) and args[1] >= 0:
+        return ("pow", *args)
+    if name in ("FloorDiv", "IntTrueDiv") and len(args) == 2:
+        return ("floordiv", *args)
+    if name == "CeilDiv" and len(args) == 2:
+        return ("ceildiv", *args)
+    if name in ("Mod", "PythonMod") and len(args) == 2:
+        return ("mod", *args)
+    if name == "ModularIndexing" and len(args) == 3:
+        return ("mod", ("floordiv", args[0], args[1]), args[2])
+    if name == "Max" and len(args) >= 2:
+        return ("max", *args)
+    if name == "Min" and len(args) >= 2:
+        return ("min", *args)
+    return ("opaque", str(expr)[:2000])
+
+
+@dataclass(frozen=True)
+class DimAtHint:
+    """One dimension of one tensor under one hint: the facts the symbolic view shows."""
+
+    expr: SizeExpr
+    key_value: int
+    true_value: int | None
+
+    @property
+    def differs(self) -> bool:
+        return self.true_value is not None and self.true_value != self.key_value
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """A tensor whose size enters a key: a template input or the template's output."""
+
+    name: str
+    role: str
+    sizes: tuple[SizeExpr, ...] = field(default_factory=tuple)
+
+    @property
+    def symbols(self) -> frozenset[str]:
+        return frozenset().union(*(s.symbols for s in self.sizes))
+
+    def at_hint(self, hint: int) -> tuple[DimAtHint, ...]:
+        return tuple(DimAtHint(s, s.key_value(hint), s.true_value(hint)) for s in self.sizes)
+
+    def key_at_hint(self, hint: int) -> tuple[int, ...]:
+        return tuple(s.key_value(hint) for s in self.sizes)
+
+    def runtime_shape(self, env: Mapping[str, int]) -> tuple[int, ...]:
+        return tuple(s.evaluate(env) for s in self.sizes)
+
+    def text(self) -> str:
+        return "(" + ", ".join(s.text for s in self.sizes) + ("," if len(self.sizes) == 1 else "") + ")"
