@@ -36,6 +36,11 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--heuristic", default="inductor", help="distance to decide by (default: inductor)")
     e.add_argument("--json", action="store_true", help="print JSON instead of tables")
 
+    x = sub.add_parser("export", help="write a session as JSON, a Markdown report or a Perfetto trace")
+    x.add_argument("session")
+    x.add_argument("--format", required=True, choices=("json", "md", "perfetto"), dest="format")
+    x.add_argument("-o", "--output", required=True, metavar="FILE", help="file to write")
+
     i = sub.add_parser("inspect", help=argparse.SUPPRESS)
     i.add_argument("path")
     return p
@@ -68,6 +73,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         from kinspect.commands import explain
 
         return explain.run(args.session, args.shape, args.site, args.heuristic, args.json)
+    if args.command == "export":
+        from kinspect.commands import export
+
+        return export.run(args.session, args.format, args.output)
     if args.command == "open":
         from kinspect.commands import inspect
 

@@ -1,0 +1,56 @@
+"""Writing a session out for other tools: JSON, a Markdown report, a Perfetto trace.
+
+`kinspect export` and the inspector's export key both come here. Each file is written
+whole or not at all (a temporary file renamed into place), so an interrupted export
+never leaves half a report where a previous one was.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from kinspect.core.errors import KinspectError
+from kinspect.core.export import perfetto, report_md
+from kinspect.core.session import Session
+from kinspect.core.sessionio import save
+
+FORMATS = ("json", "md", "perfetto")
+
+
+def render(session: Session, fmt: str) -> str:
+    """The text of a Markdown or Perfetto export (JSON goes through `sessionio.save`)."""
+    if fmt == "md":
+        return report_md.render(session)
+    if fmt == "perfetto":
+        return json.dumps(perfetto.trace(session), ensure_ascii=False, separators=(",", ":"))
+    raise KinspectError(f"unknown export format {fmt!r}; known: {', '.join(FORMATS)}")
+
+
+def export(session: Session, fmt: str, path: str | os.PathLike[str]) -> None:
+    path = Path(path)
+    if fmt not in FORMATS:
+        raise KinspectError(f"unknown export format {fmt!r}; known: {', '.join(FORMATS)}")
+    if path.is_dir():
+        raise KinspectError(f"{path}: is a directory; give a file name")
+    try:
+        if fmt == "json":
+            save(session, path)
+        else:
+            _write(path, render(session, fmt))
+    except OSError as e:
+        raise KinspectError(f"cannot write {path}: {e.strerror or e}") from None
+
+
+def _write(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

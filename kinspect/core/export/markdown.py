@@ -1,0 +1,48 @@
+"""Putting session text into Markdown as data, never as markup.
+
+Names, messages and config values in a session come from anywhere; in a report they
+must render as the characters they are: a `|` must not split a table cell, a newline
+must not end a row, `<script>` must not become HTML, `**` must not become bold.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+_BREAKS = re.compile(r"[\r\n\t\x0b\x0c\x85\u2028\u2029]+")
+_PROSE_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&])")
+
+
+def flat(text: str) -> str:
+    """One line: every line break or tab becomes a single space."""
+    return _BREAKS.sub(" ", text)
+
+
+def prose(text: str) -> str:
+    """Text that renders literally: Markdown's active characters backslash-escaped."""
+    return _PROSE_SPECIAL.sub(r"\\\1", flat(text))
+
+
+def code(text: str, in_table: bool = True) -> str:
+    """A code span holding `text` exactly, whatever backticks it contains.
+
+    In a table cell `|` is escaped even inside the span: GFM splits cells before it
+    parses spans, and renders `\\|` in a span as `|`.
+    """
+    text = flat(text)
+    if not text:
+        return ""
+    if in_table:
+        text = text.replace("|", "\\|")
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or (text.startswith(" ") and text.endswith(" ")) else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    """Lines of a GFM table; cells must already be escaped with `prose` or `code`."""
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
+    out += ["| " + " | ".join(row) + " |" for row in rows]
+    return out

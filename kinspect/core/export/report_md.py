@@ -1,0 +1,208 @@
+"""A Markdown report of a session, for bug reports and pull requests.
+
+It says in one page what the inspector shows interactively: where and with what the
+recording was made, each site's variants (and which of them are really one kernel),
+kinspect's findings, what Inductor decided along the workload, and what was measured.
+Dispatch events are folded per site and runtime key, so 100,000 events make a table of
+distinct keys, not 100,000 rows.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kinspect.core.export.markdown import code, prose, table
+from kinspect.core.session import DispatchEvent, Measurement, Session, Site
+from kinspect.core.shapes import Key, format_key
+
+SECTIONS = ("Environment", "Symbols", "Sites", "Findings", "Decisions", "Measurements")
+
+
+def render(session: Session) -> str:
+    title = session.model.name or session.model.path or "session"
+    lines = [f"# kinspect report: {prose(title)}", ""]
+    if session.truncated:
+        lines += [f"> **Truncated recording:** {prose(session.truncated)}", ""]
+    for name, part in zip(SECTIONS, (_environment, _symbols, _sites, _findings, _decisions, _measurements)):
+        lines += [f"## {name}", ""]
+        lines += part(session) or ["None recorded."]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _value(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, (list, tuple)):
+        return code(", ".join(str(x) for x in v))
+    return code(str(v))
+
+
+def _environment(s: Session) -> list[str]:
+    e = s.environment
+    rows = [
+        (prose(label), _value(value))
+        for label, value in (
+            ("recorded", e.created), ("GPU", e.gpu), ("torch", e.torch), ("triton", e.triton),
+            ("python", e.python), ("CUDA", e.cuda), ("platform", e.platform),
+            ("model", s.model.path), ("hints", list(s.model.hints) or None),
+        )
+        if value is not None
+    ]
+    rows += [(prose(f"config {k}"), _value(v)) for k, v in e.config.items()]
+    rows += [(prose(f"peak {k}"), _value(v)) for k, v in e.peaks.items()]
+    return table(("field", "value"), rows)
+
+
+def _symbols(s: Session) -> list[str]:
+    if not s.symbols:
+        return []
+    return table(
+        ("symbol", "Inductor name", "input", "dim", "example", "sources"),
+        (
+            (code(x.alias or ""), code(x.name), code(x.input or ""), _value(x.dim),
+             _value(x.example), ", ".join(code(src) for src in x.sources))
+            for x in s.symbols
+        ),
+    )
+
+
+def _sites(s: Session) -> list[str]:
+    lines: list[str] = []
+    for site in s.sites:
+        lines += [f"### {code(site.name, in_table=False)}", ""]
+        lines.append(
+            f"{prose(site.op or 'op unknown')} in graph {code(site.graph, in_table=False) or 'unknown'}; "
+            f"tensors: {', '.join(code(f'{t.name} {t.text()}', in_table=False) for t in site.tensors) or 'unknown'}"
+        )
+        lines.append("")
+        lines += table(
+            ("variant", "hint", "key", "kernel", "config"),
+            (
+                (str(v.index), _value(v.hint), code(format_key(v.key)) if v.key else "none",
+                 code(v.kernel_name), ", ".join(code(f"{k}={val}") for k, val in v.config.items()))
+                for v in site.variants
+            ),
+        )
+        lines.append("")
+        lines += _identical(site)
+    return lines
+
+
+def _identical(site: Site) -> list[str]:
+    groups: dict[tuple[str, str], list[int]] = {}
+    for v in site.variants:
+        identity = ("source", v.source_hash) if v.source_hash else ("name", v.kernel_name)
+        groups.setdefault(identity, []).append(v.index)
+    out = []
+    for members in groups.values():
+        if len(members) > 1:
+            names = ", ".join(f"v{i}" for i in members[:-1]) + f" and v{members[-1]}"
+            kernel = site.variants[members[0]].kernel_name
+            out.append(f"- {names} run the same kernel, {code(kernel, in_table=False)}: "
+                       "choosing between them changes nothing at run time.")
+    return out + [""] if out else []
+
+
+def _findings(s: Session) -> list[str]:
+    if not s.findings:
+        return []
+    return table(
+        ("severity", "site", "finding"),
+        ((prose(f.severity), code(f.site or f.graph or ""), prose(f.message)) for f in s.findings),
+    )
+
+
+@dataclass
+class _Fold:
+    """What happened at one site and runtime key, across all its calls."""
+
+    calls: int = 0
+    misses: int = 0
+    overrides: int = 0
+    picked: Counter[int] = field(default_factory=Counter)
+    mispredicted: Counter[int] = field(default_factory=Counter)
+
+
+def fold_events(events: Iterable[DispatchEvent]) -> dict[tuple[str, Key], _Fold]:
+    out: dict[tuple[str, Key], _Fold] = {}
+    for e in events:
+        f = out.get((e.site, e.key))
+        if f is None:
+            f = out[(e.site, e.key)] = _Fold()
+        f.calls += 1
+        f.picked[e.picked] += 1
+        if not e.cache_hit:
+            f.misses += 1
+        if e.override is not None:
+            f.overrides += 1
+        if e.predicted != e.picked:
+            f.mispredicted[e.predicted] += 1
+    return out
+
+
+def _counts(c: Counter[int]) -> str:
+    if len(c) == 1:
+        return f"v{next(iter(c))}"
+    return ", ".join(f"v{v} ×{n}" for v, n in sorted(c.items()))
+
+
+def _decisions(s: Session) -> list[str]:
+    if not s.events:
+        return []
+    folded = fold_events(s.events)
+    order = {site.name: i for i, site in enumerate(s.sites)}
+    keys = sorted(folded, key=lambda k: order.get(k[0], len(order)))
+    wrong = sum(sum(f.mispredicted.values()) for f in folded.values())
+    lines = [
+        f"{len(s.events)} dispatch events, {len(folded)} distinct site and key pairs; "
+        f"kinspect's prediction differed from Inductor's pick {wrong} times.",
+        "",
+    ]
+    rows = []
+    for site, key in keys:
+        f = folded[(site, key)]
+        hits = f.calls - f.misses
+        rows.append((
+            code(site), code(format_key(key)), str(f.calls), _counts(f.picked),
+            f"{f.misses} miss{'es' if f.misses != 1 else ''}, {hits} hit{'s' if hits != 1 else ''}",
+            "yes" if not f.mispredicted else f"no ×{sum(f.mispredicted.values())} (predicted {_counts(f.mispredicted)})",
+            str(f.overrides) if f.overrides else "",
+        ))
+    return lines + table(("site", "key", "calls", "picked", "cache", "predicted = picked", "overrides"), rows)
+
+
+def _us(v: float | None) -> str:
+    return "" if v is None else f"{v:.2f}"
+
+
+def _measurements(s: Session) -> list[str]:
+    if not s.measurements:
+        return []
+    latest: dict[tuple[str, Key], dict[int, Measurement]] = {}
+    for m in s.measurements:
+        latest.setdefault((m.site, m.key), {})[m.variant] = m
+    rows = []
+    for (site, key), by_variant in latest.items():
+        times = {v: m.median_us for v, m in by_variant.items() if m.median_us is not None}
+        best = min(times, key=lambda v: (times[v], v)) if times else None
+        for v in sorted(by_variant):
+            m = by_variant[v]
+            if m.median_us is None or best is None or times[best] <= 0:
+                regret = prose(m.error) if m.error else ""
+            elif v == best:
+                regret = "1.00 (fastest)"
+            else:
+                regret = f"{m.median_us / times[best]:.2f}"
+            spread = f"{_us(m.p20_us)}–{_us(m.p80_us)}" if m.p20_us is not None or m.p80_us is not None else ""
+            rows.append((code(site), code(format_key(key)), f"v{v}", code(m.method), _us(m.median_us),
+                         spread, str(m.samples), regret))
+    return [
+        "Latency in microseconds, the latest measurement of each variant; regret is the "
+        "variant's median over the fastest's at the same key.",
+        "",
+        *table(("site", "key", "variant", "method", "median", "p20–p80", "samples", "regret"), rows),
+    ]
