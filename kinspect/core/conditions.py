@@ -16,7 +16,7 @@ from __future__ import annotations
 import difflib
 import operator
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -79,10 +79,10 @@ _HINTS = {
 }
 
 
-def tokenize(text: str) -> list[Token]:
+def tokenize(text: str) -> Iterator[Token]:
+    """Tokens on demand, so that the first error in reading order is the one reported."""
     if len(text) > MAX_LENGTH:
         raise ConditionError(f"condition longer than {MAX_LENGTH} characters")
-    out: list[Token] = []
     pos = 0
     while pos < len(text):
         ch = text[pos]
@@ -92,7 +92,7 @@ def tokenize(text: str) -> list[Token]:
             continue
         m = _NAME.match(text, pos)
         if m:
-            out.append(Token("name", m.group(0), col))
+            yield Token("name", m.group(0), col)
             pos = m.end()
             continue
         m = _NUMBER.match(text, pos)
@@ -102,12 +102,12 @@ def tokenize(text: str) -> list[Token]:
                 raise ConditionError(f"column {col}: a number runs into a name: {text[pos:pos + 12]!r}")
             clean = token.replace("_", "")
             value = float(clean) if (m.group(1) or m.group(2)) else int(clean)
-            out.append(Token("num", token, col, value))
+            yield Token("num", token, col, value)
             pos = m.end()
             continue
         if ch in "\"'":
             value, pos = _string(text, pos)
-            out.append(Token("str", text[col - 1:pos], col, value))
+            yield Token("str", text[col - 1:pos], col, value)
             continue
         op = next((o for o in _OPS if text.startswith(o, pos)), None)
         if op is None:
@@ -115,10 +115,9 @@ def tokenize(text: str) -> list[Token]:
             raise ConditionError(
                 f"column {col}: unexpected {ch!r}" + (f": {hint}" if hint else "")
             )
-        out.append(Token("op", op, col))
+        yield Token("op", op, col)
         pos += len(op)
-    out.append(Token("end", "", len(text) + 1))
-    return out
+    yield Token("end", "", len(text) + 1)
 
 
 def _string(text: str, start: int) -> tuple[str, int]:
@@ -188,6 +187,7 @@ class Bool(Node):
 
 
 _COMPARE = ("==", "!=", "<", "<=", ">", ">=")
+_PLURALS = {"num": "numbers", "str": "strings"}
 _TYPE_WORDS = {"num": "a number", "str": "a string", "bool": "true/false", "null": "null", "tuple": "a tuple"}
 
 
@@ -196,14 +196,21 @@ _TYPE_WORDS = {"num": "a number", "str": "a string", "bool": "true/false", "null
 
 class _Parser:
     def __init__(self, text: str, fields: Fields) -> None:
-        self.tokens = tokenize(text)
-        self.i = 0
+        self.stream = tokenize(text)
+        self.ahead: list[Token] = []
         self.fields = fields
         self.depth = 0
 
+    def peek(self, n: int = 0) -> Token:
+        while len(self.ahead) <= n:
+            if self.ahead and self.ahead[-1].kind == "end":
+                return self.ahead[-1]
+            self.ahead.append(next(self.stream))
+        return self.ahead[n]
+
     @property
     def tok(self) -> Token:
-        return self.tokens[self.i]
+        return self.peek()
 
     def at(self, kind: str, text: str | None = None) -> bool:
         t = self.tok
@@ -211,7 +218,8 @@ class _Parser:
 
     def take(self) -> Token:
         t = self.tok
-        self.i += 1
+        if t.kind != "end":
+            self.ahead.pop(0)
         return t
 
     def fail(self, expected: str) -> ConditionError:
@@ -272,7 +280,7 @@ class _Parser:
         if self.at("name", "in"):
             self.take()
             return _membership("in", left, self.operand(), t.col)
-        if self.at("name", "not") and self.tokens[self.i + 1].text == "in":
+        if self.at("name", "not") and self.peek(1).text == "in":
             self.take()
             self.take()
             return _membership("not in", left, self.operand(), t.col)
@@ -327,11 +335,21 @@ class _Parser:
             return Const(t.col, "null", True, None)
         if word in KEYWORDS:
             raise ConditionError(f"column {t.col}: '{word}' needs something before it")
-        if self.at("op", "("):
-            raise ConditionError(f"column {t.col}: {word}(...): conditions have no function calls")
         f = self.fields.field(word)
+
+        def unknown() -> ConditionError:
+            known = self.fields.field_names()
+            return ConditionError(f"column {t.col}: unknown field {word!r}{_suggest(word, known)}")
+        try:
+            call = self.at("op", "(")
+        except ConditionError:
+            if f is None:  # the unknown name comes first in reading order
+                raise unknown() from None
+            raise
+        if call:
+            raise ConditionError(f"column {t.col}: {word}(...): conditions have no function calls")
         if f is None:
-            raise ConditionError(f"column {t.col}: unknown field {word!r}{_suggest(word, self.fields.field_names())}")
+            raise unknown()
         return Name(t.col, f.type, f.nullable, word)
 
 
@@ -394,7 +412,7 @@ def _membership(op: str, left: Node, right: Node, col: int) -> Node:
         raise ConditionError(f"column {right.col}: '{op}' needs a tuple such as (77, 128)")
     if left.type != right.item_type:
         raise ConditionError(
-            f"column {col}: {_describe(left)} is never in a tuple of {_TYPE_WORDS[right.item_type]}s"
+            f"column {col}: {_describe(left)} is never in a tuple of {_PLURALS[right.item_type]}"
         )
     return Compare(col, "bool", False, op, left, right)
 
