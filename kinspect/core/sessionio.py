@@ -15,9 +15,9 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from kinspect.core.errors import SessionError
 from kinspect.core.session import (
@@ -518,6 +518,7 @@ def _looks_like_log(text: str) -> bool:
 
 
 # ---------------------------------------------------------------- the recording log
+# Written by kinspect.core.livelog.LiveLog; read back here.
 
 
 def log_header(session: Session) -> dict[str, Any]:
@@ -530,45 +531,9 @@ def log_header(session: Session) -> dict[str, Any]:
     }
 
 
-class EventLog:
-    """Append-only JSON-lines log, flushed per record, so a kill loses at most one."""
-
-    def __init__(self, path: str | os.PathLike[str], session: Session) -> None:
-        self.path = Path(path)
-        self._f: IO[str] = open(self.path, "w", encoding="utf-8")
-        self._write(log_header(session))
-
-    def _write(self, record: Mapping[str, Any]) -> None:
-        self._f.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
-        self._f.write("\n")
-        self._f.flush()
-
-    def symbols(self, symbols: Iterable[SymbolInfo]) -> None:
-        self._write({"type": "symbols", "symbols": [symbol_json(s) for s in symbols]})
-
-    def graph(self, g: Graph) -> None:
-        self._write({"type": "graph", "graph": graph_json(g)})
-
-    def site(self, s: Site) -> None:
-        self._write({"type": "site", "site": site_json(s)})
-
-    def event(self, e: DispatchEvent) -> None:
-        self._write({"type": "event", "event": event_json(e)})
-
-    def measurement(self, m: Measurement) -> None:
-        self._write({"type": "measurement", "measurement": measurement_json(m)})
-
-    def finding(self, f: Finding) -> None:
-        self._write({"type": "finding", "finding": finding_json(f)})
-
-    def close(self) -> None:
-        if not self._f.closed:
-            self._write({"type": "end"})
-            self._f.close()
-
-
 def _load_log(text: str, where: str) -> Session:
-    lines = text.split("\n")
+    # A killed recording leaves the rest of its memory-mapped file as NUL bytes.
+    lines = text.rstrip("\x00").split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     truncated: str | None = None
@@ -592,23 +557,57 @@ def _load_log(text: str, where: str) -> Session:
         "environment": head.get("environment"), "model": head.get("model"),
         "symbols": [], "graphs": [], "sites": [], "events": [], "measurements": [], "findings": [],
     }
+    keys: dict[int, Any] = {}
+    runtime_sites: dict[int, str] = {}
+    step = None
     ended = False
     for n, r in enumerate(records[1:], 2):
+        if isinstance(r, list):
+            d["events"].append(_log_event(r, n, len(d["events"]), keys, runtime_sites, step, where))
+            continue
         r = _obj(r, f"{where}: line {n}")
         kind = r.get("type")
         if kind == "end":
             ended = True
         elif kind == "symbols":
             d["symbols"] = _list(r.get("symbols"), f"{where}: line {n}.symbols", 1024)
-        elif kind in ("graph", "site", "event", "measurement", "finding"):
+        elif kind == "key":
+            keys[_int(r.get("id"), f"{where}: line {n}.id")] = r.get("key")
+        elif kind == "runtime_site":
+            runtime_sites[_int(r.get("index"), f"{where}: line {n}.index")] = _str(r.get("name"), f"{where}: line {n}.name")
+        elif kind == "step":
+            step = _opt_int(r.get("step"), f"{where}: line {n}.step")
+        elif kind in ("graph", "site", "measurement", "finding"):
             d[kind + "s"].append(r.get(kind))
         else:
             raise SessionError(f"{where}: line {n}: unknown record type {str(kind)[:40]!r}")
     if not ended and truncated is None:
         truncated = "the recording stopped before its end record (was it killed?)"
+    if d["events"]:
+        t0 = d["events"][0]["t_ns"]
+        for e in d["events"]:
+            e["t_ns"] -= t0
     try:
         session = session_from_json(d)
     except SessionError as e:
         raise SessionError(f"{where}: {e}") from None
     session.truncated = truncated
     return session
+
+
+def _log_event(r: list[Any], n: int, seq: int, keys: Mapping[int, Any], sites: Mapping[int, str],
+               step: int | None, where: str) -> dict[str, Any]:
+    """Expand a compact `["e", site, key id, picked, predicted, hit, override, t_ns]`."""
+    path = f"{where}: line {n}"
+    if len(r) != 8 or r[0] != "e":
+        raise SessionError(f"{path}: not an event record")
+    site = sites.get(_int(r[1], f"{path}[1]"))
+    if site is None:
+        raise SessionError(f"{path}: event names runtime site {r[1]}, which no record introduced")
+    kid = _int(r[2], f"{path}[2]")
+    if kid not in keys:
+        raise SessionError(f"{path}: event names key {kid}, which no record introduced")
+    return {
+        "seq": seq, "site": site, "key": keys[kid], "picked": r[3], "predicted": r[4],
+        "hit": r[5], "override": r[6], "t_ns": _int(r[7], f"{path}[7]", 0, 2**63), "step": step,
+    }

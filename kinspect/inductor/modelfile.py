@@ -1,0 +1,238 @@
+"""Loading a user's model.py: the model, the input builder, the workload, the hints.
+
+The convention is what a PyTorch user would write anyway, with nothing imported from
+kinspect, so the file still runs with `python model.py`:
+
+    model = nn.Linear(1024, 4096)            # a module or a function (also: `def model(...)`)
+    def inputs(B=1000):                      # builds the model's inputs from named sizes
+        return torch.randn(B, 1024)          # a tensor or a tuple of them
+    workload = [{"B": b} for b in (1, 64, 100, 1000, 8192)]   # optional: shapes to step through
+    hints = [64, 256, 4096]                  # optional: multi_kernel_hints
+
+The builder's parameter names are the symbols a user types (`B=1000`); their defaults are
+the example sizes. Which input dims depend on which name is found by calling the builder
+twice per name with different values and seeing which dims move, so the user never marks
+anything dynamic by hand.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import sys
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kinspect.core.errors import KinspectError
+from kinspect.core.shapes import MAX_SIZE
+
+
+class ModelFileError(KinspectError):
+    """A model.py that cannot be used, with what to fix."""
+
+
+@dataclass(frozen=True)
+class DynamicDim:
+    input: int
+    """Position of the tensor among the builder's outputs."""
+    dim: int
+    names: tuple[str, ...]
+    """The builder parameters this dim's size moves with."""
+
+
+@dataclass
+class ModelFile:
+    path: Path
+    model: Callable[..., Any]
+    model_name: str
+    builder: Callable[..., Any]
+    names: tuple[str, ...]
+    examples: dict[str, int]
+    workload: list[dict[str, int]]
+    hints: list[int] | None
+    input_names: tuple[str, ...]
+
+    def build(self, sizes: Mapping[str, int]) -> tuple[Any, ...]:
+        """Call the builder; any exception becomes a one-line error naming the sizes."""
+        missing = [n for n in self.names if n not in sizes and n not in self.examples]
+        if missing:
+            raise ModelFileError(f"{self.path.name}: no value for {', '.join(missing)}")
+        args = {n: sizes.get(n, self.examples.get(n)) for n in self.names}
+        try:
+            out = self.builder(**args)
+        except Exception as e:  # the user's code: report it, don't crash
+            raise ModelFileError(
+                f"{self.path.name}: inputs({_fmt(args)}) failed: {type(e).__name__}: {e}"
+            ) from e
+        return _as_tensors(out, self.path.name)
+
+    def dynamic_dims(self) -> list[DynamicDim]:
+        """Which input dims move with which names; a name no dim moves with is an error."""
+        import torch
+
+        base = self.build(self.examples)
+        found: dict[tuple[int, int], list[str]] = {}
+        for name in self.names:
+            probe = dict(self.examples)
+            probe[name] = self.examples[name] + 3
+            moved = self.build(probe)
+            if len(moved) != len(base):
+                raise ModelFileError(f"{self.path.name}: inputs() returns a different number of tensors when {name} changes")
+            for i, (a, b) in enumerate(zip(base, moved)):
+                if not isinstance(a, torch.Tensor):
+                    continue
+                if a.dim() != b.dim():
+                    raise ModelFileError(f"{self.path.name}: input {i} changes rank when {name} changes")
+                for d in range(a.dim()):
+                    if a.shape[d] != b.shape[d]:
+                        found.setdefault((i, d), []).append(name)
+        used = {n for names in found.values() for n in names}
+        for name in self.names:
+            if name not in used:
+                raise ModelFileError(
+                    f"{self.path.name}: no input dim depends on {name}; use it in inputs() or remove the parameter"
+                )
+        return [DynamicDim(i, d, tuple(n)) for (i, d), n in sorted(found.items())]
+
+
+def _fmt(args: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in args.items())
+
+
+def _as_tensors(out: Any, fname: str) -> tuple[Any, ...]:
+    import torch
+
+    items = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+    if not any(isinstance(t, torch.Tensor) for t in items):
+        raise ModelFileError(f"{fname}: inputs() must return a tensor or a tuple of tensors")
+    return items
+
+
+_MODEL_NAMES = ("model", "forward", "fn")
+_BUILDER_NAMES = ("inputs", "make_inputs", "example_inputs")
+
+
+def load_model_file(path: str | Path) -> ModelFile:
+    path = Path(path)
+    if not path.is_file():
+        raise ModelFileError(f"{path}: no such file")
+    module = _import(path)
+    model, model_name = _find(module, _MODEL_NAMES, path, "the model", "`model = MyModule()` or `def model(x): ...`")
+    builder, _ = _find(module, _BUILDER_NAMES, path, "an input builder", "`def inputs(B=1000): return torch.randn(B, 1024)`")
+    if not callable(model):
+        raise ModelFileError(f"{path.name}: `{model_name}` is not callable; assign an nn.Module or a function")
+    if not callable(builder):
+        raise ModelFileError(f"{path.name}: the input builder is not a function")
+    names, examples = _builder_signature(builder, path)
+    workload = _workload(getattr(module, "workload", None), names, path)
+    for n in names:
+        if n not in examples:
+            if workload:
+                examples[n] = workload[0][n]
+            else:
+                raise ModelFileError(f"{path.name}: give {n} a default in inputs(), e.g. def inputs({n}=1000)")
+    hints = getattr(module, "hints", None)
+    if hints is not None:
+        if not isinstance(hints, (list, tuple)) or not hints or not all(
+            isinstance(h, int) and not isinstance(h, bool) and h > 0 for h in hints
+        ):
+            raise ModelFileError(f"{path.name}: hints must be a list of positive integers, e.g. [64, 256, 4096]")
+        hints = list(hints)
+    return ModelFile(
+        path=path, model=model, model_name=model_name, builder=builder, names=names,
+        examples=examples, workload=workload, hints=hints,
+        input_names=_forward_params(model),
+    )
+
+
+def _import(path: Path) -> Any:
+    mod_name = f"kinspect_model_{abs(hash(str(path.resolve())))}"
+    spec = importlib.util.spec_from_file_location(mod_name, path)
+    if spec is None or spec.loader is None:
+        raise ModelFileError(f"{path}: cannot be imported as a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[mod_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as e:
+        raise ModelFileError(f"{path.name}:{e.lineno}: syntax error: {e.msg}") from e
+    except ImportError as e:
+        raise ModelFileError(f"{path.name}: import failed: {e}") from e
+    except Exception as e:
+        line = _user_line(e, path)
+        raise ModelFileError(f"{path.name}{line}: {type(e).__name__} while loading: {e}") from e
+    return module
+
+
+def _user_line(e: BaseException, path: Path) -> str:
+    for frame in reversed(traceback.extract_tb(e.__traceback__)):
+        if Path(frame.filename).resolve() == path.resolve():
+            return f":{frame.lineno}"
+    return ""
+
+
+def _find(module: Any, names: Sequence[str], path: Path, what: str, example: str) -> tuple[Any, str]:
+    for name in names:
+        value = getattr(module, name, None)
+        if value is not None:
+            return value, name
+    raise ModelFileError(f"{path.name}: nothing to inspect: define {what} as {example}")
+
+
+def _builder_signature(builder: Callable[..., Any], path: Path) -> tuple[tuple[str, ...], dict[str, int]]:
+    try:
+        sig = inspect.signature(builder)
+    except (TypeError, ValueError) as e:
+        raise ModelFileError(f"{path.name}: cannot read the input builder's parameters: {e}") from e
+    names: list[str] = []
+    examples: dict[str, int] = {}
+    for p in sig.parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            raise ModelFileError(f"{path.name}: inputs() must name its sizes, e.g. def inputs(B=1000); *args/**kwargs are not allowed")
+        names.append(p.name)
+        if p.default is not p.empty:
+            if not _is_size(p.default) or p.default < 2:
+                raise ModelFileError(f"{path.name}: default of {p.name} must be an integer >= 2 (sizes 0 and 1 are specialised by the compiler)")
+            examples[p.name] = p.default
+    if not names:
+        raise ModelFileError(f"{path.name}: inputs() takes no sizes; name at least one, e.g. def inputs(B=1000)")
+    return tuple(names), examples
+
+
+def _is_size(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_SIZE
+
+
+def _workload(value: Any, names: tuple[str, ...], path: Path) -> list[dict[str, int]]:
+    if value is None:
+        return []
+    if not isinstance(value, (list, tuple)):
+        raise ModelFileError(f"{path.name}: workload must be a list, e.g. [{{'B': 64}}, {{'B': 1000}}]")
+    out = []
+    for i, step in enumerate(value):
+        if _is_size(step) and len(names) == 1:
+            step = {names[0]: step}
+        if not isinstance(step, dict):
+            raise ModelFileError(f"{path.name}: workload[{i}] must be a dict of sizes like {{'{names[0]}': 1000}}")
+        unknown = [k for k in step if k not in names]
+        if unknown:
+            raise ModelFileError(f"{path.name}: workload[{i}] names {unknown[0]!r}, which inputs() does not take")
+        for k, v in step.items():
+            if not _is_size(v):
+                raise ModelFileError(f"{path.name}: workload[{i}][{k!r}] must be a non-negative integer")
+        out.append(dict(step))
+    return out
+
+
+def _forward_params(model: Any) -> tuple[str, ...]:
+    fn = getattr(model, "forward", model)
+    try:
+        return tuple(
+            p.name for p in inspect.signature(fn).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        )
+    except (TypeError, ValueError):
+        return ()

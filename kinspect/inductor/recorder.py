@@ -1,0 +1,238 @@
+"""Watching Inductor's `SizeHintMultiKernelCall` decide, call by call.
+
+Every size-hint multi-kernel in a loaded wrapper is a `SizeHintMultiKernelCall`, created
+when the wrapper module loads (cache hits included). The recorder wraps the class's
+`__init__` so it sees every instance, then instruments each instance, not the class:
+
+- `_get_cached_shape_choice` (called by `run` with the key Inductor computed) is replaced
+  by a closure doing the same dict lookup, which records a cache hit;
+- `_cache_shape_choice` (called by `_select_kernel_by_shape` with its pick) records a miss.
+
+Both run before the kernel launches, so the stepping debugger can pause there and force
+another variant (by returning it on a hit, or by setting `picked_kernel` after Inductor's
+own pick is cached, so an override never pollutes Inductor's cache). `run` is untouched.
+
+A cache hit must cost next to nothing (benchmarks/recorder_overhead.py), so events are
+stored as columns of machine integers: an id naming the (site, key, pick, prediction, hit,
+override) combination, and a timestamp. Building a Python object per dispatch would cost
+more than Inductor's own lookup once a recording holds a million events.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from array import array
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kinspect.core.decision import decide
+from kinspect.core.livelog import LiveLog
+from kinspect.core.session import DispatchEvent
+from kinspect.core.shapes import Key
+
+
+@dataclass
+class LiveSite:
+    """One `SizeHintMultiKernelCall` instance as kinspect knows it at run time."""
+
+    index: int
+    name: str
+    wrapper_file: str | None
+    keys: tuple[Key | None, ...]
+    call: Any
+    predictions: dict[Key, int] = field(default_factory=dict)
+
+    def predict(self, key: Key) -> int:
+        p = self.predictions.get(key)
+        if p is None:
+            p = self.predictions[key] = decide(self.keys, key).chosen
+        return p
+
+
+Gate = Callable[[LiveSite, Key, bool], "int | None"]
+"""Called before a dispatch launches: returns a variant to force, or None. It may block:
+the stepping debugger pauses the model's thread here."""
+
+Combo = tuple[int, Key, int, int, bool, "int | None"]
+"""(site index, key, picked, predicted, cache hit, override): what one event says."""
+
+
+class _State:
+    """What the per-instance closures read on every dispatch, in one place."""
+
+    __slots__ = ("gate", "log", "on_event", "stepping")
+
+    def __init__(self) -> None:
+        self.gate: Gate | None = None
+        self.log: LiveLog | None = None
+        self.on_event: Callable[[int], None] | None = None
+        self.stepping = False
+        """A gate or a UI callback is set: every event takes the full path."""
+
+
+class Recorder:
+    """Install with `with Recorder() as rec:`; `rec.dispatch_events()` gives the events.
+
+    `namer(call) -> str` gives each instance its session site name (the pipeline maps
+    Inductor's per-graph `multi_kernel_N` to unique names); by default Inductor's name.
+    """
+
+    def __init__(self, namer: Callable[[Any], str] | None = None) -> None:
+        self.sites: list[LiveSite] = []
+        self.combos: list[Combo] = []
+        self._combo_ids: dict[Combo, int] = {}
+        self._ids = array("l")
+        self._ts = array("q")
+        self._steps: list[tuple[int, int | None]] = []
+        self._state = _State()
+        self._namer = namer
+        self._lock = threading.Lock()
+        self._cls: Any = None
+        self._orig_init: Any = None
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def set_step(self, step: int | None) -> None:
+        """Mark that the events from now on belong to workload step `step`."""
+        self._steps.append((len(self._ids), step))
+        if self._state.log is not None:
+            self._state.log.record({"type": "step", "step": step})
+
+    def configure(self, *, gate: Gate | None = None, log: LiveLog | None = None,
+                  on_event: Callable[[int], None] | None = None) -> None:
+        """Set the slow-path consumers: stepping gate, crash-safe log, UI callback."""
+        s = self._state
+        s.gate, s.log, s.on_event = gate, log, on_event
+        s.stepping = gate is not None or on_event is not None
+
+    # ------------------------------------------------------------ installation
+
+    def __enter__(self) -> Recorder:
+        from torch._inductor.codegen.multi_kernel import SizeHintMultiKernelCall
+
+        self._cls = SizeHintMultiKernelCall
+        self._orig_init = orig_init = SizeHintMultiKernelCall.__init__
+        recorder = self
+
+        def __init__(call: Any, *args: Any, **kwargs: Any) -> None:
+            orig_init(call, *args, **kwargs)
+            recorder.attach(call, _loading_module_file())
+
+        SizeHintMultiKernelCall.__init__ = __init__
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._cls is not None:
+            self._cls.__init__ = self._orig_init
+            self._cls = None
+
+    # ------------------------------------------------------------ reading back
+
+    def combo(self, i: int) -> Combo:
+        return self.combos[self._ids[i]]
+
+    def dispatch_events(self, start: int = 0) -> list[DispatchEvent]:
+        """Events in the session model, timestamps relative to the first event."""
+        t0 = self._ts[0] if self._ts else 0
+        steps = iter(self._steps)
+        nxt = next(steps, None)
+        step = None
+        out = []
+        for seq in range(len(self._ids)):
+            while nxt is not None and nxt[0] <= seq:
+                step = nxt[1]
+                nxt = next(steps, None)
+            if seq < start:
+                continue
+            si, key, picked, pred, hit, override = self.combos[self._ids[seq]]
+            out.append(DispatchEvent(seq, self.sites[si].name, key, picked, pred, hit, step,
+                                     self._ts[seq] - t0, override))
+        return out
+
+    # ------------------------------------------------------------ per instance
+
+    def _combo_id(self, combo: Combo) -> int:
+        cid = self._combo_ids.get(combo)
+        if cid is None:
+            with self._lock:
+                cid = self._combo_ids.setdefault(combo, len(self.combos))
+                if cid == len(self.combos):
+                    self.combos.append(combo)
+        return cid
+
+    def attach(self, call: Any, wrapper_file: str | None) -> LiveSite:
+        """Instrument one instance; public so tests can attach hand-built instances."""
+        with self._lock:
+            name = self._namer(call) if self._namer else call.multi_kernel_name
+            site = LiveSite(len(self.sites), name, wrapper_file, tuple(call._kernel_hints), call)
+            self.sites.append(site)
+        cache = call._shape_cache
+        index = site.index
+        state = self._state
+        ids_append = self._ids.append
+        ts_append = self._ts.append
+        now = time.perf_counter_ns
+        hit_ids: dict[Key, int] = {}
+        combo_id = self._combo_id
+        count = self._ids.__len__
+        combos = self.combos
+
+        def record(key: Key, picked: int, hit: bool) -> int:
+            gate = state.gate
+            override = None if gate is None else gate(site, key, hit)
+            if override is not None:
+                picked = override
+            cid = combo_id((index, key, picked, site.predict(key), hit, override))
+            t = now()
+            ids_append(cid)
+            ts_append(t)
+            if state.log is not None:
+                state.log.event(cid, combos, t)
+            if state.on_event is not None:
+                state.on_event(count() - 1)
+            return picked
+
+        def _get_cached_shape_choice(cache_key: Key) -> int | None:
+            choice = cache.get(cache_key)
+            if choice is None:
+                return None  # a miss: recorded when Inductor caches its pick
+            if state.stepping:
+                return record(cache_key, choice, True)
+            cid = hit_ids.get(cache_key)
+            if cid is None:
+                cid = hit_ids[cache_key] = combo_id(
+                    (index, cache_key, choice, site.predict(cache_key), True, None))
+            t = now()
+            ids_append(cid)
+            ts_append(t)
+            log = state.log
+            if log is not None:
+                log.event(cid, combos, t)
+            return choice
+
+        def _cache_shape_choice(cache_key: Key, kernel_idx: int) -> None:
+            cache[cache_key] = kernel_idx
+            picked = record(cache_key, kernel_idx, False)
+            if picked != kernel_idx:
+                call.picked_kernel = picked
+
+        call._get_cached_shape_choice = _get_cached_shape_choice
+        call._cache_shape_choice = _cache_shape_choice
+        return site
+
+
+def _loading_module_file() -> str | None:
+    """The wrapper module whose top level is creating this instance, if any."""
+    frame = sys._getframe(2)
+    for _ in range(8):
+        if frame is None:
+            return None
+        f = frame.f_globals.get("__file__")
+        if f and "async_compile" not in f and "multi_kernel" not in f:
+            return f
+        frame = frame.f_back
+    return None
