@@ -1,0 +1,69 @@
+"""`kinspect open SESSION` and `kinspect PATH`: pick a session source, run the inspector.
+
+A model file runs live where CUDA is available; elsewhere the recording saved next to
+it (`model.session.json`) opens instead, with a banner saying where it was made.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kinspect.core.errors import KinspectError
+from kinspect.core.sessionio import load
+from kinspect.tui.source import RecordedSource, SessionSource
+
+RECORDING_SUFFIX = ".session.json"
+SESSION_SUFFIXES = (".json", ".jsonl")
+
+
+def open_session(path: str) -> int:
+    return _run(RecordedSource(load(path), path))
+
+
+def open_path(path: str) -> int:
+    return _run(source_for_path(path))
+
+
+def source_for_path(path: str) -> SessionSource:
+    """The source `kinspect PATH` opens: a session file, or a model live or recorded."""
+    p = Path(path)
+    if p.suffix in SESSION_SUFFIXES:
+        return RecordedSource(load(p), p)
+    if p.suffix != ".py":
+        raise KinspectError(f"{path}: expected a model file (.py) or a session file (.json, .jsonl)")
+    if not p.is_file():
+        raise KinspectError(f"{path}: no such model file")
+    if _cuda_available():
+        return _live_source(p)
+    recording = recording_path(p)
+    if not recording.is_file():
+        raise KinspectError(
+            f"{path}: the live pipeline needs a CUDA GPU and none is available here; "
+            f"record the model on a GPU machine and open the recording with: kinspect open {recording}"
+        )
+    return RecordedSource(load(recording), recording)
+
+
+def recording_path(model: Path) -> Path:
+    return model.with_name(model.stem + RECORDING_SUFFIX)
+
+
+def _cuda_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def _live_source(model: Path) -> SessionSource:
+    """Compile and run `model` on this GPU, recording as it goes: the live pipeline's seam."""
+    raise KinspectError(
+        f"{model}: live capture is not available in this build; "
+        f"open a recorded session with: kinspect open {recording_path(model)}"
+    )
+
+
+def _run(source: SessionSource) -> int:
+    from kinspect.tui.app import InspectorApp
+
+    InspectorApp(source).run()
+    return 0

@@ -1,0 +1,346 @@
+"""How core facts read on screen: Rich `Text` built from session data, never markup.
+
+Session strings come from files anyone can write, so they only ever enter a `Text` as
+plain text, after `literal` has made control characters visible: a kernel named
+`[bold]x[/bold]` or a source holding an escape sequence shows exactly those characters
+and cannot restyle or drive the terminal. Nothing here imports textual; the widgets
+only place what these functions build.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping, Sequence
+
+from rich.text import Text
+
+from kinspect.core.decision import Decision
+from kinspect.core.errors import ShapeError
+from kinspect.core.explain import SiteExplanation
+from kinspect.core.session import Finding, Measurement, Session, Site, Variant
+from kinspect.core.shapes import FullKey, Key, ParsedShape, format_key
+from kinspect.core.symbolic import TensorSpec
+
+from kinspect.tui.observed import Observed
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+CHOSEN = "▶"
+TIED = "="
+MISMATCH = "!"
+
+
+def literal(text: str) -> str:
+    """Control characters (escape sequences included) as visible `\\x1b`-style text."""
+    return _CONTROL.sub(lambda m: repr(m.group(0))[1:-1], text)
+
+
+def plain(text: str, style: str = "") -> Text:
+    return Text(literal(text), style=style)
+
+
+# ---------------------------------------------------------------- variants table
+
+
+def variant_columns(show_terms: bool) -> list[str]:
+    cols = ["", "v", "hint", "distance"]
+    if show_terms:
+        cols.append("terms (tensor[dim] distance)")
+    return cols + ["median µs", "p20–p80", "vs fastest", "peak", "kernel", "same as", "key"]
+
+
+def identical_to(site: Site) -> dict[int, int]:
+    """Each variant whose source equals an earlier one's, mapped to that earlier one."""
+    first: dict[str, int] = {}
+    out: dict[int, int] = {}
+    for v in site.variants:
+        ident = f"hash:{v.source_hash}" if v.source_hash else (f"src:{v.source}" if v.source else "")
+        if not ident:
+            continue
+        if ident in first:
+            out[v.index] = first[ident]
+        else:
+            first[ident] = v.index
+    return out
+
+
+def term_labels(site: Site) -> list[list[str]]:
+    specs = site.runtime_tensors if site.runtime_tensors is not None else site.tensors
+    return [[f"{literal(t.name)}[{d}]" for d in range(len(t.sizes))] for t in specs]
+
+
+def _terms_text(terms: tuple[tuple[float, ...], ...], labels: list[list[str]]) -> Text:
+    parts = []
+    for ti, tensor in enumerate(terms):
+        for di, term in enumerate(tensor):
+            if term:
+                name = labels[ti][di] if ti < len(labels) and di < len(labels[ti]) else f"t{ti}[{di}]"
+                parts.append(f"{name} {term:.3g}")
+    return Text(" ".join(parts) if parts else "all 0", style="" if parts else "dim")
+
+
+def _spread(m: Measurement) -> str:
+    if m.p20_us is None or m.p80_us is None:
+        return ""
+    return f"{m.p20_us:.1f}–{m.p80_us:.1f}"
+
+
+def variant_rows(
+    expl: SiteExplanation, peak_tflops: float | None, show_terms: bool
+) -> list[list[Text]]:
+    """One row per variant, cells in `variant_columns` order.
+
+    Without a decision (the shape does not apply to this site) the rows still show each
+    variant's hint, kernel and key, with the decision columns empty.
+    """
+    d = expl.decision
+    site = expl.site
+    measured = expl.measured or {}
+    fastest = expl.fastest
+    best = measured[fastest].median_us if fastest is not None else None
+    same = identical_to(site)
+    labels = term_labels(site) if show_terms else []
+    rows = []
+    for v in site.variants:
+        s = d.scores[v.index] if d is not None else None
+        chosen = d is not None and v.index == d.chosen
+        mark = CHOSEN if chosen else (TIED if d is not None and v.index in d.tied else "")
+        if s is not None and s.mismatch:
+            mark += MISMATCH
+        if s is None:
+            distance = Text("")
+        elif v.key is None:
+            distance = Text("no key", style="yellow")
+        else:
+            distance = Text(f"{s.distance:.4g}", style="yellow" if s.mismatch else "")
+        row = [
+            Text(mark, style="bold" if chosen else ""),
+            Text(f"v{v.index}", style="bold" if chosen else ""),
+            Text("—" if v.hint is None else str(v.hint)),
+            distance,
+        ]
+        if show_terms:
+            row.append(_terms_text(s.terms, labels) if s is not None else Text(""))
+        m = measured.get(v.index)
+        row += _measure_cells(m, best, fastest == v.index, peak_tflops)
+        row += [
+            plain(v.kernel_name),
+            Text(f"= v{same[v.index]}" if v.index in same else "", style="magenta"),
+            Text("none" if v.key is None else format_key(v.key), style="dim"),
+        ]
+        rows.append(row)
+    return rows
+
+
+def _measure_cells(m: Measurement | None, best: float | None, fastest: bool, peak: float | None) -> list[Text]:
+    if m is None:
+        return [Text(""), Text(""), Text(""), Text("")]
+    if m.error is not None or m.median_us is None:
+        return [Text("failed", style="red"), Text(""), Text(""), Text("")]
+    if fastest:
+        rel = Text("fastest", style="green")
+    elif best:
+        rel = Text(f"×{m.median_us / best:.2f}")
+    else:
+        rel = Text("")
+    share = Text(f"{100 * m.tflops / peak:.0f}%") if m.tflops is not None and peak else Text("")
+    return [Text(f"{m.median_us:.1f}"), Text(_spread(m), style="dim"), rel, share]
+
+
+# ---------------------------------------------------------------- decision summary
+
+
+def decision_summary(
+    expl: SiteExplanation, observed: Observed | None, can_measure: bool
+) -> Text:
+    """Why the chosen variant, what it costs, what other rules would do, what was seen."""
+    d = expl.decision
+    assert d is not None and expl.runtime_key is not None
+    site = expl.site
+    labels = [literal(x) for x in site.labels()]
+    out = Text()
+    out.append(f"{CHOSEN} ", style="bold")
+    out.append(d.reason(labels), style="bold")
+    out.append("\n")
+    _measured_line(out, expl, labels, can_measure)
+    _what_if_line(out, expl, d, labels)
+    for s in d.scores:
+        if s.mismatch:
+            out.append(f"{MISMATCH} key mismatch, {labels[s.index]}: ", style="yellow")
+            out.append(s.mismatch + "\n")
+    if observed is not None:
+        _observed_line(out, observed, labels)
+    out.append(f"runtime key {format_key(expl.runtime_key)}", style="dim")
+    return out
+
+
+def _measured_line(out: Text, expl: SiteExplanation, labels: list[str], can_measure: bool) -> None:
+    fastest = expl.fastest
+    if fastest is None:
+        tail = ": press m to measure" if can_measure else ""
+        out.append(f"no measurement at this key{tail}\n", style="dim")
+        return
+    d = expl.decision
+    assert d is not None and expl.measured is not None
+    best = expl.measured[fastest]
+    out.append(f"fastest: {labels[fastest]} at {best.median_us:.1f} µs")
+    regret = expl.regret
+    if fastest == d.chosen:
+        out.append(" — the chosen variant", style="green")
+    elif regret is not None:
+        out.append(f" — the chosen variant takes ×{regret:.2f} as long", style="red")
+    out.append("\n")
+
+
+def _what_if_line(out: Text, expl: SiteExplanation, d: Decision, labels: list[str]) -> None:
+    out.append(f"heuristic {d.heuristic}", style="bold")
+    if d.heuristic != "inductor":
+        out.append(" (what-if: Inductor decides by inductor)", style="yellow")
+    if expl.alternatives:
+        out.append(" · others pick: ")
+        for i, (name, chosen) in enumerate(expl.alternatives.items()):
+            if i:
+                out.append(", ")
+            out.append(f"{name} v{chosen}", style="" if chosen == d.chosen else "cyan")
+    out.append("\n")
+
+
+def _observed_line(out: Text, observed: Observed, labels: list[str]) -> None:
+    picks = ", ".join(f"v{v}×{n}" for v, n in sorted(observed.picked.items()))
+    out.append(f"recorded calls at this key: {observed.calls} (Inductor ran {picks})")
+    if observed.mispredicted:
+        out.append(f"; {observed.mispredicted} differ from kinspect's prediction", style="red")
+    out.append("\n")
+
+
+# ---------------------------------------------------------------- source and diff
+
+
+def config_text(v: Variant, twin: int | None) -> Text:
+    out = Text()
+    out.append(literal(v.label), style="bold")
+    out.append("  ")
+    out.append(literal(v.kernel_name))
+    if v.source_hash:
+        out.append(f"  sha {literal(v.source_hash)}", style="dim")
+    if twin is not None:
+        out.append(f"  identical to v{twin}", style="magenta")
+    if v.config:
+        out.append("\n")
+        out.append(" ".join(f"{literal(str(k))}={literal(str(val))}" for k, val in v.config.items()))
+    if v.winner:
+        out.append("\nautotune winner at this hint: ", style="dim")
+        out.append(literal(v.winner))
+    if v.source_path:
+        out.append("\n")
+        out.append(literal(v.source_path), style="dim")
+    return out
+
+
+def variant_diff(a: Variant, b: Variant) -> tuple[str, str | None]:
+    """The unified diff of two sources, and why it is empty when it is."""
+    if a.index == b.index:
+        return "", f"{a.label} compared with itself"
+    if (a.source_hash and a.source_hash == b.source_hash) or (a.source and a.source == b.source):
+        return "", f"{a.label} and {b.label} are identical: same generated source"
+    if not a.source or not b.source:
+        return "", "no source recorded for " + (a.label if not a.source else b.label)
+    lines = difflib.unified_diff(
+        literal(a.source).splitlines(keepends=True),
+        literal(b.source).splitlines(keepends=True),
+        fromfile=f"{a.label} {literal(a.kernel_name)}",
+        tofile=f"{b.label} {literal(b.kernel_name)}",
+    )
+    return "".join(lines), None
+
+
+# ---------------------------------------------------------------- symbolic view
+
+
+SYMBOLIC_LEGEND = (
+    "Each hint column holds the size Inductor put in that variant's key (and tuned "
+    "for); (true N) marks where the size expression is really N at that hint."
+)
+
+
+def symbolic_columns(site: Site) -> list[str]:
+    cols = ["tensor", "dim", "size"]
+    cols += [f"v{v.index} @{v.hint}" for v in site.variants if v.hint is not None]
+    return cols + ["runtime"]
+
+
+def runtime_env(session: Session, shape: ParsedShape | None) -> dict[str, int] | None:
+    if shape is None or isinstance(shape, FullKey):
+        return None
+    try:
+        return session.resolve(shape.values)
+    except ShapeError:
+        return None
+
+
+def symbolic_rows(site: Site, env: Mapping[str, int] | None, key: Key | None) -> list[list[Text]]:
+    """Per tensor dim: the expression, the key value and true value at each hint, and now.
+
+    A hint cell reads `64` when the key holds the expression's true value and
+    `64 (true 128)` when Inductor keyed (and benchmarked) a size the expression never
+    takes at that hint.
+    """
+    rows = []
+    hinted = [v for v in site.variants if v.hint is not None]
+    use_key = key is not None and site.runtime_tensors is None and len(key) == len(site.tensors)
+    for ti, t in enumerate(site.tensors):
+        at = [t.at_hint(v.hint) for v in hinted]  # type: ignore[arg-type]
+        for di, expr in enumerate(t.sizes):
+            row = [plain(t.name) if di == 0 else Text(""), Text(str(di)), plain(expr.text)]
+            for dims in at:
+                dim = dims[di]
+                if dim.differs:
+                    row.append(Text(f"{dim.key_value} (true {dim.true_value})", style="bold red"))
+                else:
+                    row.append(Text(str(dim.key_value), style="dim" if expr.is_constant else ""))
+            row.append(_runtime_cell(t, di, env, key[ti] if use_key else None))
+            rows.append(row)
+    return rows
+
+
+def _runtime_cell(t: TensorSpec, di: int, env: Mapping[str, int] | None, shape: Sequence[int] | None) -> Text:
+    if shape is not None:
+        return Text(str(shape[di]) if di < len(shape) else "?")
+    if env is None:
+        return Text("?", style="dim")
+    try:
+        return Text(str(t.sizes[di].evaluate(env)), style="bold")
+    except ShapeError:
+        return Text("?", style="dim")
+
+
+# ---------------------------------------------------------------- sites and findings
+
+
+def site_prompt(site: Site, findings: int, calls: int) -> Text:
+    """Two lines: the name, marked `!` when it has findings; its op, variants and calls."""
+    out = Text()
+    out.append("! " if findings else "  ", style="bold yellow")
+    out.append(literal(site.name))
+    detail = f"{literal(site.op)} · {len(site.variants)}v"
+    if calls:
+        detail += f" · {calls} calls"
+    out.append("\n  " + detail, style="dim")
+    return out
+
+
+SEVERITY_STYLE = {"info": "cyan", "warning": "yellow", "error": "bold red"}
+
+
+def finding_prompt(f: Finding) -> Text:
+    out = Text()
+    out.append(f"{f.severity:<7} ", style=SEVERITY_STYLE.get(f.severity, ""))
+    where = f.site or f.graph
+    if where:
+        out.append(literal(where), style="bold")
+        if f.variants:
+            out.append(" " + ",".join(f"v{i}" for i in f.variants))
+        out.append(": ")
+    out.append(literal(f.message))
+    return out

@@ -1,0 +1,41 @@
+"""The session's findings, one sentence each; choosing one goes to its site."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from kinspect.core.session import Finding
+from kinspect.tui.present import finding_prompt
+
+
+class FindingsList(OptionList):
+    BINDINGS = [
+        Binding("j", "cursor_down", "Next finding", show=False, id="kinspect.findings.down",
+                tooltip="Move to the next finding"),
+        Binding("k", "cursor_up", "Previous finding", show=False, id="kinspect.findings.up",
+                tooltip="Move to the previous finding"),
+    ]
+
+    class SiteRequested(Message):
+        def __init__(self, site: str) -> None:
+            super().__init__()
+            self.site = site
+
+    def __init__(self, findings: list[Finding], id: str | None = None) -> None:
+        if findings:
+            options = [Option(finding_prompt(f), id=str(i)) for i, f in enumerate(findings)]
+        else:
+            options = [Option(Text("No findings in this session.", style="dim"), disabled=True)]
+        super().__init__(*options, id=id)
+        self._findings = findings
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if event.option_id is not None:
+            site = self._findings[int(event.option_id)].site
+            if site is not None:
+                self.post_message(self.SiteRequested(site))

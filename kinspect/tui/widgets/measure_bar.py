@@ -1,0 +1,31 @@
+"""Progress of a measurement running in a thread worker; escape cancels it."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.widgets import ProgressBar, Static
+
+from kinspect.tui.present import literal
+
+
+class MeasureBar(Horizontal):
+    def compose(self) -> ComposeResult:
+        yield Static(classes="what")
+        yield ProgressBar(show_eta=False)
+
+    def start(self, what: str) -> None:
+        self.query_one(".what", Static).update(Text(literal(what)))
+        self.query_one(ProgressBar).update(total=None, progress=0)
+        self.add_class("-running")
+
+    def advance(self, done: int, total: int, what: str) -> None:
+        self.query_one(".what", Static).update(Text(literal(what)))
+        self.query_one(ProgressBar).update(total=total, progress=done)
+
+    def cancelling(self) -> None:
+        self.query_one(".what", Static).update(Text("cancelling…", style="yellow"))
+
+    def stop(self) -> None:
+        self.remove_class("-running")

@@ -1,0 +1,128 @@
+"""Where a user types a runtime shape, parsed on every keystroke with errors inline.
+
+The parse error (or the error the current site reports, set by the app) sits on the
+line below the input, so the table above the fold keeps its last valid state while the
+user is mid-word.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.reactive import reactive
+from textual.suggester import Suggester
+from textual.widgets import Input, Label, Static
+
+from kinspect.core.errors import ShapeError
+from kinspect.core.shapes import ParsedShape, parse_shape
+from kinspect.tui.present import literal
+
+_TAIL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
+_ASSIGNED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*=")
+
+
+class SymbolSuggester(Suggester):
+    """Completes the symbol name being typed, or offers the next symbol not yet given.
+
+    `symbols` holds each symbol's names (its alias first, then Inductor's), so giving
+    `B` stops `s0`, the same symbol, from being offered.
+    """
+
+    def __init__(self, symbols: Sequence[Sequence[str]]) -> None:
+        super().__init__(use_cache=False, case_sensitive=True)
+        self.symbols = [list(names) for names in symbols]
+
+    async def get_suggestion(self, value: str) -> str | None:
+        if value.lstrip().startswith(("(", "[")):
+            return None
+        m = _TAIL_NAME.search(value)
+        partial = m.group(0) if m else ""
+        before = value[: len(value) - len(partial)]
+        if before and not (before[-1].isspace() or before[-1] == ","):
+            return None
+        used = set(_ASSIGNED.findall(value))
+        for names in self.symbols:
+            if used.intersection(names):
+                continue
+            for name in names:
+                if name.startswith(partial):
+                    return before + name + "="
+        return None
+
+
+class ShapeInput(Input):
+    BINDINGS = [
+        Binding("escape", "done", "Back to table", show=False, id="kinspect.shape.done",
+                tooltip="Leave the shape entry and return to the variants table"),
+    ]
+
+    def action_done(self) -> None:
+        self.post_message(ShapeEntry.Done())
+
+
+class ShapeEntry(Vertical):
+    error: reactive[str | None] = reactive(None)
+    """What is wrong with the typed shape, shown on the line below; None when valid."""
+
+    class Changed(Message):
+        """A keystroke gave a new text; `shape` is None when it does not parse."""
+
+        def __init__(self, text: str, shape: ParsedShape | None) -> None:
+            super().__init__()
+            self.text = text
+            self.shape = shape
+
+    class Done(Message):
+        """The user finished editing (enter or escape)."""
+
+    def __init__(self, initial: str, symbols: Sequence[Sequence[str]], id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._initial = initial
+        self._symbols = symbols
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="shape-row"):
+            yield Label("shape ", id="shape-label")
+            yield ShapeInput(
+                self._initial,
+                placeholder="B=1000 N=64  or  (1000,1024),(4096,1024)",
+                suggester=SymbolSuggester(self._symbols),
+                id="shape-input",
+            )
+        yield Static(id="shape-status")
+
+    @property
+    def text(self) -> str:
+        return self.query_one(ShapeInput).value
+
+    def on_mount(self) -> None:
+        self.watch_error(self.error)
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        try:
+            shape = parse_shape(event.value)
+        except ShapeError as e:
+            self.error = str(e)
+            shape = None
+        else:
+            self.error = None
+        self.post_message(self.Changed(event.value, shape))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.post_message(self.Done())
+
+    def watch_error(self, error: str | None) -> None:
+        status = self.query_one("#shape-status", Static)
+        if error is None:
+            status.update(Text("→ completes a symbol name · enter: back to the table", style="dim"))
+        else:
+            status.update(Text("✗ " + literal(error), style="bold red"))
+        self.set_class(error is not None, "-invalid")

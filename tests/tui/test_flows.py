@@ -1,0 +1,195 @@
+"""User flows through the inspector, asserted on what the screen shows."""
+
+from __future__ import annotations
+
+import re
+
+from kinspect.core.session import Measurement
+from kinspect.tui.app import InspectorApp
+from kinspect.tui.source import RecordedSource
+from kinspect.tui.widgets.diff_view import DiffView
+from kinspect.tui.widgets.shape_entry import ShapeInput
+from kinspect.tui.widgets.variants_table import VariantsTable
+
+from tui_helpers import screen_text, session_with_finding, type_shape
+
+
+CHOSEN_ROW = re.compile(r"▶!?\s+v\d+\s{2,}")
+
+
+def chosen_row(text: str) -> str:
+    """The variants-table line marked as Inductor's choice."""
+    rows = [line for line in text.splitlines() if CHOSEN_ROW.search(line)]
+    assert len(rows) == 1, text
+    return rows[0]
+
+
+async def test_tie_at_the_hint_midpoint_goes_to_the_first_variant(recorded_app):
+    async with recorded_app.run_test(size=(160, 40)) as pilot:
+        await type_shape(pilot, "B=128")
+        text = screen_text(recorded_app)
+        assert " v0 " in chosen_row(text)
+        assert "tie at distance 2 between v0 (hint 64) and v1 (hint 256): the first minimum wins" in text
+
+        await pilot.press("backspace", "9")
+        text = screen_text(recorded_app)
+        assert " v1 " in chosen_row(text)
+        assert "v1 (hint 256) is nearest" in text
+
+
+async def test_every_valid_keystroke_updates_the_table(recorded_app):
+    async with recorded_app.run_test(size=(160, 40)) as pilot:
+        table = recorded_app.query_one(VariantsTable)
+        await type_shape(pilot, "B=")
+        before = table.generation
+        for ch in "1025":
+            await pilot.press(ch)
+        # B=1, B=10, B=102, B=1025: four valid shapes, four rebuilds
+        assert table.generation == before + 4
+        assert " v2 " in chosen_row(screen_text(recorded_app))
+
+
+async def test_bad_input_shows_the_parse_error_inline_and_keeps_the_table(recorded_app):
+    async with recorded_app.run_test(size=(160, 40)) as pilot:
+        await type_shape(pilot, "B=129")
+        await pilot.press("x")
+        text = screen_text(recorded_app)
+        assert "✗ column 7: expected '=' after x, found end of input" in text
+        assert " v1 " in chosen_row(text)
+
+        await type_shape(pilot, "Q=3")
+        assert "✗ unknown symbol Q; this session has: B, N, s0, s1" in screen_text(recorded_app)
+
+
+async def test_a_site_that_needs_another_symbol_says_which(recorded_app):
+    async with recorded_app.run_test(size=(160, 40)) as pilot:
+        await type_shape(pilot, "B=100")
+        await pilot.press("enter", "right_square_bracket")  # multi_kernel_1 is a @ b with N
+        text = screen_text(recorded_app)
+        assert "✗ multi_kernel_1 needs a value for N" in text
+        assert "▶" not in text
+
+
+async def test_symbol_names_complete(recorded_app):
+    async with recorded_app.run_test(size=(160, 40)) as pilot:
+        await type_shape(pilot, "B=100 ")
+        assert "B=100 N=" in screen_text(recorded_app)  # the suggestion, shown dimmed
+        await pilot.press("right", "6", "4")
+        assert recorded_app.query_one(ShapeInput).value == "B=100 N=64"
+
+
+async def test_enter_on_a_variant_opens_its_source(recorded_app):
+    async with recorded_app.run_test(size=(160, 40)) as pilot:
+        await type_shape(pilot, "B=64")
+        await pilot.press("enter", "j", "j", "enter")
+        text = screen_text(recorded_app)
+        assert recorded_app.query_one("#tabs").active == "source"
+        assert "v2 (hint 1024)  triton_tem_fused_mm_0_2" in text
+        assert "BLOCK_M=128 BLOCK_N=128 BLOCK_K=64" in text
+        assert "def triton_tem_fused_mm_0_2(" in text
+
+
+async def test_diff_of_the_selected_variant_against_the_chosen_one(recorded_app):
+    async with recorded_app.run_test(size=(160, 40)) as pilot:
+        await type_shape(pilot, "B=64")
+        await pilot.press("enter", "j", "j", "d")
+        text = screen_text(recorded_app)
+        assert "--- v0 (hint 64) triton_tem_fused_mm_0_0" in text
+        assert "+++ v2 (hint 1024) triton_tem_fused_mm_0_2" in text
+        assert "-    BLOCK_M : tl.constexpr = 64" in text
+        assert "+    BLOCK_M : tl.constexpr = 128" in text
+
+        recorded_app.query_one(DiffView).show(recorded_app.site, 0, 1)
+        await pilot.pause()
+        assert "v0 (hint 64) and v1 (hint 256) are identical: same generated source" in screen_text(recorded_app)
+
+
+async def test_identical_variants_are_flagged_in_the_table(recorded_app):
+    async with recorded_app.run_test(size=(160, 30)):
+        line = next(line for line in screen_text(recorded_app).splitlines() if " v1 " in line)
+        assert "= v0" in line
+
+
+async def test_symbolic_view_flags_keys_that_are_not_the_true_size(recorded_app):
+    async with recorded_app.run_test(size=(160, 40)) as pilot:
+        await pilot.press("right_square_bracket", "4")
+        text = screen_text(recorded_app)
+        b_row = next(line for line in text.splitlines() if "2*s1" in line)
+        assert "64 (true 128)" in b_row and "256 (true 512)" in b_row
+        assert b_row.rstrip().endswith("128")  # runtime: N=64 makes 2*s1 = 128
+
+
+async def test_terms_show_which_dimension_drives_the_distance(recorded_app):
+    async with recorded_app.run_test(size=(160, 30)) as pilot:
+        await type_shape(pilot, "B=128")
+        await pilot.press("enter", "t")
+        text = screen_text(recorded_app)
+        assert "terms (tensor[dim] distance)" in text
+        assert "x[0] 1 out[0] 1" in text
+
+
+async def test_heuristic_what_if(recorded_app):
+    async with recorded_app.run_test(size=(160, 40)) as pilot:
+        await type_shape(pilot, "B=1000")
+        await pilot.press("enter")
+        assert "others pick: log2-l2 v2, log2-linf v2, l1 v2, ceil v2" in screen_text(recorded_app)
+        for _ in range(4):  # inductor -> log2-l2 -> log2-linf -> l1 -> ceil
+            await pilot.press("h")
+        text = screen_text(recorded_app)
+        assert "heuristic ceil (what-if: Inductor decides by inductor)" in text
+        assert "others pick: inductor v2" in text
+
+
+async def test_measured_latency_spread_regret_and_share_of_peak():
+    session = session_with_finding()
+    key = session.runtime_key(session.sites[0], __import__("kinspect.core.shapes").core.shapes.parse_shape("B=1000"))
+    session.measurements = [
+        Measurement("multi_kernel_0", key, 2, "cupti", 20.0, 19.0, 21.0, 20, tflops=395.0),
+        Measurement("multi_kernel_0", key, 1, "cupti", 10.0, 9.5, 10.5, 20, tflops=79.0),
+    ]
+    app = InspectorApp(RecordedSource(session))
+    async with app.run_test(size=(160, 30)) as pilot:
+        await type_shape(pilot, "B=1000")
+        text = screen_text(app)
+        v1 = next(line for line in text.splitlines() if " v1 " in line)
+        assert "10.0" in v1 and "9.5–10.5" in v1 and "fastest" in v1 and "10%" in v1
+        assert "×2.00" in chosen_row(text) and "50%" in chosen_row(text)
+        assert "fastest: v1 (hint 256) at 10.0 µs — the chosen variant takes ×2.00 as long" in text
+
+
+async def test_sites_with_findings_are_marked_and_a_finding_leads_to_its_site(recorded_app):
+    async with recorded_app.run_test(size=(160, 40)) as pilot:
+        text = screen_text(recorded_app)
+        assert "! multi_kernel_0" in text and "! multi_kernel_1" not in text
+        await pilot.press("right_square_bracket", "5")
+        text = screen_text(recorded_app)
+        assert "warning multi_kernel_0 v0,v1: v0 and v1 of multi_kernel_0 are the same kernel" in text
+        assert recorded_app.site.name == "multi_kernel_1"
+        await pilot.press("enter")
+        assert recorded_app.site.name == "multi_kernel_0"
+        assert recorded_app.query_one("#tabs").active == "variants"
+
+
+async def test_mouse_chooses_sites_and_variants(recorded_app):
+    async with recorded_app.run_test(size=(160, 40)) as pilot:
+        await pilot.click("#sites", offset=(4, 2))  # the second site's name line
+        assert recorded_app.site.name == "multi_kernel_1"
+        await pilot.click("#variants-table", offset=(6, 1))  # first data row
+        await pilot.click("#tabs Tab#--content-tab-source")
+        assert "v0 (hint 64)  triton_tem_fused_mm_1_" in screen_text(recorded_app)
+
+
+async def test_banner_says_it_is_a_recording_and_where_it_was_made():
+    session = session_with_finding()
+    session.truncated = "the last record (line 9) was cut short"
+    app = InspectorApp(RecordedSource(session, "/r/model.session.json"))
+    async with app.run_test(size=(160, 30)):
+        first = screen_text(app).splitlines()[0]
+        assert "Recording made on synthetic · torch synthetic · 2026-11-29T00:00:00Z · /r/model.session.json" in first
+        assert "truncated: the last record (line 9) was cut short" in first
+
+
+async def test_q_quits(recorded_app):
+    async with recorded_app.run_test() as pilot:
+        await pilot.press("q")
+        assert recorded_app.return_code == 0 and not recorded_app.is_running

@@ -1,0 +1,80 @@
+"""Helpers for the inspector tests: read the screen as a user sees it, fake a live source."""
+
+from __future__ import annotations
+
+import io
+import threading
+import time
+
+from rich.console import Console
+from rich.segment import Segment
+
+from kinspect.core.session import Finding, Measurement, Session, Site
+from kinspect.core.shapes import Key
+from kinspect.core.synthetic import synthetic_session
+from kinspect.tui.app import InspectorApp
+from kinspect.tui.source import ProgressCallback
+
+
+def _render(app: InspectorApp) -> Console:
+    width, height = app.size
+    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True,
+                      color_system="truecolor", record=True, legacy_windows=False, safe_box=False)
+    console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
+    return console
+
+
+def screen_text(app: InspectorApp) -> str:
+    """The characters on the terminal, line by line."""
+    return _render(app).export_text()
+
+
+def screen_segments(app: InspectorApp) -> list[Segment]:
+    return list(_render(app)._record_buffer)
+
+
+def session_with_finding(sites: int = 3, variants: int = 3, events: int = 0) -> Session:
+    s = synthetic_session(sites, variants, events)
+    s.findings.append(
+        Finding("identical-variants", "v0 and v1 of multi_kernel_0 are the same kernel: hint 256 buys nothing.",
+                "warning", "multi_kernel_0", None, (0, 1))
+    )
+    return s
+
+
+class FakeSource:
+    """A live source whose measurement sleeps between variants and reports progress."""
+
+    live = True
+    can_measure = True
+
+    def __init__(self, session: Session, step_s: float = 0.05) -> None:
+        self._session = session
+        self.step_s = step_s
+        self.started = threading.Event()
+
+    @property
+    def session(self) -> Session:
+        return self._session
+
+    def banner(self) -> str:
+        return "Live fake session"
+
+    def measure(self, site: Site, key: Key, progress: ProgressCallback, cancel: threading.Event) -> list[Measurement]:
+        self.started.set()
+        out = []
+        total = len(site.variants)
+        for v in site.variants:
+            if cancel.is_set():
+                break
+            progress(v.index, total, f"timing {v.label}")
+            time.sleep(self.step_s)
+            out.append(Measurement(site.name, key, v.index, "fake", 100.0 - 10 * v.index, 95.0 - 10 * v.index,
+                                   105.0 - 10 * v.index, 10, tflops=79.0 * (v.index + 1)))
+        progress(len(out), total, "done")
+        return out
+
+
+async def type_shape(pilot, text: str) -> None:
+    """What a user does: `/`, clear the entry, type the shape."""
+    await pilot.press("slash", "ctrl+u", *text)
