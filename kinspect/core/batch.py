@@ -102,14 +102,17 @@ class _Terms:
     def _canonical(self, j: int) -> int:
         if j not in self.canonical:
             column = self.sizes[:, j]
-            same = next(
-                (i for i, x in self.logs.items() if isinstance(x, np.ndarray) and np.array_equal(self.sizes[:, i], column)),
-                None,
-            )
+            same = next((i for i in self.logs if self._same(i, column)), None)
             self.canonical[j] = j if same is None else same
             if same is None:
                 self.logs[j] = _column_logs(column)
         return self.canonical[j]
+
+    def _same(self, i: int, column: np.ndarray) -> bool:
+        if not isinstance(self.logs[i], np.ndarray):
+            return False
+        other = self.sizes[:, i]
+        return other[0] == column[0] and other[-1] == column[-1] and np.array_equal(other, column)
 
     def __call__(self, j: int, y: int) -> np.ndarray | float:
         c, ly = self._canonical(j), log2_or_minus_one(y)
@@ -156,14 +159,14 @@ def score_array(sizes: np.ndarray, layout: Sequence[int], hint_keys: Sequence[Ke
             f"got {sizes.dtype} {sizes.shape}"
         )
     n = sizes.shape[0]
-    distances = np.empty((n, len(hint_keys)), dtype=np.float64)
+    by_variant = np.empty((len(hint_keys), n), dtype=np.float64)  # rows: contiguous writes
     if n == 0:
-        return BatchScores(np.empty(0, dtype=np.int64), distances, _mismatches(layout, hint_keys))
+        return BatchScores(np.empty(0, dtype=np.int64), by_variant.T, _mismatches(layout, hint_keys))
     terms = _Terms(sizes.astype(np.int64, copy=False))
     for v, hint in enumerate(hint_keys):
-        distances[:, v] = NO_KEY_DISTANCE if hint is None else _distance(terms, layout, hint)
-    chosen = np.argmin(distances, axis=1)
-    return BatchScores(chosen, distances, _mismatches(layout, hint_keys))
+        by_variant[v] = NO_KEY_DISTANCE if hint is None else _distance(terms, layout, hint)
+    chosen = np.argmin(by_variant, axis=0)
+    return BatchScores(chosen, by_variant.T, _mismatches(layout, hint_keys))
 
 
 def score_keys(keys: Sequence[Key], hint_keys: Sequence[Key | None]) -> BatchScores:
