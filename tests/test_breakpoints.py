@@ -242,3 +242,8 @@ def test_a_breakpoint_follows_a_growing_live_session(session):
     e = event(session, "multi_kernel_0", 1000, picked=2)
     assert not bp.matches(e, early)
     assert bp.matches(e, EventContext(session))
+
+
+def test_a_key_shorter_than_the_sites_tensors_leaves_symbols_without_value(ctx):
+    short = DispatchEvent(0, "multi_kernel_0", ((4096,),), 0, 0, True)
+    assert holds("B == null and t1d0 == null and t0d0 == 4096", short, ctx)

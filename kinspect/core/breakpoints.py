@@ -47,20 +47,19 @@ def _at(positions: Mapping[str, tuple[int, int]]) -> Callable[[DispatchEvent], i
         p = positions.get(e.site)
         if p is None:
             return None
-        key = e.key
-        t, d = p
-        if t < len(key) and d < len(key[t]):
-            return key[t][d]
-        return None
+        try:
+            return e.key[p[0]][p[1]]
+        except IndexError:  # a key whose rank differs from the site's tensors
+            return None
     return value
 
 
 def _key_dim(t: int, d: int) -> Callable[[DispatchEvent], int | None]:
     def value(e: DispatchEvent) -> int | None:
-        key = e.key
-        if t < len(key) and d < len(key[t]):
-            return key[t][d]
-        return None
+        try:
+            return e.key[t][d]
+        except IndexError:
+            return None
     return value
 
 

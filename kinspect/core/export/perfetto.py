@@ -47,15 +47,17 @@ def trace(session: Session) -> dict[str, Any]:
 
     labels = {name: [v.label for v in s.variants] for name, s in sites.items()}
     kernels = {name: [v.kernel_name for v in s.variants] for name, s in sites.items()}
-    distances: dict[tuple[str, Key], dict[str, float]] = {}
+    per_key: dict[tuple[str, Key], tuple[str, dict[str, float]]] = {}
     distance = HEURISTICS["inductor"].distance
     for e, ts, dur in zip(events, stamps, durations):
         where = (e.site, e.key)
-        dists = distances.get(where)
-        if dists is None:
-            dists = distances[where] = {
-                f"v{v.index}": distance(e.key, v.key) for v in sites[e.site].variants
-            }
+        known = per_key.get(where)
+        if known is None:
+            known = per_key[where] = (
+                format_key(e.key),
+                {f"v{v.index}": distance(e.key, v.key) for v in sites[e.site].variants},
+            )
+        key_text, dists = known
         out.append({
             "name": labels[e.site][e.picked],
             "cat": "dispatch",
@@ -65,7 +67,7 @@ def trace(session: Session) -> dict[str, Any]:
             "pid": PID,
             "tid": tids[e.site],
             "args": {
-                "seq": e.seq, "step": e.step, "site": e.site, "key": format_key(e.key),
+                "seq": e.seq, "step": e.step, "site": e.site, "key": key_text,
                 "picked": e.picked, "predicted": e.predicted, "hit": e.cache_hit,
                 "override": e.override, "kernel": kernels[e.site][e.picked], "distances": dists,
             },
