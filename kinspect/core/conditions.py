@@ -45,6 +45,7 @@ class Field:
     nullable: bool
     get: Getter
     doc: str = ""
+    """One line for a user: what the field holds (the inspector's completion shows it)."""
 
 
 class Fields(Protocol):
@@ -363,8 +364,6 @@ def _suggest(word: str, known: Sequence[str]) -> str:
 def _describe(node: Node) -> str:
     if isinstance(node, Name):
         return f"{node.name} ({_TYPE_WORDS[node.type]})"
-    if isinstance(node, Const):
-        return _TYPE_WORDS[node.type]
     return _TYPE_WORDS[node.type]
 
 
