@@ -119,8 +119,9 @@ HEURISTICS: dict[str, Heuristic] = {
         Heuristic(
             "l1",
             "plain L1",
-            "Sum of |runtime - hint| on raw sizes: favours the largest hint for large shapes, "
-            "as a linear rather than logarithmic notion of closeness would.",
+            "Sum of |runtime - hint| on raw sizes: two hints split at their arithmetic mean, "
+            "not their geometric one, so a shape just past the geometric midpoint stays with "
+            "the smaller hint (B=2000 between hints 256 and 4096).",
             _plain_term,
             _sum_combine,
         ),

@@ -47,7 +47,8 @@ MAX_SOURCE = 4 * 1024 * 1024
 MAX_TENSORS = 64
 MAX_RANK = 16
 
-_CONTROL = {chr(c) for c in range(32)} | {"\x7f"}
+_CONTROL = {chr(c) for c in range(32)} | {chr(c) for c in range(0x7F, 0xA0)}
+"""C0, DEL and C1: ESC and CSI (U+009B) start terminal escape sequences."""
 _SOURCE_OK = {"\n", "\t", "\r"}
 
 
@@ -235,6 +236,7 @@ def _variant(d: Any, path: str, index: int) -> Variant:
         config=_scalar_map(d.get("config", {}), f"{path}.config"),
         autotune=tuple(rows),
         winner=_opt_str(d.get("winner"), f"{path}.winner", MAX_TEXT),
+        emitted=_opt_str(d.get("emitted"), f"{path}.emitted", MAX_TEXT),
         source_path=_opt_str(d.get("source_path"), f"{path}.source_path", MAX_TEXT),
     )
 
@@ -322,7 +324,7 @@ def _check_version(d: Mapping[str, Any], fmt: str) -> None:
     version = d.get("version")
     if version is None:
         raise SessionError("session has no \"version\"")
-    if version != VERSION:
+    if type(version) is not int or version != VERSION:  # true and 1.0 equal 1 in Python
         raise SessionError(f"session format version {version!r} is not supported (this kinspect reads version {VERSION})")
 
 
@@ -402,6 +404,7 @@ def site_json(s: Site) -> dict[str, Any]:
                 "config": dict(v.config),
                 "autotune": [{"name": r.name, "time_us": r.time_us, "description": r.description} for r in v.autotune],
                 "winner": v.winner,
+                "emitted": v.emitted,
             }
             for v in s.variants
         ],
@@ -541,7 +544,9 @@ def _load_log(text: str, where: str) -> Session:
     for n, line in enumerate(lines, 1):
         try:
             records.append(json.loads(line))
-        except (json.JSONDecodeError, RecursionError):
+        except RecursionError:
+            raise SessionError(f"{where}: line {n}: JSON nested too deeply") from None
+        except json.JSONDecodeError:
             if n == len(lines):
                 truncated = f"the last record (line {n}) was cut short"
                 break

@@ -25,7 +25,9 @@ import sympy
 from kinspect.core.errors import ShapeError
 from kinspect.core.shapes import MAX_SIZE
 
-SYMBOL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+SYMBOL_NAME = re.compile(r"^(?!__)[A-Za-z_][A-Za-z0-9_]{0,63}$")
+"""An identifier of at most 64 characters; dunder names (`__import__`) are never Inductor's."""
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 MAX_DEPTH = 32
 
 # op -> (min args, max args); None = unbounded
@@ -74,6 +76,8 @@ def check_tree(node: Any, depth: int = 0) -> Tree:
         if op == "opaque":
             if not isinstance(args[0], str) or len(args[0]) > 2000:
                 raise ExprError("opaque expression must hold its text (at most 2000 characters)")
+            if _CONTROL.search(args[0]):
+                raise ExprError("opaque expression text holds a control character")
             return (op, args[0])
         return (op, *(check_tree(a, depth + 1) for a in args))
     raise ExprError(f"expression node must be an int, a symbol name or [op, ...], got {type(node).__name__}")
@@ -240,18 +244,22 @@ class SizeExpr:
         return cls(_from_sympy(expr, 0))
 
 
+def _opaque(text: str) -> Tree:
+    return ("opaque", _CONTROL.sub("?", text)[:2000])
+
+
 def _from_sympy(expr: Any, depth: int) -> Tree:
     if isinstance(expr, bool):
         raise ExprError("boolean is not a size")
     if isinstance(expr, int):
-        return int(expr)
+        return int(expr) if abs(expr) <= MAX_SIZE else _opaque(str(expr))
     if depth > MAX_DEPTH:
-        return ("opaque", str(expr)[:2000])
+        return _opaque(str(expr))
     if isinstance(expr, sympy.Integer):
-        return int(expr)
+        return int(expr) if abs(int(expr)) <= MAX_SIZE else _opaque(str(expr))
     if isinstance(expr, sympy.Symbol):
         name = expr.name
-        return name if SYMBOL_NAME.match(name) else ("opaque", name[:2000])
+        return name if SYMBOL_NAME.match(name) else _opaque(name)
     name = type(expr).__name__
     args = [_from_sympy(a, depth + 1) for a in getattr(expr, "args", ())]
     if isinstance(expr, sympy.Add):
@@ -272,7 +280,7 @@ def _from_sympy(expr: Any, depth: int) -> Tree:
         return ("max", *args)
     if name == "Min" and len(args) >= 2:
         return ("min", *args)
-    return ("opaque", str(expr)[:2000])
+    return _opaque(str(expr))
 
 
 @dataclass(frozen=True)
