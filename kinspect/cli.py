@@ -41,6 +41,15 @@ def _parser() -> argparse.ArgumentParser:
     x.add_argument("--format", required=True, choices=("json", "md", "perfetto"), dest="format")
     x.add_argument("-o", "--output", required=True, metavar="FILE", help="file to write")
 
+    r = sub.add_parser("record", help="headless: compile model.py with hints on the GPU, run it, save the session")
+    r.add_argument("model")
+    r.add_argument("-o", "--output", metavar="FILE", help="session file (default: MODEL.session.json beside it)")
+    r.add_argument("--hints", help="multi_kernel_hints, comma-separated (default: the model's, else 64,256,4096)")
+    r.add_argument("--shapes", nargs="+", metavar="SHAPE", help='shapes to run instead of the workload, e.g. "B=100" "B=1000"')
+    r.add_argument("--train", action="store_true", help="compile for training (default: inference under no_grad)")
+    r.add_argument("--allow-caches", action="store_true",
+                   help="keep Inductor's caches on: faster, but a cache hit skips the compile-time facts (autotune tables, symbolic sizes)")
+
     i = sub.add_parser("inspect", help=argparse.SUPPRESS)
     i.add_argument("path")
     return p
@@ -77,6 +86,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         from kinspect.commands import export
 
         return export.run(args.session, args.format, args.output)
+    if args.command == "record":
+        from kinspect.commands import record
+
+        return record.run(args.model, args.output, args.hints, args.shapes, args.train, args.allow_caches)
     if args.command == "open":
         from kinspect.commands import inspect
 

@@ -85,7 +85,9 @@ class Variant:
     config: Mapping[str, Any] = field(default_factory=dict)
     autotune: tuple[AutotuneRow, ...] = ()
     winner: str | None = None
-    """The autotune table's fastest choice at this hint, as Inductor described it."""
+    """Name of the fastest Triton choice in this hint's autotune table."""
+    emitted: str | None = None
+    """Name of the choice Inductor finalized for this hint (the kernel it generated)."""
     source_path: str | None = None
 
     @property

@@ -1,0 +1,63 @@
+"""`kinspect record`: compile a model.py with hints on the GPU, run it, save the session."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from kinspect.core.errors import KinspectError
+from kinspect.core.shapes import SymbolShape, parse_shape
+
+
+def _progress(text: str) -> None:
+    print(f"kinspect: {text}", file=sys.stderr, flush=True)
+
+
+def parse_steps(shapes: list[str] | None) -> list[dict[str, int]] | None:
+    if not shapes:
+        return None
+    steps = []
+    for text in shapes:
+        parsed = parse_shape(text)
+        if not isinstance(parsed, SymbolShape):
+            raise KinspectError(f"--shapes takes symbol values like B=1000, not a full key: {text!r}")
+        steps.append(parsed.values)
+    return steps
+
+
+def run(model: str, out: str | None, hints: str | None, shapes: list[str] | None,
+        train: bool, allow_caches: bool) -> int:
+    from kinspect.inductor.modelfile import load_model_file
+    from kinspect.inductor.pipeline import LivePipeline, Options, require_cuda
+
+    require_cuda()
+    mf = load_model_file(model)
+    steps = parse_steps(shapes)
+    unknown = sorted({k for s in steps or [] for k in s} - set(mf.names))
+    if unknown:
+        raise KinspectError(f"--shapes names {unknown[0]}, which {mf.path.name}'s inputs() does not take ({', '.join(mf.names)})")
+    target = Path(out) if out else mf.path.with_suffix(".session.json")
+    options = Options(
+        hints=parse_hints(hints) if hints else Options().hints, train=train,
+        allow_caches=allow_caches, log_path=target.with_suffix(".jsonl"), progress=_progress,
+    )
+    with LivePipeline(mf, options) as live:
+        live.compile()
+        results = live.run_workload(steps)
+        live.save(target)
+    for r in results:
+        if r.error:
+            _progress(f"step {r.step} ({' '.join(f'{k}={v}' for k, v in r.sizes.items())}): {r.error}")
+    s = live.session
+    _progress(f"saved {target}: {len(s.sites)} sites, {len(s.events)} dispatches, {len(s.findings)} findings")
+    return 0
+
+
+def parse_hints(text: str) -> list[int]:
+    try:
+        hints = [int(h) for h in text.replace(" ", "").split(",") if h]
+    except ValueError:
+        raise KinspectError(f"--hints takes comma-separated positive integers, got {text!r}") from None
+    if not hints or any(h <= 0 for h in hints):
+        raise KinspectError(f"--hints takes comma-separated positive integers, got {text!r}")
+    return hints

@@ -1,0 +1,119 @@
+"""What kinspect points out about a session, each in one sentence a user can act on.
+
+Findings are derived from the session's facts, never stored by hand, so a recording made
+by an older kinspect gains new findings when opened by a newer one. The capture layer adds
+only what cannot be derived later (why a graph has no size-hint site).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from kinspect.core.session import Finding, Session, Site
+from kinspect.core.shapes import format_key
+
+
+def identical_variants(site: Site) -> list[Finding]:
+    groups: dict[str, list[int]] = defaultdict(list)
+    for v in site.variants:
+        groups[v.source_hash or v.kernel_name].append(v.index)
+    out = []
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        vs = [site.variants[i] for i in members]
+        hints = ", ".join(str(v.hint) for v in vs)
+        out.append(Finding(
+            "identical-variants",
+            f"variants {', '.join(f'v{i}' for i in members)} (hints {hints}) are the same kernel "
+            f"{vs[0].kernel_name}: those hints buy nothing at this site",
+            "warning", site=site.name, graph=site.graph, variants=tuple(members),
+        ))
+    return out
+
+
+def emitted_not_winner(site: Site) -> list[Finding]:
+    out = []
+    for v in site.variants:
+        if v.winner is None or v.emitted is None or v.winner == v.emitted:
+            continue
+        win = next((r for r in v.autotune if r.name == v.winner), None)
+        got = next((r for r in v.autotune if r.name == v.emitted), None)
+        detail = ""
+        if win is not None and got is not None and win.time_us and got.time_us:
+            detail = f" ({got.time_us:.1f} us against {win.time_us:.1f} us when autotuned at hint {v.hint})"
+        out.append(Finding(
+            "not-autotune-winner",
+            f"v{v.index} (hint {v.hint}) runs {v.emitted}, not {v.winner}, the fastest Triton "
+            f"choice autotuned at its hint{detail}",
+            "warning", site=site.name, graph=site.graph, variants=(v.index,),
+        ))
+    return out
+
+
+def key_value_mismatches(site: Site) -> list[Finding]:
+    out = []
+    for v in site.variants:
+        if v.hint is None:
+            continue
+        for t in site.tensors:
+            for d, dim in enumerate(t.at_hint(v.hint)):
+                if dim.differs:
+                    out.append(Finding(
+                        "key-not-true-size",
+                        f"at hint {v.hint}, {t.name} dim {d} is {dim.expr.text} = {dim.true_value} "
+                        f"but Inductor keys (and tunes) it as {dim.key_value}",
+                        "info", site=site.name, graph=site.graph, variants=(v.index,),
+                    ))
+    return out
+
+
+def structure_mismatches(session: Session, site: Site) -> list[Finding]:
+    hint_key = next((k for k in site.keys if k is not None), None)
+    if hint_key is None:
+        return []
+    seen = {e.key for e in session.events if e.site == site.name}
+    structure = (len(hint_key), tuple(len(t) for t in hint_key))
+    for key in sorted(seen):
+        if (len(key), tuple(len(t) for t in key)) != structure:
+            return [Finding(
+                "key-structure",
+                f"runtime key {format_key(key)} does not line up with the hint keys "
+                f"{format_key(hint_key)}: Inductor's zip compares only the common prefix",
+                "warning", site=site.name, graph=site.graph,
+            )]
+    return []
+
+
+def mispredictions(session: Session) -> list[Finding]:
+    out = []
+    reported: set[tuple[str, tuple]] = set()
+    for e in session.events:
+        if e.override is None and e.predicted != e.picked and (e.site, e.key) not in reported:
+            reported.add((e.site, e.key))
+            out.append(Finding(
+                "model-disagrees",
+                f"event {e.seq}: Inductor ran v{e.picked} for {format_key(e.key)} but kinspect's "
+                f"model of its heuristic predicts v{e.predicted}",
+                "error", site=e.site, variants=(e.picked, e.predicted),
+            ))
+    return out
+
+
+def no_site_graphs(session: Session) -> list[Finding]:
+    return [
+        Finding("no-site", f"{g.name} has no size-hint multi-kernel: {g.no_site_reason}", "info", graph=g.name)
+        for g in session.graphs if g.no_site_reason
+    ]
+
+
+def derive_findings(session: Session) -> list[Finding]:
+    out: list[Finding] = []
+    for site in session.sites:
+        out += identical_variants(site)
+        out += emitted_not_winner(site)
+        out += structure_mismatches(session, site)
+        out += key_value_mismatches(site)
+    out += mispredictions(session)
+    out += no_site_graphs(session)
+    return out

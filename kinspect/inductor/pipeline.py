@@ -1,0 +1,384 @@
+"""The live pipeline: compile a model.py with size hints on a CUDA GPU and record it.
+
+One `LivePipeline` owns one compiled model. It marks the dims the input builder moves
+as dynamic, compiles under max-autotune with the Triton GEMM backend and Inductor's
+caches off (a cache hit would skip the compile-time facts), and keeps the compile
+capture and the dispatch recorder installed for its whole life, so a recompile met
+later in the workload is captured like the first compile.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import platform
+import re
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kinspect.core.errors import KinspectError
+from kinspect.core.findings import derive_findings
+from kinspect.core.livelog import LiveLog
+from kinspect.core.session import (
+    AutotuneRow,
+    Environment,
+    Graph,
+    ModelInfo,
+    Session,
+    Site,
+    SymbolInfo,
+    Variant,
+)
+from kinspect.core.symbolic import SizeExpr, TensorSpec
+from kinspect.inductor.capture import CompileCapture, GraphRecord, SiteRecord
+from kinspect.inductor.kernels import variant_facts
+from kinspect.inductor.modelfile import DynamicDim, ModelFile
+from kinspect.inductor.recorder import Recorder
+
+DEFAULT_HINTS = (64, 256, 4096)
+_SOURCE = re.compile(r"^L\['(?P<name>[A-Za-z_][A-Za-z0-9_]*)'\](?:\[(?P<pos>\d+)\])?\.size\(\)\[(?P<dim>\d+)\]$")
+
+
+@dataclass
+class Options:
+    hints: Sequence[int] = DEFAULT_HINTS
+    train: bool = False
+    allow_caches: bool = False
+    log_path: Path | None = None
+    progress: Callable[[str], None] | None = None
+
+
+@dataclass
+class StepResult:
+    step: int | None
+    sizes: dict[str, int]
+    events: int
+    error: str | None = None
+
+
+def require_cuda() -> None:
+    import torch
+
+    if not torch.cuda.is_available():
+        raise KinspectError(
+            "the live pipeline needs a CUDA GPU (Inductor's size-hint multi-kernel is "
+            "Triton-only); open a recording instead: kinspect open model.session.json"
+        )
+
+
+class LivePipeline:
+    def __init__(self, model_file: ModelFile, options: Options | None = None) -> None:
+        require_cuda()
+        self.mf = model_file
+        self.options = options or Options()
+        self.hints = list(self.mf.hints or self.options.hints)
+        self.capture = CompileCapture()
+        self.capture.progress = self.options.progress
+        self.recorder = Recorder(namer=self._site_name)
+        self.results: list[StepResult] = []
+        self.lock = threading.RLock()
+        """Held while the model runs; measurement takes it too (one GPU user at a time)."""
+        self._compiled: Any = None
+        self._model: Any = None
+        self._dyn: list[DynamicDim] = []
+        self._examples: dict[str, int] = {}
+        self._log: LiveLog | None = None
+        self._logged_sites: set[str] = set()
+        self.session = Session(environment=self._environment(), model=self._model_info())
+
+    # ------------------------------------------------------------ lifecycle
+
+    def _say(self, text: str) -> None:
+        if self.options.progress is not None:
+            self.options.progress(text)
+
+    def _site_name(self, call: Any) -> str:
+        rec = self.capture.current()
+        name = call.multi_kernel_name
+        return name if rec is None or rec.index == 0 else f"{name}@graph_{rec.index}"
+
+    def close(self) -> None:
+        self.recorder.__exit__(None, None, None)
+        self.capture.__exit__(None, None, None)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def __enter__(self) -> LivePipeline:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ compile
+
+    def compile(self) -> Session:
+        """Compile at the example sizes; returns the session with its compile-time facts."""
+        import torch
+
+        self._dyn = self.mf.dynamic_dims()
+        self._examples = _distinct_examples(self.mf.examples)
+        model = self.mf.model
+        if isinstance(model, torch.nn.Module):
+            model = model.to("cuda")
+            model.train(self.options.train)
+        self._model = model
+        torch._dynamo.reset()
+        self._configure_inductor()
+        self._compiled = torch.compile(model)
+        if self.options.log_path is not None:
+            self._log = LiveLog(self.options.log_path, self.session)
+        self.capture.__enter__()
+        self.recorder.__enter__()
+        self.recorder.configure(log=self._log)
+        self._say(f"compiling {self.mf.path.name} with hints {self.hints} (max-autotune: this takes a while)")
+        self.run_sizes(self._examples, step=None, what="compile")
+        self._refresh()
+        return self.session
+
+    def _configure_inductor(self) -> None:
+        import torch._inductor.config as cfg
+
+        if not hasattr(cfg, "multi_kernel_hints"):
+            raise KinspectError("this torch has no torch._inductor.config.multi_kernel_hints")
+        cfg.multi_kernel_hints = list(self.hints)
+        cfg.max_autotune = True
+        cfg.max_autotune_gemm = True
+        cfg.max_autotune_gemm_backends = "TRITON"
+        if not self.options.allow_caches:
+            cfg.force_disable_caches = True
+
+    def _inputs(self, sizes: Mapping[str, int]) -> tuple[Any, ...]:
+        import torch
+
+        with torch.device("cuda"):
+            built = self.mf.build(sizes)
+        out = tuple(t.to("cuda") if isinstance(t, torch.Tensor) else t for t in built)
+        for d in self._dyn:
+            t = out[d.input]
+            if isinstance(t, torch.Tensor):
+                torch._dynamo.mark_dynamic(t, d.dim)
+        return out
+
+    # ------------------------------------------------------------ running
+
+    def run_sizes(self, sizes: Mapping[str, int], step: int | None = None, what: str = "run") -> StepResult:
+        """Run the compiled model once at these sizes, recording its dispatches."""
+        import torch
+
+        sizes = {**self._examples, **sizes}
+        before = len(self.recorder)
+        result = StepResult(step, dict(sizes), 0)
+        with self.lock:
+            self.recorder.set_step(step)
+            try:
+                args = self._inputs(sizes)
+                grad = torch.enable_grad() if self.options.train else torch.no_grad()
+                with grad:
+                    self._compiled(*args)
+                torch.cuda.synchronize()
+            except torch.cuda.OutOfMemoryError:
+                torch.cuda.empty_cache()
+                result.error = f"CUDA out of memory at {_fmt(sizes)}"
+            except KinspectError:
+                raise
+            except Exception as e:
+                if what == "compile":
+                    raise KinspectError(f"compiling {self.mf.path.name} failed: {type(e).__name__}: {_first_line(e)}") from e
+                result.error = f"{type(e).__name__}: {_first_line(e)}"
+        result.events = len(self.recorder) - before
+        self.results.append(result)
+        self._refresh()
+        return result
+
+    def run_workload(self, steps: Sequence[Mapping[str, int]] | None = None,
+                     on_step: Callable[[StepResult], None] | None = None) -> list[StepResult]:
+        out = []
+        for i, sizes in enumerate(self.mf.workload if steps is None else steps):
+            self._say(f"step {i}: {_fmt(sizes)}")
+            r = self.run_sizes(sizes, step=i)
+            out.append(r)
+            if on_step is not None:
+                on_step(r)
+        return out
+
+    # ------------------------------------------------------------ the session
+
+    def _refresh(self) -> None:
+        """Bring the session up to date with the capture and the recorder."""
+        s = self.session
+        s.symbols = self._symbols()
+        s.graphs = [self._graph(g) for g in self.capture.graphs]
+        sites = []
+        for g in self.capture.graphs:
+            for rec in g.sites:
+                sites.append(self._site(g, rec))
+        s.sites = sites
+        s.events = self.recorder.dispatch_events()
+        s.findings = derive_findings(s)
+        if self._log is not None:
+            self._log_new(s)
+
+    def _log_new(self, s: Session) -> None:
+        assert self._log is not None
+        if "__symbols__" not in self._logged_sites and s.symbols:
+            self._log.symbols(s.symbols)
+            self._logged_sites.add("__symbols__")
+        for site in s.sites:
+            if site.name not in self._logged_sites:
+                self._log.site(site)
+                self._logged_sites.add(site.name)
+        for ls in self.recorder.sites:
+            tag = f"__runtime__{ls.index}"
+            if tag not in self._logged_sites:
+                self._log.runtime_site(ls.index, ls.name)
+                self._logged_sites.add(tag)
+
+    def _environment(self) -> Environment:
+        import torch
+
+        try:
+            import triton
+
+            triton_version = triton.__version__
+        except ImportError:
+            triton_version = None
+        return Environment(
+            created=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            torch=torch.__version__,
+            triton=triton_version,
+            python=platform.python_version(),
+            gpu=torch.cuda.get_device_name() if torch.cuda.is_available() else None,
+            cuda=torch.version.cuda,
+            platform=platform.platform(terse=True),
+            config={
+                "multi_kernel_hints": list(self.hints),
+                "max_autotune": True,
+                "max_autotune_gemm_backends": "TRITON",
+                "force_disable_caches": not self.options.allow_caches,
+                "train": self.options.train,
+            },
+        )
+
+    def _model_info(self) -> ModelInfo:
+        return ModelInfo(
+            path=str(self.mf.path), name=self.mf.model_name, hints=tuple(self.hints),
+            workload=tuple(dict(w) for w in self.mf.workload),
+        )
+
+    def _symbols(self) -> list[SymbolInfo]:
+        by_pos = {(d.input, d.dim): d.names for d in self._dyn}
+        params = self.mf.input_names
+        seen: dict[str, SymbolInfo] = {}
+        for g in self.capture.graphs:
+            for sym, sources in g.symbols.items():
+                if sym in seen or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", sym):
+                    continue
+                alias = input_name = dim = None
+                for src in sources:
+                    m = _SOURCE.match(src)
+                    if not m:
+                        continue
+                    pos = int(m["pos"]) if m["pos"] is not None else (
+                        params.index(m["name"]) if m["name"] in params else None)
+                    if pos is None:
+                        continue
+                    names = by_pos.get((pos, int(m["dim"])))
+                    input_name = params[pos] if pos < len(params) else f"input {pos}"
+                    dim = int(m["dim"])
+                    if names and len(names) == 1:
+                        alias = names[0]
+                        break
+                seen[sym] = SymbolInfo(sym, alias, tuple(sources)[:16], input_name, dim,
+                                       self._examples.get(alias) if alias else None)
+        return list(seen.values())
+
+    def _graph(self, g: GraphRecord) -> Graph:
+        names = tuple(self._unique(g, r.name) for r in g.sites)
+        return Graph(g.name, g.wrapper_path, names, None if names else _no_site_reason(g, self.hints))
+
+    def _unique(self, g: GraphRecord, name: str) -> str:
+        return name if g.index == 0 else f"{name}@graph_{g.index}"
+
+    def _site(self, g: GraphRecord, rec: SiteRecord) -> Site:
+        name = self._unique(g, rec.name)
+        tensors = tuple(
+            TensorSpec(n, role, tuple(SizeExpr.from_sympy(e) for e in sizes))
+            for n, role, sizes in rec.tensors
+        )
+        runtime = tuple(
+            TensorSpec(n, "arg", tuple(SizeExpr.from_sympy(e) for e in sizes))
+            for n, sizes in rec.runtime_args if sizes is not None
+        )
+        facts = self._kernel_facts(name)
+        hint_of = {k: h for h, k in rec.hint_keys.items()}
+        variants = []
+        for i, key in enumerate(rec.keys):
+            hint = hint_of.get(key)
+            table = g.timings.get((rec.node, hint), [])
+            triton = [c for c in table if c.is_triton and c.time_ms is not None]
+            winner = min(triton, key=lambda c: c.time_ms).name if triton else None
+            emitted = g.emitted.get((rec.node, hint))
+            f = facts[i] if i < len(facts) else {}
+            variants.append(Variant(
+                index=i, hint=hint, key=key, kernel_name=rec.kernel_names[i],
+                source=f.get("source", ""), source_hash=f.get("source_hash", ""),
+                source_path=f.get("source_path"), config=f.get("config", {}),
+                autotune=tuple(
+                    AutotuneRow(c.name, None if c.time_ms is None else round(c.time_ms * 1000, 3), c.description)
+                    for c in sorted(table, key=lambda c: (c.time_ms is None, c.time_ms or 0))
+                ),
+                winner=winner, emitted=emitted[0] if emitted else None,
+            ))
+        return Site(name, g.name, rec.op, tensors, tuple(variants),
+                    runtime_tensors=runtime if runtime and runtime != tensors else None)
+
+    def _kernel_facts(self, site_name: str) -> list[dict[str, Any]]:
+        for ls in self.recorder.sites:
+            if ls.name == site_name:
+                return variant_facts(ls.call)
+        return []
+
+    def save(self, path: str | Path) -> None:
+        from kinspect.core.sessionio import save
+
+        self._refresh()
+        save(self.session, path)
+
+
+def _no_site_reason(g: GraphRecord, hints: Sequence[int]) -> str:
+    if g.cpp_wrapper:
+        return "cpp_wrapper picks one kernel at compile time, so there is no runtime dispatch"
+    if not hints:
+        return "no multi_kernel_hints were set"
+    if not g.dynamic_inputs:
+        return "no dynamic dim reaches this graph, so every size is static and one kernel suffices"
+    if g.templates == 0:
+        return "no GEMM Inductor could render as a Triton template (no mm/addmm/bmm here)"
+    if not g.finalized:
+        return "an extern kernel (e.g. cuBLAS) beat every Triton template in autotuning"
+    return "the Triton templates chosen here have no dynamic size (Inductor needs one for a size-hint key)"
+
+
+def _distinct_examples(examples: Mapping[str, int]) -> dict[str, int]:
+    """Example sizes must differ, or Dynamo's duck sizing merges their symbols."""
+    out: dict[str, int] = {}
+    used: set[int] = set()
+    for name, v in examples.items():
+        while v in used:
+            v += 1
+        used.add(v)
+        out[name] = v
+    return out
+
+
+def _fmt(sizes: Mapping[str, int]) -> str:
+    return " ".join(f"{k}={v}" for k, v in sizes.items())
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return text[0][:300] if text else ""
+
