@@ -107,6 +107,10 @@ class _Cursor:
         col = self.pos + 1
         if m.group(1) or m.group(2):
             raise ShapeError(f"column {col}: size must be an integer, got {token!r}")
+        digits = token.replace("_", "").lstrip("+-").lstrip("0")
+        if len(digits) > len(str(MAX_SIZE)):  # before int(): Python refuses > 4300 digits
+            problem = "must not be negative" if token.startswith("-") else "exceeds 2**62"
+            raise ShapeError(f"column {col}: size {problem}, got {token[:24]}...")
         value = int(token.replace("_", ""))
         if value < 0:
             raise ShapeError(f"column {col}: size must not be negative, got {value}")
