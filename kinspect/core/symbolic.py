@@ -268,7 +268,7 @@ def _from_sympy(expr: Any, depth: int) -> Tree:
         return ("mul", *args)
     if isinstance(expr, sympy.Pow) and isinstance(args[1], int) and args[1] >= 0:
         return ("pow", *args)
-    if name in ("FloorDiv", "IntTrueDiv") and len(args) == 2:
+    if name in ("FloorDiv", "CleanDiv") and len(args) == 2:
         return ("floordiv", *args)
     if name == "CeilDiv" and len(args) == 2:
         return ("ceildiv", *args)
