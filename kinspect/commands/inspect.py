@@ -1,7 +1,8 @@
 """`kinspect open SESSION` and `kinspect PATH`: pick a session source, run the inspector.
 
 A model file runs live where CUDA is available; elsewhere the recording saved next to
-it (`model.session.json`) opens instead, with a banner saying where it was made.
+it (`model.session.json`, or the `.jsonl` log a killed recording leaves) opens instead,
+with a banner saying where it was made.
 """
 
 from __future__ import annotations
@@ -36,15 +37,18 @@ def source_for_path(path: str) -> SessionSource:
     if _cuda_available():
         return _live_source(p)
     recording = recording_path(p)
-    if not recording.is_file():
-        raise KinspectError(
-            f"{path}: the live pipeline needs a CUDA GPU and none is available here; "
-            f"record the model on a GPU machine and open the recording with: kinspect open {recording}"
-        )
-    return RecordedSource(load(recording), recording)
+    for candidate in (recording, recording.with_suffix(".jsonl")):
+        if candidate.is_file():
+            return RecordedSource(load(candidate), candidate)
+    raise KinspectError(
+        f"{path}: the live pipeline needs a CUDA GPU and none is available here; "
+        f"record it on a GPU machine (kinspect record {path}) and open the recording with: "
+        f"kinspect open {recording}"
+    )
 
 
 def recording_path(model: Path) -> Path:
+    """Where `kinspect record` saves a model's session."""
     return model.with_name(model.stem + RECORDING_SUFFIX)
 
 

@@ -28,14 +28,14 @@ class HelpScreen(ModalScreen[None]):
 
     def __init__(self, bindings: Iterable[tuple[str, Binding]]) -> None:
         super().__init__()
-        self._bindings = list(bindings)
+        self._keys = list(bindings)
 
     def compose(self) -> ComposeResult:
         table = Table(box=None, expand=True, show_header=True, header_style="bold")
         table.add_column("key", no_wrap=True)
         table.add_column("where", no_wrap=True)
         table.add_column("action")
-        for where, b in self._bindings:
+        for where, b in self._keys:
             keys = b.key_display or ", ".join(self.app.get_key_display(b.with_key(k)) for k in b.key.split(","))
             table.add_row(Text(keys), Text(where, style="dim"), Text(f"{b.description}: {b.tooltip}"))
         with VerticalScroll(id="help-body"):

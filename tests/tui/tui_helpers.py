@@ -29,6 +29,11 @@ def screen_text(app: InspectorApp) -> str:
     return _render(app).export_text()
 
 
+def toasts(app: InspectorApp) -> list[str]:
+    """The notifications on screen, each as one string (the screen wraps them)."""
+    return [t.render().plain for t in app.screen.query("Toast")]
+
+
 def screen_segments(app: InspectorApp) -> list[Segment]:
     return list(_render(app)._record_buffer)
 
@@ -43,7 +48,11 @@ def session_with_finding(sites: int = 3, variants: int = 3, events: int = 0) -> 
 
 
 class FakeSource:
-    """A live source whose measurement sleeps between variants and reports progress."""
+    """A live source whose measurement sleeps per variant and reports progress.
+
+    While `hold` is set it stays on the first variant, so a test can look at the app
+    mid-measurement without racing the worker.
+    """
 
     live = True
     can_measure = True
@@ -52,6 +61,7 @@ class FakeSource:
         self._session = session
         self.step_s = step_s
         self.started = threading.Event()
+        self.hold = threading.Event()
 
     @property
     def session(self) -> Session:
@@ -69,9 +79,10 @@ class FakeSource:
                 break
             progress(v.index, total, f"timing {v.label}")
             time.sleep(self.step_s)
+            while self.hold.is_set() and not cancel.is_set():
+                time.sleep(0.01)
             out.append(Measurement(site.name, key, v.index, "fake", 100.0 - 10 * v.index, 95.0 - 10 * v.index,
                                    105.0 - 10 * v.index, 10, tflops=79.0 * (v.index + 1)))
-        progress(len(out), total, "done")
         return out
 
 

@@ -31,8 +31,12 @@ class VariantsTable(DataTable):
         self._columns_for: bool | None = None
 
     def show(self, expl: SiteExplanation, peak_tflops: float | None, show_terms: bool) -> None:
-        """Rebuild the rows and put the cursor on the chosen variant, if there is one."""
-        with self.app.batch_update():
+        """Rebuild the rows and put the cursor on the chosen variant, if there is one.
+
+        The app selects the chosen variant itself, so moving the cursor here posts no
+        VariantHighlighted: only the user's moves do.
+        """
+        with self.app.batch_update(), self.prevent(DataTable.RowHighlighted):
             if self._columns_for != show_terms:
                 self.clear(columns=True)
                 for label in variant_columns(show_terms):

@@ -1,0 +1,82 @@
+"""`kinspect open SESSION` and `kinspect model.py`: which source opens, or which error."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kinspect import cli
+from kinspect.commands import inspect
+from kinspect.core.sessionio import log_header, save
+from kinspect.core.synthetic import synthetic_session
+
+
+@pytest.fixture
+def opened(monkeypatch):
+    """Run the CLI without starting the app: record which source it would open."""
+    sources = []
+    monkeypatch.setattr(inspect, "_run", lambda source: sources.append(source) or 0)
+    return sources
+
+
+@pytest.fixture
+def no_cuda(monkeypatch):
+    monkeypatch.setattr(inspect, "_cuda_available", lambda: False)
+
+
+def test_open_a_session_file(tmp_path, opened):
+    path = tmp_path / "s.json"
+    save(synthetic_session(2, 2), path)
+    assert cli.main(["open", str(path)]) == 0
+    assert not opened[0].can_measure
+    assert opened[0].banner() == f"Recording made on synthetic · torch synthetic · 2026-11-29T00:00:00Z · {path}"
+
+
+def test_a_model_without_cuda_opens_the_recording_beside_it(tmp_path, opened, no_cuda):
+    model = tmp_path / "model.py"
+    model.write_text("")
+    save(synthetic_session(2, 2), tmp_path / "model.session.json")
+    assert cli.main([str(model)]) == 0
+    assert opened[0].banner().startswith("Recording made on synthetic · torch synthetic")
+    assert opened[0].banner().endswith("model.session.json")
+
+
+def test_a_killed_recording_opens_from_its_log_marked_truncated(tmp_path, opened, no_cuda):
+    model = tmp_path / "model.py"
+    model.write_text("")
+    # a recording killed right after its header: no end record
+    (tmp_path / "model.session.jsonl").write_text(json.dumps(log_header(synthetic_session(1, 2))) + "\n")
+    assert cli.main([str(model)]) == 0
+    assert "truncated: the recording stopped before its end record" in opened[0].banner()
+
+
+def test_a_model_without_cuda_or_recording_is_a_one_line_error(tmp_path, capsys, opened, no_cuda):
+    model = tmp_path / "model.py"
+    model.write_text("")
+    assert cli.main([str(model)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("kinspect: error: ")
+    assert "the live pipeline needs a CUDA GPU" in err
+    assert f"kinspect open {tmp_path / 'model.session.json'}" in err
+    assert not opened
+
+
+def test_with_cuda_the_live_pipeline_is_not_faked(tmp_path, capsys, opened, monkeypatch):
+    monkeypatch.setattr(inspect, "_cuda_available", lambda: True)
+    model = tmp_path / "model.py"
+    model.write_text("")
+    save(synthetic_session(1, 2), tmp_path / "model.session.json")
+    assert cli.main([str(model)]) == 2
+    assert "live capture is not available in this build" in capsys.readouterr().err
+    assert not opened
+
+
+@pytest.mark.parametrize("name,message", [
+    ("missing.py", "no such model file"),
+    ("notes.txt", "expected a model file (.py) or a session file (.json, .jsonl)"),
+    ("missing.json", "no such file"),
+])
+def test_bad_paths(tmp_path, capsys, opened, no_cuda, name, message):
+    assert cli.main([str(tmp_path / name)]) == 2
+    assert message in capsys.readouterr().err

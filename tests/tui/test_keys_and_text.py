@@ -1,0 +1,110 @@
+"""Keys, help, palette, NO_COLOR, and session text shown as the text it is."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+from tui_helpers import screen_segments, screen_text, session_with_finding
+
+from kinspect.core.session import Variant
+from kinspect.tui.app import InspectorApp
+from kinspect.tui.source import RecordedSource
+
+
+def all_bindings():
+    return list(InspectorApp(RecordedSource(session_with_finding())).help_bindings())
+
+
+@pytest.mark.parametrize("where,binding", all_bindings(), ids=lambda b: getattr(b, "id", None) or str(b))
+def test_every_binding_has_an_id_a_description_and_a_tooltip(where, binding):
+    assert binding.id and binding.id.startswith("kinspect.")
+    assert binding.description and binding.tooltip
+
+
+async def test_help_lists_every_key(recorded_app):
+    async with recorded_app.run_test(size=(160, 60)) as pilot:
+        await pilot.press("question_mark")
+        text = screen_text(recorded_app)
+        for _, b in recorded_app.help_bindings():
+            assert f"{b.description}: {b.tooltip}" in text
+        await pilot.press("escape")
+        assert "kinspect inspector — keys" not in screen_text(recorded_app)
+
+
+async def test_every_action_is_in_the_palette_and_runs_from_it(recorded_app):
+    async with recorded_app.run_test(size=(160, 40)) as pilot:
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        palette_text = screen_text(recorded_app)
+        for b in recorded_app.palette_bindings():
+            assert b.description in palette_text or b.action.startswith("show_tab")
+        assert "Measure" not in [b.description for b in recorded_app.palette_bindings()]  # a recording can't
+        await pilot.press(*"terms")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "terms (tensor[dim] distance)" in screen_text(recorded_app)
+
+
+async def test_palette_offers_sites_and_heuristics(recorded_app):
+    async with recorded_app.run_test(size=(160, 40)) as pilot:
+        await pilot.press("ctrl+p", *"Heuristic: l1")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "heuristic l1 (what-if" in screen_text(recorded_app)
+        await pilot.press("ctrl+p", *"Site: multi_kernel_2")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert recorded_app.site.name == "multi_kernel_2"
+
+
+def _colours(app: InspectorApp) -> set[tuple[int, int, int]]:
+    out = set()
+    for seg in screen_segments(app):
+        for c in (seg.style.color, seg.style.bgcolor) if seg.style else ():
+            if c is not None and c.triplet is not None:
+                out.add(tuple(c.triplet))
+    return out
+
+
+async def test_no_color_renders_in_greys_only(monkeypatch):
+    app = InspectorApp(RecordedSource(session_with_finding()))
+    async with app.run_test(size=(120, 30)):
+        assert any(len(set(rgb)) > 1 for rgb in _colours(app))  # colours by default
+
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = InspectorApp(RecordedSource(session_with_finding()))
+    async with app.run_test(size=(120, 30)):
+        assert app.no_color
+        assert all(len(set(rgb)) == 1 for rgb in _colours(app))
+        assert "▶" in screen_text(app)  # the choice is marked by a glyph, not by colour alone
+
+
+def _hostile_session():
+    session = session_with_finding()
+    site = session.sites[0]
+    src = "def k():\n    print('\x1b[31mred\x1b[0m [bold]loud[/bold]')\n"
+    v0 = Variant(0, 64, site.variants[0].key, "[bold]x[/bold]", src, hashlib.sha256(src.encode()).hexdigest()[:16],
+                 {"note": "[link=http://x]y[/link]"}, source_path="/tmp/[red]p[/red].py")
+    session.sites[0] = type(site)(site.name, site.graph, "[i]addmm[/i]", site.tensors, (v0, *site.variants[1:]))
+    return session
+
+
+async def test_session_text_is_shown_literally_never_as_markup_or_escapes():
+    app = InspectorApp(RecordedSource(_hostile_session(), "/tmp/[b]rec[/b].session.json"))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await pilot.press("slash", "ctrl+u", *"B=64", "enter", "enter")  # v0 is chosen; open its source
+        text = screen_text(app)
+        assert "/tmp/[b]rec[/b].session.json" in text
+        assert "[i]addmm[/i]" in text
+        assert "v0 (hint 64)  [bold]x[/bold]" in text
+        assert "note=[link=http://x]y[/link]" in text
+        assert "/tmp/[red]p[/red].py" in text
+        assert "print('\\x1b[31mred\\x1b[0m [bold]loud[/bold]')" in text
+        assert not any("\x1b" in seg.text for seg in screen_segments(app) if not seg.control)
+        await pilot.press("1")
+        v0_row = next(line for line in screen_text(app).splitlines() if "  v0  " in line)
+        assert "[bold]x[/bold]" in v0_row  # the kernel column

@@ -1,0 +1,89 @@
+"""The live-mode hook: `m` measures in a thread worker, with progress, cancellable."""
+
+from __future__ import annotations
+
+import asyncio
+
+from tui_helpers import FakeSource, screen_text, session_with_finding, toasts, type_shape
+
+from kinspect.tui.app import InspectorApp
+from kinspect.tui.widgets.measure_bar import MeasureBar
+from kinspect.tui.widgets.variants_table import VariantsTable
+
+
+async def wait_until(pilot, condition, timeout: float = 5.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        assert loop.time() < deadline, "condition not met in time"
+        await pilot.pause(0.02)
+
+
+def footer_key(app: InspectorApp, key: str):
+    return next(k for k in app.screen.query("FooterKey") if k.key == key)
+
+
+async def test_measuring_shows_progress_and_fills_the_table():
+    source = FakeSource(session_with_finding())
+    source.hold.set()
+    app = InspectorApp(source)
+    async with app.run_test(size=(160, 40), notifications=True) as pilot:
+        await type_shape(pilot, "B=2000")
+        await pilot.press("enter")
+        assert "no measurement at this key: press m to measure" in screen_text(app)
+        await pilot.press("m")
+        await wait_until(pilot, lambda: "timing v0 (hint 64)" in screen_text(app))
+        assert app.query_one(MeasureBar).display
+        assert footer_key(app, "m").has_class("-disabled")  # one measurement at a time
+
+        # the UI keeps answering while the worker sleeps
+        table = app.query_one(VariantsTable)
+        before = table.generation
+        await pilot.press("t")
+        assert table.generation == before + 1
+        assert app.measuring
+
+        source.hold.clear()
+        await wait_until(pilot, lambda: not app.measuring)
+        text = screen_text(app)
+        assert not app.query_one(MeasureBar).display
+        assert "measured 3 variants of multi_kernel_0" in toasts(app)
+        assert "fastest: v2 (hint 1024) at 80.0 µs — the chosen variant" in text
+        v0 = next(line for line in text.splitlines() if "  v0  " in line)
+        assert "100.0" in v0 and "95.0–105.0" in v0 and "×1.25" in v0 and "10%" in v0
+
+
+async def test_escape_cancels_a_measurement():
+    source = FakeSource(session_with_finding())
+    source.hold.set()
+    app = InspectorApp(source)
+    async with app.run_test(size=(160, 40), notifications=True) as pilot:
+        await pilot.press("m")
+        await wait_until(pilot, source.started.is_set)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not app.measuring)
+        assert "cancelled after 1 variant of multi_kernel_0" in toasts(app)
+        assert "escape" not in [k.key for k in app.screen.query("FooterKey")]
+
+
+async def test_a_failing_measurement_is_reported_and_the_app_goes_on():
+    class Broken(FakeSource):
+        def measure(self, site, key, progress, cancel):
+            raise RuntimeError("CUDA error: out of memory")
+
+    app = InspectorApp(Broken(session_with_finding()))
+    async with app.run_test(size=(160, 40), notifications=True) as pilot:
+        await pilot.press("m")
+        await wait_until(pilot, lambda: not app.measuring)
+        assert "measurement failed: RuntimeError: CUDA error: out of memory" in toasts(app)
+        assert not footer_key(app, "m").has_class("-disabled")
+
+
+async def test_a_recording_cannot_measure_and_its_key_is_dimmed(recorded_app):
+    async with recorded_app.run_test(size=(160, 40)) as pilot:
+        await pilot.pause()
+        assert footer_key(recorded_app, "m").has_class("-disabled")
+        await pilot.press("m")
+        assert not recorded_app.measuring
+        assert not recorded_app.query_one(MeasureBar).display
+        assert "press m to measure" not in screen_text(recorded_app)
