@@ -1,0 +1,344 @@
+"""Session files and recording logs: round trips, atomic writes, and every way a file is bad."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from dataclasses import replace
+from importlib.resources import files
+from pathlib import Path
+
+import jsonschema
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kinspect.core.errors import KinspectError, SessionError
+from kinspect.core.livelog import LiveLog
+from kinspect.core.session import Finding, Site, TensorSpec
+from kinspect.core.sessionio import load, save, session_to_json
+from kinspect.core.symbolic import SizeExpr
+from kinspect.core.synthetic import synthetic_session
+
+SCHEMA = json.loads(files("kinspect.core").joinpath("session.schema.json").read_text(encoding="utf-8"))
+VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
+
+
+def everything():
+    """A session using every optional part of the format: findings, keyless variants,
+    runtime tensors, opaque sizes, text that looks like markup, non-ASCII names."""
+    s = synthetic_session(sites=3, variants=3, events=30, seed=3)
+    site = s.sites[0]
+    variants = (*site.variants[:2], replace(site.variants[2], key=None, hint=None, source="def k():\n\treturn 1\r\n"))
+    runtime = (*site.tensors, TensorSpec("residual", "input", (SizeExpr("s0"), SizeExpr(("opaque", "sqrt(s0)")))))
+    s.sites[0] = replace(site, variants=variants, runtime_tensors=runtime, call="multi_kernel_0.run(arg0_1, buf0)")
+    s.sites[1] = replace(s.sites[1], name="[bold]site[/bold] ✓", op="mm ⟨fused⟩")
+    s.events = [replace(e, site=s.sites[1].name) if e.site == "multi_kernel_1" else e for e in s.events]
+    s.measurements = [replace(m, site=s.sites[1].name) if m.site == "multi_kernel_1" else m for m in s.measurements]
+    s.findings = [
+        Finding("identical-variants", "v0 and v1 are the same kernel", "info", "multi_kernel_0", "graph_0", (0, 1)),
+        Finding("mispick", "B=100 runs v0 at 1.33x the fastest", "warning", s.sites[1].name, None, (0,)),
+        Finding("no-site", "graph_1 has no GEMM", "error"),
+    ]
+    return s
+
+
+# ---------------------------------------------------------------- round trips
+
+
+@pytest.mark.parametrize("build", [everything, lambda: synthetic_session(sites=1, variants=1, measured=False)])
+def test_save_then_load_gives_the_same_session(tmp_path, build):
+    session = build()
+    save(session, tmp_path / "s.json")
+    assert load(tmp_path / "s.json") == session
+
+
+def test_save_is_atomic_and_leaves_only_the_file(tmp_path, synthetic):
+    path = tmp_path / "s.json"
+    save(synthetic, path)
+    save(synthetic, path)  # over an existing file
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.json"]
+    assert load(path) == synthetic
+
+
+def test_a_failed_save_keeps_the_old_file_and_no_temporary(tmp_path, synthetic, monkeypatch):
+    path = tmp_path / "s.json"
+    save(synthetic_session(sites=1), path)
+    before = path.read_bytes()
+
+    def crash(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", crash)
+    with pytest.raises(OSError):
+        save(synthetic, path)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.json"]
+
+
+def write_log(path: Path, session, close: bool = True) -> LiveLog:
+    """Record a session as the live recorder does: header, compile-time records, events."""
+    log = LiveLog(path, session)
+    log.symbols(session.symbols)
+    for g in session.graphs:
+        log.graph(g)
+    index = {}
+    for s in session.sites:
+        log.site(s)
+        index[s.name] = len(index)
+        log.runtime_site(index[s.name], s.name)
+    combos: list = []
+    step = None
+    for e in session.events:
+        if e.step != step:
+            step = e.step
+            log.record({"type": "step", "step": step})
+        combos.append((index[e.site], e.key, e.picked, e.predicted, e.cache_hit, e.override))
+        log.event(len(combos) - 1, combos, e.t_ns)
+    for m in session.measurements:
+        log.measurement(m)
+    for f in session.findings:
+        log.finding(f)
+    if close:
+        log.close()
+    return log
+
+
+def test_a_recording_log_loads_as_the_session_it_recorded(tmp_path):
+    session = everything()
+    write_log(tmp_path / "rec.jsonl", session)
+    loaded = load(tmp_path / "rec.jsonl")
+    assert loaded.truncated is None
+    assert loaded == session
+
+
+def test_a_log_whose_last_line_was_cut_opens_marked_truncated(tmp_path):
+    session = everything()
+    path = tmp_path / "rec.jsonl"
+    write_log(path, session)
+    lines = path.read_bytes().split(b"\n")
+    assert lines[-2] == b'{"type":"end"}'
+    path.write_bytes(b"\n".join(lines[:-3]) + b"\n" + lines[-3][: len(lines[-3]) // 2])
+    loaded = load(path)
+    assert loaded.truncated == f"the last record (line {len(lines) - 2}) was cut short"
+    assert loaded.findings == session.findings[:-1]
+    assert loaded.events == session.events
+
+
+def test_a_killed_recording_without_end_record_opens_marked_truncated(tmp_path):
+    session = everything()
+    path = tmp_path / "rec.jsonl"
+    log = write_log(path, session, close=False)  # as after SIGKILL: NUL padding, no end
+    try:
+        loaded = load(path)
+    finally:
+        log.close()
+    assert loaded.truncated == "the recording stopped before its end record (was it killed?)"
+    assert loaded.events == session.events and loaded.sites == session.sites
+
+
+def test_a_log_broken_before_its_last_line_is_refused(tmp_path):
+    path = tmp_path / "rec.jsonl"
+    write_log(path, everything())
+    lines = path.read_text().split("\n")
+    lines[3] = lines[3][:10]
+    path.write_text("\n".join(lines))
+    with pytest.raises(SessionError, match=r"rec.jsonl: line 4 is not valid JSON$"):
+        load(path)
+
+
+# ---------------------------------------------------------------- the schema
+
+
+def test_the_schema_is_a_valid_draft_2020_12_schema():
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+    assert SCHEMA["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+
+
+@settings(max_examples=25, derandomize=True, database=None, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 5), st.integers(0, 40), st.integers(0, 1000), st.booleans())
+def test_saved_synthetic_sessions_validate_against_the_schema(tmp_path_factory, sites, variants, events, seed, measured):
+    path = tmp_path_factory.mktemp("schema") / "s.json"
+    save(synthetic_session(sites, variants, events, seed, measured), path)
+    VALIDATOR.validate(json.loads(path.read_text(encoding="utf-8")))
+
+
+def test_a_session_using_every_optional_part_validates(tmp_path):
+    save(everything(), tmp_path / "s.json")
+    VALIDATOR.validate(json.loads((tmp_path / "s.json").read_text(encoding="utf-8")))
+
+
+def _set(doc, path, value):
+    *parents, last = path
+    for p in parents:
+        doc = doc[p]
+    if value is _DELETE:
+        del doc[last]
+    else:
+        doc[last] = value
+
+
+_DELETE = object()
+
+# (where, new value, the loader's message after "PATH: ")
+CORRUPTIONS = [
+    (["environment"], "x", "environment: expected an object, got a string"),
+    (["environment", "created"], 5, "environment.created: expected a string, got int"),
+    (["environment", "gpu"], ["H200"], "environment.gpu: expected a string, got a list"),
+    (["environment", "config", "x"], {"a": 1}, "environment.config.x: expected a number, string, boolean or a short list of them, got an object"),
+    (["model", "workload", 0, "B"], 1.5, "model.workload[0].B: expected an integer, got float"),
+    (["model", "hints", 0], -64, "model.hints[0]: integer -64 outside 0..4611686018427387904"),
+    (["symbols"], {}, "symbols: expected a list, got an object"),
+    (["symbols", 0, "name"], None, "symbols[0].name: expected a string, got null"),
+    (["sites", 0, "name"], _DELETE, "sites[0].name: expected a string, got null"),
+    (["sites", 0, "variants"], [], "sites[0].variants: a site needs at least one variant"),
+    (["sites", 0, "variants", 1, "key", 1, 0], "64", "sites[0].variants[1].key[1][0]: expected an integer, got a string"),
+    (["sites", 0, "variants", 1, "key", 1, 0], 2**62 + 1, "sites[0].variants[1].key[1][0]: integer 4611686018427387905 outside 0..4611686018427387904"),
+    (["sites", 0, "variants", 1, "key", 1], 64, "sites[0].variants[1].key[1]: expected a list, got int"),
+    (["sites", 0, "variants", 0, "kernel_name"], "k\x1b[31m", "sites[0].variants[0].kernel_name: string holds control character '\\x1b'"),
+    (["sites", 0, "variants", 0, "source"], "x" * (4 * 1024 * 1024 + 1), "sites[0].variants[0].source: string longer than 4194304 characters (4194305)"),
+    (["sites", 0, "tensors", 1, "sizes", 0], ["__import__", "os"], "sites[0].tensors[1].sizes[0]: unknown expression operation '__import__'"),
+    (["sites", 1, "name"], "multi_kernel_0", "sites: two sites share a name"),
+    (["events", 3, "hit"], "yes", "events[3].hit: expected true or false, got a string"),
+    (["events", 0, "picked"], 7, "events[0]: variant index out of range for multi_kernel_0 (3 variants)"),
+    (["events", 0, "site"], "nope", "events[0].site: no site named 'nope'"),
+    (["measurements", 0, "variant"], 9, "measurements[0]: no variant 9 of site 'multi_kernel_0'"),
+    (["measurements", 0, "median_us"], "fast", "measurements[0].median_us: expected a number, got a string"),
+    (["findings", 0, "severity"], "fatal", "findings[0].severity: must be one of info, warning, error"),
+]
+
+
+@pytest.mark.parametrize("where, value, message", CORRUPTIONS, ids=[m.split(":")[0] for _, _, m in CORRUPTIONS])
+def test_wrong_types_are_refused_with_the_field_path(tmp_path, where, value, message):
+    doc = session_to_json(everything())
+    _set(doc, where, value)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(SessionError) as err:
+        load(path)
+    assert str(err.value) == f"{path}: {message}"
+    # What the loader refuses field by field, the schema refuses too (references aside).
+    if not message.startswith(("sites: two", "events[0]: variant", "events[0].site", "measurements[0]: no")):
+        assert not VALIDATOR.is_valid(doc)
+
+
+# ---------------------------------------------------------------- files that are not sessions
+
+
+def _version(value):
+    def change(doc):
+        if value is _DELETE:
+            del doc["version"]
+        else:
+            doc["version"] = value
+    return change
+
+
+def _format(value):
+    def change(doc):
+        if value is _DELETE:
+            del doc["format"]
+        else:
+            doc["format"] = value
+    return change
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (_format(_DELETE), 'not a kinspect session: missing "format": "kinspect-session"'),
+        (_format("kinspect-log"), "line 1 is not a kinspect log header"),
+        (_format("chrome-trace"), 'not a kinspect session: missing "format": "kinspect-session"'),
+        (_version(_DELETE), 'session has no "version"'),
+        (_version(2), "session format version 2 is not supported (this kinspect reads version 1)"),
+        (_version("1"), "session format version '1' is not supported (this kinspect reads version 1)"),
+        (_version(True), "session format version True is not supported (this kinspect reads version 1)"),
+        (_version(1.0), "session format version 1.0 is not supported (this kinspect reads version 1)"),
+    ],
+)
+def test_wrong_or_missing_format_and_version_are_refused(tmp_path, change, message):
+    doc = session_to_json(synthetic_session(sites=1))
+    change(doc)
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(SessionError) as err:
+        load(path)
+    assert str(err.value) == f"{path}: {message}"
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"", "not valid JSON (line 1 column 1: Expecting value)"),
+        (b"kinspect", "not valid JSON (line 1 column 1: Expecting value)"),
+        (b'{"format": "kinspect-session",', "not valid JSON (line 1 column 31: Expecting property name enclosed in double quotes)"),
+        (b"[1, 2]", "session: expected an object, got a list"),
+        (b"null", "session: expected an object, got null"),
+        (b'{"format": "kinspect-session", "version": 1}\xff\xfe', "not UTF-8 text (byte 44)"),
+        (b"\x89PNG\r\n\x1a\n", "not UTF-8 text (byte 0)"),
+    ],
+)
+def test_files_that_are_not_sessions_are_refused_in_one_line(tmp_path, content, message):
+    path = tmp_path / "s.json"
+    path.write_bytes(content)
+    with pytest.raises(SessionError) as err:
+        load(path)
+    assert str(err.value) == f"{path}: {message}"
+
+
+def test_a_missing_file_a_directory_and_an_unreachable_path_are_refused(tmp_path):
+    cases = {
+        tmp_path / "absent.json": "no such file",
+        tmp_path: "is a directory, not a session file",
+    }
+    (tmp_path / "plain").write_text("{}")
+    cases[tmp_path / "plain" / "s.json"] = "cannot read (Not a directory)"
+    for path, message in cases.items():
+        with pytest.raises(SessionError) as err:
+            load(path)
+        assert str(err.value) == f"{path}: {message}"
+        assert isinstance(err.value, KinspectError)
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_an_unreadable_file_is_refused(tmp_path, synthetic):
+    path = tmp_path / "s.json"
+    save(synthetic, path)
+    path.chmod(0)
+    with pytest.raises(SessionError) as err:
+        load(path)
+    assert str(err.value) == f"{path}: cannot read (Permission denied)"
+
+
+def test_a_log_with_a_foreign_header_is_refused(tmp_path):
+    path = tmp_path / "rec.jsonl"
+    path.write_text('{"type": "header", "format": "kinspect-log", "version": 9}\n{"type": "end"}\n')
+    with pytest.raises(SessionError, match="session format version 9 is not supported"):
+        load(path)
+    path.write_text('{"format": "kinspect-log", "type": "site"}\n')
+    with pytest.raises(SessionError, match="line 1 is not a kinspect log header"):
+        load(path)
+
+
+def test_unknown_log_records_are_refused(tmp_path):
+    path = tmp_path / "rec.jsonl"
+    write_log(path, synthetic_session(sites=1))
+    text = path.read_text().replace('{"type":"end"}', '{"type":"exec","code":"import os"}\n{"type":"end"}')
+    path.write_text(text)
+    with pytest.raises(SessionError, match=r"line \d+: unknown record type 'exec'"):
+        load(path)
+
+
+def test_load_does_not_depend_on_the_extension(tmp_path, synthetic):
+    save(synthetic, tmp_path / "session.txt")
+    write_log(tmp_path / "rec.json", synthetic)
+    assert load(tmp_path / "session.txt") == synthetic
+    assert load(tmp_path / "rec.json").sites == synthetic.sites
+
+
+def test_sites_decide_after_a_round_trip(tmp_path, synthetic):
+    save(synthetic, tmp_path / "s.json")
+    site: Site = load(tmp_path / "s.json").sites[0]
+    assert site.decide(site.runtime_key({"s0": 1000})).chosen == 2
+    assert copy.deepcopy(site) == site
