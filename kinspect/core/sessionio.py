@@ -496,6 +496,8 @@ def _decode(text: str, where: str) -> Any:
         raise SessionError(f"{where}: not valid JSON (line {e.lineno} column {e.colno}: {e.msg})") from None
     except RecursionError:
         raise SessionError(f"{where}: JSON nested too deeply") from None
+    except ValueError:  # Python refuses to convert integers of more than 4300 digits
+        raise SessionError(f"{where}: holds a number too long to read") from None
 
 
 def load(path: str | os.PathLike[str]) -> Session:
@@ -551,6 +553,8 @@ def _load_log(text: str, where: str) -> Session:
                 truncated = f"the last record (line {n}) was cut short"
                 break
             raise SessionError(f"{where}: line {n} is not valid JSON") from None
+        except ValueError:
+            raise SessionError(f"{where}: line {n}: holds a number too long to read") from None
     if not records:
         raise SessionError(f"{where}: empty log")
     head = _obj(records[0], f"{where}: line 1")

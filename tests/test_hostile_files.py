@@ -1,0 +1,157 @@
+"""Session files made to attack the reader or the terminal: shown as plain text or refused
+in one line, never interpreted, never a traceback."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from kinspect.core.errors import SessionError
+from kinspect.core.session import SymbolInfo
+from kinspect.core.sessionio import load, save, session_to_json
+from kinspect.core.synthetic import synthetic_session
+
+MARKUP = [
+    "[bold red]boom[/bold red]",
+    "[/]",  # parsed as markup this raises MarkupError: nothing to close
+    "[link=https://example.invalid]click[/link]",
+    ":warning:",
+    "[@click=app.quit]x[/]",
+]
+
+
+def marked_up_session():
+    s = synthetic_session(sites=1, variants=3, seed=1)
+    site = s.sites[0]
+    variants = tuple(
+        replace(v, kernel_name=f"{MARKUP[i]}_k{i}", source=f"# {MARKUP[i]}\n{v.source}", winner=MARKUP[i])
+        for i, v in enumerate(site.variants)
+    )
+    s.sites[0] = replace(site, name="[bold]site[/bold]", op="[red]mm[/red]", variants=variants)
+    s.measurements = [replace(m, site="[bold]site[/bold]") for m in s.measurements]
+    s.environment = replace(s.environment, gpu="[blink]H200[/blink]", torch="[/]")
+    s.symbols = [SymbolInfo("s0", "B", ("L['x'].size()[0]",), "[i]x[/i]", 0, 1000), *s.symbols[1:]]
+    return s
+
+
+def one_error_line(result) -> str:
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("kinspect: error: ")
+    assert result.stdout == ""
+    return lines[0]
+
+
+# ---------------------------------------------------------------- markup is text
+
+
+def test_markup_in_names_is_shown_literally_by_explain(tmp_path, kinspect_cli):
+    path = tmp_path / "s.json"
+    save(marked_up_session(), path)
+    overview = kinspect_cli("explain", path)
+    assert overview.returncode == 0, overview.stderr
+    for text in ["[bold]site[/bold]", "[red]mm[/red]", "[bold red]boom[/bold red]_k0", "[/]_k1", "[blink]H200[/blink]", "with torch [/]", "[i]x[/i]"]:
+        assert text in overview.stdout, text
+    decided = kinspect_cli("explain", path, "--shape", "B=100")
+    assert decided.returncode == 0, decided.stderr
+    for text in ["[bold]site[/bold] ([red]mm[/red])", "[bold red]boom[/bold red]_k0", "[/]_k1", "[link=https://example.invalid]click[/link]_k2"]:
+        assert text in decided.stdout, text
+
+
+def test_markup_in_sources_survives_a_round_trip_as_text(tmp_path):
+    session = marked_up_session()
+    save(session, tmp_path / "s.json")
+    loaded = load(tmp_path / "s.json")
+    assert loaded.sites[0].variants[1].source.startswith("# [/]\n")
+    assert loaded == session
+
+
+# ---------------------------------------------------------------- refused in one line
+
+
+def _doc_with(change):
+    doc = session_to_json(synthetic_session(sites=1, variants=2, events=4))
+    change(doc)
+    return doc
+
+
+def _variant(field, value):
+    return lambda doc: doc["sites"][0]["variants"][0].__setitem__(field, value)
+
+
+ESCAPES = {
+    "ESC in a kernel name": (_variant("kernel_name", "k\x1b[2J\x1b[31m"), "sites[0].variants[0].kernel_name: string holds control character '\\x1b'"),
+    "ESC in a source": (_variant("source", "ok\n\x1b]0;pwned\x07"), "sites[0].variants[0].source: string holds control character '\\x07'"),
+    "8-bit CSI in a name": (_variant("kernel_name", "k\x9b31m"), "sites[0].variants[0].kernel_name: string holds control character '\\x9b'"),
+    "ESC in a symbol alias": (lambda d: d["symbols"][0].__setitem__("alias", "B\x1b[8m"), "symbols[0].alias: string holds control character '\\x1b'"),
+    "ESC in a config value": (lambda d: d["environment"]["config"].__setitem__("mode", "\x1b[5m"), "environment.config.mode: string holds control character '\\x1b'"),
+    "ESC in an opaque size": (
+        lambda d: d["sites"][0]["tensors"][1]["sizes"].__setitem__(0, ["opaque", "\x1b[31ms0"]),
+        "sites[0].tensors[1].sizes[0]: opaque expression text holds a control character",
+    ),
+    "10 MB kernel source": (_variant("source", "x" * (10 << 20)), "sites[0].variants[0].source: string longer than 4194304 characters (10485760)"),
+    "10 MB kernel name": (_variant("kernel_name", "k" * (10 << 20)), "sites[0].variants[0].kernel_name: string longer than 256 characters (10485760)"),
+    "__import__ as an operation": (
+        lambda d: d["sites"][0]["tensors"][1]["sizes"].__setitem__(0, ["__import__", "os"]),
+        "sites[0].tensors[1].sizes[0]: unknown expression operation '__import__'",
+    ),
+    "code as a symbol": (
+        lambda d: d["sites"][0]["tensors"][1]["sizes"].__setitem__(0, ["add", "__import__('os').system('rm -rf ~')", 1]),
+        "sites[0].tensors[1].sizes[0]: not a symbol name: \"__import__('os').system('rm -rf ~')\"",
+    ),
+    "a dunder symbol": (
+        lambda d: d["sites"][0]["tensors"][1]["sizes"].__setitem__(0, ["mul", 2, "__builtins__"]),
+        "sites[0].tensors[1].sizes[0]: not a symbol name: '__builtins__'",
+    ),
+    "an expression 40 deep": (
+        lambda d: d["sites"][0]["tensors"][1]["sizes"].__setitem__(0, json.loads('["add", ' * 40 + '"s0"' + ", 1]" * 40)),
+        "sites[0].tensors[1].sizes[0]: expression nested deeper than 32",
+    ),
+}
+
+
+@pytest.mark.parametrize("change, message", ESCAPES.values(), ids=ESCAPES.keys())
+def test_the_loader_refuses_escapes_huge_strings_and_code(tmp_path, change, message):
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps(_doc_with(change)), encoding="utf-8")
+    with pytest.raises(SessionError) as err:
+        load(path)
+    assert str(err.value) == f"{path}: {message}"
+
+
+def test_explain_refuses_an_escape_sequence_in_one_line(tmp_path, kinspect_cli):
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps(_doc_with(_variant("kernel_name", "k\x1b[2J"))))
+    line = one_error_line(kinspect_cli("explain", path))
+    assert "\x1b" not in line
+    assert line.endswith("kernel_name: string holds control character '\\x1b'")
+
+
+def test_explain_refuses_a_10_mb_string_in_one_line(tmp_path, kinspect_cli):
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps(_doc_with(_variant("source", "x" * (10 << 20)))))
+    assert one_error_line(kinspect_cli("explain", path)).endswith("string longer than 4194304 characters (10485760)")
+
+
+@pytest.mark.parametrize(
+    "name, content, message",
+    [
+        ("lists.json", "[" * 100_000 + "]" * 100_000, "JSON nested too deeply"),
+        ("objects.json", '{"a":' * 100_000 + "1" + "}" * 100_000, "JSON nested too deeply"),
+        ("in-a-size.json", None, "JSON nested too deeply"),
+        ("log.jsonl", '{"type":"header","format":"kinspect-log","version":1}\n' + "[" * 100_000 + "]" * 100_000 + "\n", "line 2: JSON nested too deeply"),
+        ("digits.json", '{"format":"kinspect-session","version":' + "9" * 5000 + "}", "holds a number too long to read"),
+    ],
+    ids=lambda v: v if isinstance(v, str) and v.endswith(("json", "jsonl")) else "",
+)
+def test_explain_refuses_deep_nesting_and_huge_numbers_in_one_line(tmp_path, kinspect_cli, name, content, message):
+    path = tmp_path / name
+    if content is None:  # a valid session whose one size is 100,000 lists deep
+        text = json.dumps(_doc_with(lambda d: d["sites"][0]["tensors"][1]["sizes"].__setitem__(0, "@")))
+        content = text.replace('"@"', "[" * 100_000 + "]" * 100_000)
+    path.write_text(content)
+    assert one_error_line(kinspect_cli("explain", path)) == f"kinspect: error: {path}: {message}"
