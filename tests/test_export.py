@@ -1,0 +1,249 @@
+"""Exports as their readers see them: a schema-valid session, a trace Perfetto accepts, a report."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from kinspect.core.export import FORMATS, export, render
+from kinspect.core.export.markdown import code, prose
+from kinspect.core.export.report_md import SECTIONS
+from kinspect.core.session import Finding, Session
+from kinspect.core.sessionio import load
+from kinspect.core.shapes import format_key
+from kinspect.core.synthetic import synthetic_session
+
+SCHEMA = Path(__file__).resolve().parent.parent / "kinspect" / "core" / "session.schema.json"
+
+
+# ---------------------------------------------------------------- JSON
+
+
+def test_json_export_is_a_schema_valid_session_that_loads_back(tmp_path, synthetic):
+    out = tmp_path / "s.json"
+    export(synthetic, "json", out)
+    doc = json.loads(out.read_text())
+    jsonschema.validate(doc, json.loads(SCHEMA.read_text()))
+    assert (doc["format"], doc["version"]) == ("kinspect-session", 1)
+    back = load(out)
+    assert back.events == synthetic.events
+    assert back.measurements == synthetic.measurements
+
+
+# ---------------------------------------------------------------- Perfetto
+
+PHASES = set("BEXiIbenSTpFstfPOND") | {"M", "C", "R", "c", "(", ")"}
+METADATA = {"process_name", "process_labels", "process_sort_index", "thread_name", "thread_sort_index"}
+
+
+def validate_trace(doc: object) -> list[dict]:
+    """The JSON object form of the Chrome trace-event format; returns the non-metadata events."""
+    assert isinstance(doc, dict) and isinstance(doc.get("traceEvents"), list)
+    process_names, thread_names, used = {}, {}, set()
+    events = []
+    for ev in doc["traceEvents"]:
+        assert isinstance(ev, dict)
+        assert isinstance(ev.get("name"), str) and ev["name"]
+        assert ev.get("ph") in PHASES
+        for field in ("pid", "tid"):
+            assert isinstance(ev.get(field), int) and not isinstance(ev[field], bool)
+        assert isinstance(ev.get("ts"), (int, float)) and not isinstance(ev["ts"], bool) and ev["ts"] >= 0
+        if ev["ph"] == "M":
+            assert ev["name"] in METADATA
+            assert isinstance(ev.get("args"), dict)
+            if ev["name"] == "process_name":
+                process_names[ev["pid"]] = ev["args"]["name"]
+            if ev["name"] == "thread_name":
+                thread_names[(ev["pid"], ev["tid"])] = ev["args"]["name"]
+            continue
+        if ev["ph"] == "X":
+            assert isinstance(ev.get("dur"), (int, float)) and ev["dur"] >= 0
+        if "args" in ev:
+            assert isinstance(ev["args"], dict)
+        used.add((ev["pid"], ev["tid"]))
+        events.append(ev)
+    for pid, tid in used:
+        assert pid in process_names, f"process {pid} has no process_name"
+        assert (pid, tid) in thread_names, f"track {pid}/{tid} has no thread_name"
+    return events
+
+
+def perfetto(session: Session) -> tuple[dict, list[dict]]:
+    doc = json.loads(render(session, "perfetto"))
+    return doc, validate_trace(doc)
+
+
+def test_trace_has_one_slice_per_dispatch_on_its_sites_track(synthetic):
+    doc, slices = perfetto(synthetic)
+    assert len(slices) == len(synthetic.events)
+    names = {ev["tid"]: ev["args"]["name"] for ev in doc["traceEvents"] if ev["name"] == "thread_name"}
+    assert sorted(names.values()) == sorted(s.name for s in synthetic.sites)
+    for ev, e in zip(slices, synthetic.events):
+        site = synthetic.site(e.site)
+        assert names[ev["tid"]] == e.site
+        assert ev["ph"] == "X" and ev["name"] == site.variants[e.picked].label
+        args = ev["args"]
+        assert (args["seq"], args["site"], args["picked"], args["predicted"], args["hit"], args["override"]) == (
+            e.seq, e.site, e.picked, e.predicted, e.cache_hit, e.override)
+        assert args["key"] == format_key(e.key)
+        decision = site.decide(e.key)
+        assert args["distances"] == {f"v{s.index}": s.distance for s in decision.scores}
+        assert min(args["distances"], key=args["distances"].get) == f"v{decision.chosen}"
+
+
+def test_trace_timestamps_are_recorded_microseconds_without_overlap(synthetic):
+    doc, slices = perfetto(synthetic)
+    t0 = synthetic.events[0].t_ns
+    assert [ev["ts"] for ev in slices] == [(e.t_ns - t0) / 1000 for e in synthetic.events]
+    assert doc["otherData"]["timestamps"] == "recorded t_ns"
+    last_end: dict[int, float] = {}
+    for ev in slices:
+        assert ev["ts"] >= last_end.get(ev["tid"], 0.0)
+        last_end[ev["tid"]] = ev["ts"] + ev["dur"]
+
+
+def test_trace_without_timestamps_lays_events_out_in_sequence(synthetic):
+    events = list(synthetic.events)
+    events[3] = dataclasses.replace(events[3], t_ns=None)
+    doc, slices = perfetto(dataclasses.replace(synthetic, events=events))
+    assert [ev["ts"] for ev in slices] == list(range(len(events)))
+    assert doc["otherData"]["timestamps"].startswith("synthetic")
+
+
+def test_trace_marks_overrides_and_misses_in_args(synthetic):
+    events = list(synthetic.events)
+    events[5] = dataclasses.replace(events[5], picked=2, override=2, cache_hit=False)
+    _, slices = perfetto(dataclasses.replace(synthetic, events=events))
+    assert (slices[5]["args"]["override"], slices[5]["args"]["hit"], slices[5]["name"]) == (2, False, "v2 (hint 1024)")
+
+
+# ---------------------------------------------------------------- Markdown
+
+
+def unescaped_pipes(line: str) -> int:
+    """Pipes that delimit cells: those not preceded by an odd run of backslashes."""
+    return sum(1 for m in re.finditer(r"(\\*)\|", line) if len(m.group(1)) % 2 == 0)
+
+
+def tables(text: str) -> list[list[str]]:
+    out: list[list[str]] = []
+    prev = ""
+    for line in text.split("\n"):
+        if line.startswith("|"):
+            if not prev.startswith("|"):
+                out.append([])
+            out[-1].append(line)
+        prev = line
+    return out
+
+
+def hostile(session: Session) -> Session:
+    """Session text that would break a naive report: pipes, newlines, HTML, emphasis, backticks."""
+    site = session.sites[0]
+    variants = (dataclasses.replace(site.variants[0], kernel_name="k|`x`\nnext"),) + site.variants[1:]
+    sites = [dataclasses.replace(site, variants=variants)] + session.sites[1:]
+    env = dataclasses.replace(session.environment, gpu="H200 | fake\nrow", config={"note": "a|b"})
+    findings = [Finding("odd", "B | C\nD <b>bold</b> **x** [l](http://e) `t`", site=site.name)]
+    return dataclasses.replace(session, sites=sites, environment=env, findings=findings)
+
+
+def test_report_has_every_section_in_order(synthetic):
+    text = render(synthetic, "md")
+    heads = [line[3:] for line in text.split("\n") if line.startswith("## ")]
+    assert heads == list(SECTIONS)
+    assert text.startswith("# kinspect report: synthetic\n")
+
+
+def test_report_tables_keep_their_shape_whatever_the_session_says(synthetic):
+    text = render(hostile(synthetic), "md")
+    for table in tables(text):
+        widths = {unescaped_pipes(line) for line in table}
+        assert len(widths) == 1, table
+    assert "| warning | `multi_kernel_0` | B \\| C D \\<b\\>bold\\</b\\> \\*\\*x\\*\\* \\[l\\](http://e) \\`t\\` |" in text
+    assert "<b>" not in text
+    assert "``k\\|`x` next``" in text
+    assert "`H200 \\| fake row`" in text
+
+
+def test_report_notes_identical_kernels(synthetic):
+    text = render(synthetic, "md")
+    assert "- v0 and v1 run the same kernel, `triton_tem_fused_mm_0_0`: choosing between them changes nothing" in text
+
+
+def test_report_folds_decisions_per_site_and_key(synthetic):
+    events = list(synthetic.events)
+    events[0] = dataclasses.replace(events[0], predicted=(events[0].picked + 1) % 3)
+    text = render(dataclasses.replace(synthetic, events=events), "md")
+    decisions = text.split("## Decisions")[1].split("## Measurements")[0]
+    rows = [line for line in decisions.split("\n") if line.startswith("| `")]
+    pairs = Counter((e.site, e.key) for e in events)
+    assert len(rows) == len(pairs)
+    assert sum(int(row.split(" | ")[2]) for row in rows) == len(events)
+    assert f"{len(events)} dispatch events, {len(pairs)} distinct site and key pairs" in decisions
+    assert "differed from Inductor's pick 1 times" in decisions
+    first = next(r for r in rows if r.startswith(f"| `{events[0].site}` | `{format_key(events[0].key)}` |"))
+    assert f"no ×1 (predicted v{events[0].predicted})" in first
+
+
+def test_report_measurements_show_regret_against_the_fastest(synthetic):
+    text = render(synthetic, "md")
+    measured = text.split("## Measurements")[1]
+    row = next(line for line in measured.split("\n") if line.startswith("| `multi_kernel_0`") and "| v0 |" in line)
+    assert row.endswith("| 15.00 | 14.55–15.60 | 50 | 1.50 |")
+    assert "| v1 | `synthetic` | 10.00 | 9.70–10.40 | 50 | 1.00 (fastest) |" in measured
+
+
+def test_an_empty_session_reports_none_recorded():
+    s = synthetic_session(events=0, measured=False)
+    text = render(dataclasses.replace(s, symbols=[], findings=[]), "md")
+    for section in ("Symbols", "Findings", "Decisions", "Measurements"):
+        assert f"## {section}\n\nNone recorded." in text
+
+
+def test_escaping_helpers():
+    assert prose("a|b\r\nc") == "a\\|b c"
+    assert prose("\\|") == "\\\\\\|"
+    assert code("a`b") == "``a`b``"
+    assert code("`a") == "`` `a ``"
+    assert code("x|y") == "`x\\|y`" and code("x|y", in_table=False) == "`x|y`"
+
+
+# ---------------------------------------------------------------- the command
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_kinspect_export_writes_each_format(kinspect_cli, session_file, tmp_path, fmt):
+    out = tmp_path / f"out.{fmt}"
+    r = kinspect_cli("export", session_file, "--format", fmt, "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == f"wrote {out} ({fmt}, 24 events)\n"
+    text = out.read_text()
+    if fmt == "md":
+        assert "## Decisions" in text
+    else:
+        assert json.loads(text)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--format", "md", "-o", "{tmp}/missing/out.md"), "kinspect: error: cannot write {tmp}/missing/out.md: No such file or directory\n"),
+        (("--format", "md", "-o", "{tmp}"), "kinspect: error: {tmp}: is a directory; give a file name\n"),
+    ],
+)
+def test_kinspect_export_errors_are_one_line(kinspect_cli, session_file, tmp_path, args, message):
+    r = kinspect_cli("export", session_file, *(a.format(tmp=tmp_path) for a in args))
+    assert r.returncode == 2
+    assert r.stderr == message.format(tmp=tmp_path)
+
+
+def test_kinspect_export_of_a_missing_session(kinspect_cli, tmp_path):
+    r = kinspect_cli("export", tmp_path / "nope.json", "--format", "json", "-o", tmp_path / "x.json")
+    assert (r.returncode, r.stderr) == (2, f"kinspect: error: {tmp_path / 'nope.json'}: no such file\n")
+    assert not (tmp_path / "x.json").exists()
