@@ -44,8 +44,8 @@ class Replay:
 
     `index` is the current event's position in the list, or -1 before the first event
     (where a fresh cursor and `restart()` put it, so that `cont()` can stop at event 0).
-    Every move returns the new index, or None when it cannot move; then the cursor stays
-    where it was.
+    Every move returns the new index, or None when the cursor stays where it was (at an
+    end, already there, or no breakpoint ahead), so a caller redraws only on a move.
     """
 
     def __init__(self, session: Session, ctx: EventContext | None = None) -> None:
