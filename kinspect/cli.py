@@ -11,14 +11,22 @@ import argparse
 import sys
 import traceback
 from collections.abc import Sequence
+from typing import NoReturn
 
 from kinspect.core.errors import KinspectError
 
 COMMANDS = ("open", "explain", "record", "export")
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage mistakes read like every other error: one `kinspect: error:` line, status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"kinspect: error: {message} (see: {self.prog} --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="kinspect",
         description="Inspect PyTorch Inductor's size-hint multi-kernel dispatch.",
         epilog="kinspect PATH opens model.py live (CUDA) or a recorded session anywhere.",
@@ -52,6 +60,8 @@ def _parser() -> argparse.ArgumentParser:
 
     i = sub.add_parser("inspect", help=argparse.SUPPRESS)
     i.add_argument("path")
+    for command in sub.choices.values():  # `--debug` after the subcommand works too
+        command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
     return p
 
 

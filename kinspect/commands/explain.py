@@ -1,4 +1,17 @@
-"""`kinspect explain`: the inspector's decisions, headless and scriptable."""
+"""`kinspect explain`: the inspector's decisions, headless and scriptable.
+
+Without `--shape` it lists the session's symbols and sites. With `--shape --json` it
+prints `{"shape": TEXT, "sites": [SITE, ...]}`, one SITE per site the shape was asked of:
+
+    {"name", "graph", "op", "runtime_key": [[int]], "heuristic",
+     "variants": [{"index", "hint", "key", "kernel_name", "distance", "terms",
+                   "mismatch"?, "median_us"?, "p20_us"?, "p80_us"?}],
+     "chosen", "tied", "reason", "alternatives": {heuristic: index},
+     "fastest"?, "regret"?}
+
+or `{"name", "graph", "op", "error"}` for a site the shape does not determine (a symbol
+it needs is missing). Keys marked ? appear only when they apply.
+"""
 
 from __future__ import annotations
 

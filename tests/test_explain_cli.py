@@ -1,0 +1,172 @@
+"""`kinspect explain` as a user runs it: a subprocess, its stdout, its stderr, its status."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kinspect.core.decision import decide
+from kinspect.core.session import Session
+from kinspect.core.sessionio import save
+from kinspect.core.synthetic import synthetic_session
+
+ADDMM_1000 = [[4096], [1000, 1024], [4096, 1024], [1000, 4096]]
+
+
+def ok(result) -> str:
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    return result.stdout
+
+
+def one_error_line(result) -> str:
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("kinspect: error: ")
+    return lines[0].removeprefix("kinspect: error: ")
+
+
+# ---------------------------------------------------------------- overview
+
+
+def test_without_a_shape_it_lists_symbols_and_sites(kinspect_cli, session_file):
+    out = ok(kinspect_cli("explain", session_file))
+    assert "recorded 2026-11-29T00:00:00Z on synthetic with torch synthetic" in out
+    for text in ["symbols", "sites", "multi_kernel_0", "multi_kernel_1", "multi_kernel_2", "addmm", "(s0, 1024)", "(4096, 2*s1)"]:
+        assert text in out, text
+    assert "64: triton_tem_fused_mm_0_0" in out
+    # the symbols table: alias, Inductor name, input, dim, example
+    assert any(line.split() == ["│", "B", "│", "s0", "│", "x", "│", "0", "│", "1000", "│"] for line in out.splitlines())
+
+
+def test_the_overview_as_json(kinspect_cli, session_file, synthetic: Session):
+    doc = json.loads(ok(kinspect_cli("explain", session_file, "--json")))
+    assert [s["alias"] for s in doc["symbols"]] == ["B", "N"]
+    assert [s["name"] for s in doc["sites"]] == ["multi_kernel_0", "multi_kernel_1", "multi_kernel_2"]
+    site = doc["sites"][1]
+    assert site["tensors"] == ["(s0, 4096)", "(4096, 2*s1)", "(s0, 2*s1)"]
+    assert [v["hint"] for v in site["variants"]] == [64, 256, 1024]
+    assert site["variants"][0]["key"] == [[64, 4096], [4096, 64], [64, 64]]
+    assert doc["truncated"] is None
+
+
+# ---------------------------------------------------------------- decisions
+
+
+def test_a_shape_as_json_gives_each_sites_decision(kinspect_cli, session_file, synthetic: Session):
+    doc = json.loads(ok(kinspect_cli("explain", session_file, "--shape", "B=1000 N=64", "--json")))
+    assert doc["shape"] == "B=1000 N=64"
+    assert [s["name"] for s in doc["sites"]] == [s.name for s in synthetic.sites]
+    for entry, site in zip(doc["sites"], synthetic.sites):
+        assert {"name", "runtime_key", "variants", "chosen"} <= entry.keys()
+        runtime = site.runtime_key({"s0": 1000, "s1": 64})
+        decision = decide(site.keys, runtime)
+        assert entry["runtime_key"] == [list(t) for t in runtime]
+        assert entry["chosen"] == decision.chosen
+        for row, variant, score in zip(entry["variants"], site.variants, decision.scores, strict=True):
+            assert {"index", "hint", "key", "distance"} <= row.keys()
+            assert (row["index"], row["hint"]) == (variant.index, variant.hint)
+            assert row["key"] == [list(t) for t in variant.key]
+            assert row["distance"] == score.distance
+    first = doc["sites"][0]
+    assert first["runtime_key"] == ADDMM_1000
+    assert first["chosen"] == 2 and first["tied"] == [2]
+    assert first["reason"] == "v2 (hint 1024) is nearest at distance 0.06843; next is v1 (hint 256) at 3.932"
+
+
+def test_a_site_the_shape_does_not_determine_reports_what_is_missing(kinspect_cli, session_file):
+    doc = json.loads(ok(kinspect_cli("explain", session_file, "--shape", "B=1000", "--json")))
+    by_name = {s["name"]: s for s in doc["sites"]}
+    assert by_name["multi_kernel_1"] == {"name": "multi_kernel_1", "graph": "graph_0", "op": "mm", "error": "multi_kernel_1 needs a value for N"}
+    assert by_name["multi_kernel_0"]["chosen"] == 2
+
+
+def test_the_tie_at_a_geometric_midpoint_goes_to_the_first_variant(kinspect_cli, session_file):
+    doc = json.loads(ok(kinspect_cli("explain", session_file, "--shape", "B=128", "--site", "multi_kernel_0", "--json")))
+    (site,) = doc["sites"]
+    assert site["chosen"] == 0 and site["tied"] == [0, 1]
+    assert site["reason"].startswith("tie at distance 2 between v0 (hint 64) and v1 (hint 256)")
+
+
+def test_a_full_key_with_a_site(kinspect_cli, session_file):
+    key = "(4096,),(1000,1024),(4096,1024),(1000,4096)"
+    doc = json.loads(ok(kinspect_cli("explain", session_file, "--shape", key, "--site", "multi_kernel_0", "--json")))
+    (site,) = doc["sites"]
+    assert site["runtime_key"] == ADDMM_1000 and site["chosen"] == 2
+    assert all("mismatch" not in v for v in site["variants"])
+
+
+def test_a_full_key_that_does_not_line_up_is_flagged(kinspect_cli, session_file):
+    doc = json.loads(ok(kinspect_cli("explain", session_file, "--shape", "(1000,1024),(4096,1024)", "--site", "multi_kernel_0", "--json")))
+    (site,) = doc["sites"]
+    for v in site["variants"]:
+        assert v["mismatch"] == "runtime key has 2 tensors, hint key 4: Inductor compares only the first 2"
+
+
+def test_a_shape_as_tables(kinspect_cli, session_file):
+    out = ok(kinspect_cli("explain", session_file, "--shape", "B=1000", "--site", "multi_kernel_0"))
+    assert "multi_kernel_0 (addmm) at ((4096,), (1000, 1024), (4096, 1024), (1000, 4096))" in out
+    chosen = [line for line in out.splitlines() if "▶" in line]
+    assert len(chosen) == 1 and "triton_tem_fused_mm_0_2" in chosen[0] and "1024" in chosen[0]
+    assert "v2 (hint 1024) is nearest at distance 0.06843; next is v1 (hint 256) at 3.932" in out
+
+
+def test_another_heuristic(kinspect_cli, session_file):
+    doc = json.loads(ok(kinspect_cli("explain", session_file, "--shape", "B=100", "--site", "multi_kernel_0", "--heuristic", "ceil", "--json")))
+    (site,) = doc["sites"]
+    assert site["heuristic"] == "ceil" and site["chosen"] == 1
+    assert site["alternatives"]["inductor"] == 0
+
+
+# ---------------------------------------------------------------- mistakes
+
+
+@pytest.fixture
+def sessionless_dir(tmp_path):
+    empty = synthetic_session(sites=1)
+    empty.sites, empty.events, empty.measurements = [], [], []
+    save(empty, tmp_path / "no-sites.json")
+    (tmp_path / "broken.json").write_text('{"format": "kinspect-session", "version": 1, "sites": [')
+    return tmp_path
+
+
+BAD = {
+    "missing file": (["{dir}/absent.json"], "{dir}/absent.json: no such file"),
+    "directory": (["{dir}"], "{dir}: is a directory, not a session file"),
+    "broken JSON": (["{dir}/broken.json"], "{dir}/broken.json: not valid JSON (line 1 column 56: Expecting value)"),
+    "no sites": (["{dir}/no-sites.json", "--shape", "B=1"], "this session has no size-hint sites"),
+    "symbol without value": (["{session}", "--shape", "B=x"], "column 3: expected a size (non-negative integer), found 'x'"),
+    "negative size": (["{session}", "--shape", "B=-1"], "column 3: size must not be negative, got -1"),
+    "fractional size": (["{session}", "--shape", "B=1.5"], "column 3: size must be an integer, got '1.5'"),
+    "empty shape": (["{session}", "--shape", ""], "empty shape: type symbol values like B=1000, or a key like (1000,1024),(4096,1024)"),
+    "unknown symbol": (["{session}", "--shape", "Q=3"], "unknown symbol Q; this session has: B, N, s0, s1"),
+    "shape fits no site": (["{session}", "--shape", "N=64"], "multi_kernel_0 needs a value for B"),
+    "unknown site": (["{session}", "--shape", "B=1", "--site", "mk9"], "no site named 'mk9'; this session has: multi_kernel_0, multi_kernel_1, multi_kernel_2"),
+    "unknown heuristic": (["{session}", "--shape", "B=1", "--heuristic", "l3"], "unknown heuristic 'l3'; known: inductor, log2-l2, log2-linf, l1, ceil"),
+    "full key without site": (["{session}", "--shape", "(1,2),(3,4)"], "a full key applies to one site: name it with --site"),
+    "broken full key": (["{session}", "--shape", "(1,2),(3,", "--site", "multi_kernel_0"], "column 10: expected a size (non-negative integer), found end of input"),
+    "no session argument": ([], "the following arguments are required: session (see: kinspect explain --help)"),
+    "misspelt option": (["{session}", "--shpe", "B=1"], "unrecognized arguments: --shpe B=1 (see: kinspect --help)"),
+    "option without value": (["{session}", "--shape"], "argument --shape: expected one argument (see: kinspect explain --help)"),
+}
+
+
+@pytest.mark.parametrize("args, message", BAD.values(), ids=BAD.keys())
+def test_every_bad_input_is_one_error_line_and_status_2(kinspect_cli, session_file, sessionless_dir, args, message):
+    fill = {"dir": sessionless_dir, "session": session_file}
+    result = kinspect_cli("explain", *(a.format(**fill) for a in args))
+    assert one_error_line(result) == message.format(**fill)
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_debug_shows_the_traceback(kinspect_cli, session_file, where):
+    args = ["explain", session_file, "--shape", "B=x"]
+    result = kinspect_cli(*(["--debug", *args] if where == "before" else [*args, "--debug"]))
+    assert result.returncode == 2
+    assert result.stderr.startswith("Traceback (most recent call last):")
+    assert "kinspect.core.errors.ShapeError: column 3" in result.stderr
+    assert result.stderr.splitlines()[-1] == "kinspect: error: column 3: expected a size (non-negative integer), found 'x'"
