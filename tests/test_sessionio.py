@@ -342,3 +342,12 @@ def test_sites_decide_after_a_round_trip(tmp_path, synthetic):
     site: Site = load(tmp_path / "s.json").sites[0]
     assert site.decide(site.runtime_key({"s0": 1000})).chosen == 2
     assert copy.deepcopy(site) == site
+
+
+def test_the_documented_example_is_a_valid_session(tmp_path):
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "session-format.md").read_text(encoding="utf-8")
+    example = doc.split("## The session file", 1)[1].split("```json\n", 1)[1].split("```", 1)[0]
+    VALIDATOR.validate(json.loads(example))
+    (tmp_path / "example.json").write_text(example)
+    session = load(tmp_path / "example.json")
+    assert session.sites[0].decide(session.events[0].key).chosen == 0
