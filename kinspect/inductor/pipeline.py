@@ -332,8 +332,9 @@ class LivePipeline:
                 ),
                 winner=winner, emitted=emitted[0] if emitted else None,
             ))
+        same = [t.sizes for t in runtime] == [t.sizes for t in tensors]
         return Site(name, g.name, rec.op, tensors, tuple(variants),
-                    runtime_tensors=runtime if runtime and runtime != tensors else None)
+                    runtime_tensors=None if same or not runtime else runtime)
 
     def _kernel_facts(self, site_name: str) -> list[dict[str, Any]]:
         for ls in self.recorder.sites:
