@@ -120,14 +120,17 @@ def synthetic_session(
                 Graph("graph_1", None, (), "no GEMM in this graph")],
         sites=built,
     )
-    cache: dict[tuple[str, tuple], int] = {}
+    # Like Inductor's _shape_cache: decide a (site, size) once; later calls reuse the pick.
+    cache: dict[tuple[int, int], tuple[tuple, int]] = {}
     for seq in range(events):
-        site = built[seq % sites]
+        si = seq % sites
+        site = built[si]
         bval = rng.choice([1, 64, 100, 128, 129, 500, 1000, 1024, 1025, 4096, 8192, rng.randint(1, 16384)])
-        key = site.runtime_key({"s0": bval, "s1": 64})
-        pick = decide(site.keys, key).chosen
-        hit = (site.name, key) in cache
-        cache[(site.name, key)] = pick
+        hit = (si, bval) in cache
+        if not hit:
+            key = site.runtime_key({"s0": bval, "s1": 64})
+            cache[(si, bval)] = (key, decide(site.keys, key).chosen)
+        key, pick = cache[(si, bval)]
         session.events.append(DispatchEvent(seq, site.name, key, pick, pick, hit, seq // sites, seq * 1000, None))
     if measured:
         for site in built:
