@@ -192,7 +192,14 @@ class InspectorApp(App[None]):
             observed = self._events.at(site.name, expl.runtime_key)
             self.query_one(DecisionSummary).show(decision_summary(expl, observed, self.source.can_measure))
             self._select(expl.decision.chosen)
-        self.query_one(SymbolicTable).show(site, runtime_env(self.session, self.shape), expl.runtime_key)
+        if self.query_one(TabbedContent).active == "symbolic":
+            self._show_symbolic()
+
+    def _show_symbolic(self) -> None:
+        """Fill the symbolic tab; only while it is visible, as it changes on every keystroke."""
+        if self.site is not None:
+            key = self.explanation.runtime_key if self.explanation else None
+            self.query_one(SymbolicTable).show(self.site, runtime_env(self.session, self.shape), key)
 
     def _select(self, index: int) -> None:
         assert self.site is not None
@@ -229,6 +236,10 @@ class InspectorApp(App[None]):
     def _variant_highlighted(self, event: VariantsTable.VariantHighlighted) -> None:
         if self.site is not None and 0 <= event.index < len(self.site.variants):
             self._select(event.index)
+
+    @on(TabbedContent.TabActivated, pane="#symbolic")
+    def _symbolic_shown(self) -> None:
+        self._show_symbolic()
 
     @on(DataTable.RowSelected, "#variants-table")
     def _variant_opened(self, event: DataTable.RowSelected) -> None:

@@ -1,0 +1,33 @@
+"""Screenshots of the inspector at fixed sizes on a fixed synthetic session.
+
+Regenerate after a deliberate UI change with `pytest tests/tui/test_snapshots.py
+--snapshot-update` and review the SVGs in the diff.
+"""
+
+from __future__ import annotations
+
+from tui_helpers import session_with_finding
+
+from kinspect.tui.app import InspectorApp
+from kinspect.tui.source import RecordedSource
+
+
+def app() -> InspectorApp:
+    return InspectorApp(RecordedSource(session_with_finding(), "/recordings/model.session.json"))
+
+
+def test_opening_at_80x24(snap_compare):
+    assert snap_compare(app(), terminal_size=(80, 24))
+
+
+def test_opening_at_160x48(snap_compare):
+    assert snap_compare(app(), terminal_size=(160, 48))
+
+
+def test_tie_with_distance_terms_at_80x24(snap_compare):
+    keys = ["slash", "ctrl+u", *"B=128", "enter", "t"]
+    assert snap_compare(app(), press=keys, terminal_size=(80, 24))
+
+
+def test_symbolic_mismatch_at_80x24(snap_compare):
+    assert snap_compare(app(), press=["right_square_bracket", "4"], terminal_size=(80, 24))
