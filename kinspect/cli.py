@@ -43,6 +43,8 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--site", help="restrict to one site (needed with a full key)")
     e.add_argument("--heuristic", default="inductor", help="distance to decide by (default: inductor)")
     e.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    e.add_argument("--measure", action="store_true", help="with model.py: time every variant at --shape on the GPU")
+    e.add_argument("--hints", help="with model.py: multi_kernel_hints, comma-separated")
 
     x = sub.add_parser("export", help="write a session as JSON, a Markdown report or a Perfetto trace")
     x.add_argument("session")
@@ -54,6 +56,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("-o", "--output", metavar="FILE", help="session file (default: MODEL.session.json beside it)")
     r.add_argument("--hints", help="multi_kernel_hints, comma-separated (default: the model's, else 64,256,4096)")
     r.add_argument("--shapes", nargs="+", metavar="SHAPE", help='shapes to run instead of the workload, e.g. "B=100" "B=1000"')
+    r.add_argument("--measure", action="store_true", help="time every variant at each distinct shape run")
     r.add_argument("--train", action="store_true", help="compile for training (default: inference under no_grad)")
     r.add_argument("--allow-caches", action="store_true",
                    help="keep Inductor's caches on: faster, but a cache hit skips the compile-time facts (autotune tables, symbolic sizes)")
@@ -91,7 +94,8 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "explain":
         from kinspect.commands import explain
 
-        return explain.run(args.session, args.shape, args.site, args.heuristic, args.json)
+        return explain.run(args.session, args.shape, args.site, args.heuristic, args.json,
+                           args.measure, args.hints)
     if args.command == "export":
         from kinspect.commands import export
 
@@ -99,7 +103,8 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "record":
         from kinspect.commands import record
 
-        return record.run(args.model, args.output, args.hints, args.shapes, args.train, args.allow_caches)
+        return record.run(args.model, args.output, args.hints, args.shapes, args.train,
+                          args.allow_caches, args.measure)
     if args.command == "open":
         from kinspect.commands import inspect
 

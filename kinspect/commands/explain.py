@@ -22,14 +22,21 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from kinspect.core.errors import KinspectError
 from kinspect.core.explain import SiteExplanation, explain
 from kinspect.core.session import Session
 from kinspect.core.sessionio import load
-from kinspect.core.shapes import format_key, parse_shape
+from kinspect.core.shapes import SymbolShape, format_key, parse_shape
 
 
-def run(path: str, shape: str | None, site: str | None, heuristic: str, as_json: bool) -> int:
-    session = load(path)
+def run(path: str, shape: str | None, site: str | None, heuristic: str, as_json: bool,
+        measure: bool = False, hints: str | None = None) -> int:
+    if path.endswith(".py"):
+        session = _live(path, shape, site, measure, hints)
+    elif measure:
+        raise KinspectError("--measure runs the model: give model.py, not a recorded session")
+    else:
+        session = load(path)
     if shape is None:
         overview = _overview(session)
         if as_json:
@@ -45,6 +52,32 @@ def run(path: str, shape: str | None, site: str | None, heuristic: str, as_json:
         for r in results:
             console.print(_site_table(r))
     return 0
+
+
+def _live(path: str, shape: str | None, site: str | None, measure: bool, hints: str | None) -> Session:
+    """Compile model.py on the GPU, run (and measure) the shape, and explain that session."""
+    from kinspect.commands.record import parse_hints, progress
+    from kinspect.inductor.modelfile import load_model_file
+    from kinspect.inductor.pipeline import LivePipeline, Options
+
+    mf = load_model_file(path)
+    options = Options(progress=progress)
+    if hints:
+        options.hints = parse_hints(hints)
+    with LivePipeline(mf, options) as live:
+        live.compile()
+        if shape is not None:
+            parsed = parse_shape(shape)
+            if not isinstance(parsed, SymbolShape):
+                raise KinspectError("with model.py, --shape takes symbol values like B=1000")
+            unknown = sorted(set(parsed.values) - set(mf.names))
+            if unknown:
+                raise KinspectError(f"{mf.path.name}'s inputs() takes {', '.join(mf.names)}, not {unknown[0]}")
+            if measure:
+                live.measure(parsed.values, site)
+            else:
+                live.run_sizes(parsed.values)
+        return live.session
 
 
 def _overview(session: Session) -> dict:

@@ -9,7 +9,7 @@ from kinspect.core.errors import KinspectError
 from kinspect.core.shapes import SymbolShape, parse_shape
 
 
-def _progress(text: str) -> None:
+def progress(text: str) -> None:
     print(f"kinspect: {text}", file=sys.stderr, flush=True)
 
 
@@ -26,7 +26,7 @@ def parse_steps(shapes: list[str] | None) -> list[dict[str, int]] | None:
 
 
 def run(model: str, out: str | None, hints: str | None, shapes: list[str] | None,
-        train: bool, allow_caches: bool) -> int:
+        train: bool, allow_caches: bool, measure: bool = False) -> int:
     from kinspect.inductor.modelfile import load_model_file
     from kinspect.inductor.pipeline import LivePipeline, Options, require_cuda
 
@@ -44,12 +44,22 @@ def run(model: str, out: str | None, hints: str | None, shapes: list[str] | None
     with LivePipeline(mf, options) as live:
         live.compile()
         results = live.run_workload(steps)
+        if measure:
+            seen = []
+            for r in results:
+                if r.error is None and r.sizes not in seen:
+                    seen.append(r.sizes)
+            for sizes in seen:
+                try:
+                    live.measure(sizes)
+                except KinspectError as e:  # e.g. too large to measure: say so, keep going
+                    progress(f"not measured at {' '.join(f'{k}={v}' for k, v in sizes.items())}: {e}")
         live.save(target)
     for r in results:
         if r.error:
-            _progress(f"step {r.step} ({' '.join(f'{k}={v}' for k, v in r.sizes.items())}): {r.error}")
+            progress(f"step {r.step} ({' '.join(f'{k}={v}' for k, v in r.sizes.items())}): {r.error}")
     s = live.session
-    _progress(f"saved {target}: {len(s.sites)} sites, {len(s.events)} dispatches, {len(s.findings)} findings")
+    progress(f"saved {target}: {len(s.sites)} sites, {len(s.events)} dispatches, {len(s.findings)} findings")
     return 0
 
 

@@ -10,7 +10,8 @@ kinspect, so the file still runs with `python model.py`:
     hints = [64, 256, 4096]                  # optional: multi_kernel_hints
 
 The builder's parameter names are the symbols a user types (`B=1000`); their defaults are
-the example sizes. Which input dims depend on which name is found by calling the builder
+the example sizes. A builder without parameters gives a static model, which kinspect
+still compiles, to say why it gets no size-hint multi-kernel. Which input dims depend on which name is found by calling the builder
 twice per name with different values and seeing which dims move, so the user never marks
 anything dynamic by hand.
 """
@@ -197,8 +198,6 @@ def _builder_signature(builder: Callable[..., Any], path: Path) -> tuple[tuple[s
             if not _is_size(p.default) or p.default < 2:
                 raise ModelFileError(f"{path.name}: default of {p.name} must be an integer >= 2 (sizes 0 and 1 are specialised by the compiler)")
             examples[p.name] = p.default
-    if not names:
-        raise ModelFileError(f"{path.name}: inputs() takes no sizes; name at least one, e.g. def inputs(B=1000)")
     return tuple(names), examples
 
 

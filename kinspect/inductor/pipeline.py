@@ -10,11 +10,12 @@ later in the workload is captured like the first compile.
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import platform
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,17 +26,21 @@ from kinspect.core.session import (
     AutotuneRow,
     Environment,
     Graph,
+    Measurement,
     ModelInfo,
     Session,
     Site,
     SymbolInfo,
     Variant,
 )
+from kinspect.core.roofline import gemm_flops, min_bytes
+from kinspect.core.shapes import Key, format_key
 from kinspect.core.symbolic import SizeExpr, TensorSpec
 from kinspect.inductor.capture import CompileCapture, GraphRecord, SiteRecord
 from kinspect.inductor.kernels import variant_facts
 from kinspect.inductor.modelfile import DynamicDim, ModelFile
-from kinspect.inductor.recorder import Recorder
+from kinspect.inductor.measure import Timing, VariantLauncher, cupti_times, measure_peaks, time_variants
+from kinspect.inductor.recorder import LiveSite, Recorder
 
 DEFAULT_HINTS = (64, 256, 4096)
 _SOURCE = re.compile(r"^L\['(?P<name>[A-Za-z_][A-Za-z0-9_]*)'\](?:\[(?P<pos>\d+)\])?\.size\(\)\[(?P<dim>\d+)\]$")
@@ -202,6 +207,130 @@ class LivePipeline:
             out.append(r)
             if on_step is not None:
                 on_step(r)
+        return out
+
+    # ------------------------------------------------------------ measuring
+
+    def estimate_bytes(self, sizes: Mapping[str, int]) -> int | None:
+        """GPU memory a run at these sizes needs: inputs (built on the meta device, so
+        nothing is allocated), each site's tensors, and the snapshot measuring takes."""
+        import torch
+
+        try:
+            with torch.device("meta"):
+                built = self.mf.build({**self._examples, **sizes})
+        except Exception:  # a builder that cannot run on meta: no estimate, OOM still caught
+            return None
+        tensors = [t for t in built if isinstance(t, torch.Tensor)]
+        itemsize = tensors[0].element_size() if tensors else 4
+        total = sum(t.numel() * t.element_size() for t in tensors)
+        env = self.session.resolve(sizes) if self.session.symbols else {}
+        for site in self.session.sites:
+            try:
+                key = site.runtime_key(env)
+            except KinspectError:
+                continue
+            total += 2 * sum(math.prod(shape) for shape in key) * itemsize
+        return total
+
+    def _check_memory(self, sizes: Mapping[str, int]) -> None:
+        import torch
+
+        need = self.estimate_bytes(sizes)
+        if need is None:
+            return
+        free, _ = torch.cuda.mem_get_info()
+        if need > 0.9 * free:
+            raise KinspectError(
+                f"{_fmt(sizes)} needs about {need / 2**30:.1f} GiB of GPU memory and "
+                f"{free / 2**30:.1f} GiB is free; try smaller sizes"
+            )
+
+    def measure(self, sizes: Mapping[str, int], site: str | None = None, *, cupti: bool = True,
+                l2_flush: bool = False, progress: Callable[[str], None] | None = None,
+                cancel: threading.Event | None = None) -> list[Measurement]:
+        """Time every variant of each site (or one) at these sizes, on the args of a real call."""
+        import torch
+
+        sizes = {**self._examples, **sizes}
+        self._check_memory(sizes)
+        say = progress or self._say
+        with self.lock:
+            if "tflops_bf16" not in self.session.environment.peaks:
+                say("measuring the GPU's peaks (bf16 matmul, device copy)")
+                self.session.environment = replace(self.session.environment, peaks=measure_peaks())
+            targets = [ls for ls in self.recorder.sites if site is None or ls.name == site]
+            if not targets:
+                raise KinspectError(f"no site named {site!r} has run yet")
+            captured: dict[int, tuple[Any, Any]] = {}
+            originals = {}
+            for ls in targets:
+                originals[ls.index] = ls.call.run
+
+                def grab(*args: Any, _ls: LiveSite = ls, **kwargs: Any) -> None:
+                    captured[_ls.index] = (args, kwargs)
+                    originals[_ls.index](*args, **kwargs)
+
+                ls.call.run = grab
+            try:
+                result = self.run_sizes(sizes, step=None, what="measure")
+            finally:
+                for ls in targets:
+                    ls.call.run = originals[ls.index]
+            if result.error:
+                raise KinspectError(f"running at {_fmt(sizes)} failed: {result.error}")
+            out: list[Measurement] = []
+            for ls in targets:
+                if ls.index not in captured:
+                    continue
+                args, kwargs = captured[ls.index]
+                key = ls.call._get_shape_cache_key(*args)
+                say(f"measuring {ls.name} at {format_key(key)}")
+                out += self._measure_site(ls, key, args, kwargs, cupti, l2_flush, say, cancel)
+                torch.cuda.empty_cache()
+            self.session.measurements += out
+            if self._log is not None:
+                for m in out:
+                    self._log.measurement(m)
+            return out
+
+    def _measure_site(self, ls: LiveSite, key: Key, args: Any, kwargs: Any, cupti: bool,
+                      l2_flush: bool, say: Callable[[str], None],
+                      cancel: threading.Event | None) -> list[Measurement]:
+        import torch
+
+        site = next((s for s in self.session.sites if s.name == ls.name), None)
+        itemsize = next((a.element_size() for a in args if isinstance(a, torch.Tensor)), 2)
+        flops = gemm_flops(site, key) if site is not None else None
+        nbytes = min_bytes(key, itemsize)
+        try:
+            launcher = VariantLauncher(ls.call, args, kwargs)
+        except torch.cuda.OutOfMemoryError:
+            torch.cuda.empty_cache()
+            return [Measurement(ls.name, key, v, "cuda_events", None, error="CUDA out of memory")
+                    for v in range(len(ls.keys))]
+        variants = list(range(len(ls.keys)))
+        try:
+            timed = time_variants(launcher, variants, l2_flush=l2_flush, progress=say, cancel=cancel)
+            profiled = cupti_times(launcher, [v for v in variants if isinstance(timed.get(v), Timing)]) if cupti else {}
+        finally:
+            launcher.release()
+        out = []
+        for v in variants:
+            t = timed.get(v)
+            if not isinstance(t, Timing):
+                out.append(Measurement(ls.name, key, v, "cuda_events", None, error=str(t)))
+                continue
+            for method, tm in (("cuda_events", t), ("cupti", profiled.get(v))):
+                if tm is None:
+                    continue
+                sec = tm.median_us * 1e-6
+                out.append(Measurement(
+                    ls.name, key, v, method, round(tm.median_us, 3), round(tm.p20_us, 3),
+                    round(tm.p80_us, 3), tm.samples, l2_flush and method == "cuda_events",
+                    tflops=None if flops is None else round(flops / sec / 1e12, 3),
+                    gbps=round(nbytes / sec / 1e9, 2),
+                ))
         return out
 
     # ------------------------------------------------------------ the session

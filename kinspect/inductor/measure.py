@@ -1,0 +1,220 @@
+"""Kernel-level latency of every variant of a site, with the arguments of a real call.
+
+Timing the whole compiled call hides 4-50 us kernels under ~80 us of Python and launch
+overhead, so kinspect launches each variant's kernel itself (`kernel.run` on the filtered
+arguments, as `SizeHintMultiKernelCall.run` does) and times it with CUDA events:
+
+- the GPU is first held busy by a sleep kernel while the CPU queues the launches, so
+  every event pair brackets one kernel with no CPU gap inside it; a sample whose start
+  event found the GPU idle (the queue ran dry) is discarded rather than trusted;
+- variants are interleaved round by round, so drift hits all of them alike, and the
+  median with its p20-p80 spread is reported, never one number;
+- warm-up launches (which also compile a variant that never ran) are excluded;
+- every tensor argument is snapshotted and restored after each variant's batch, so a
+  kernel that writes an input cannot change what the next variant reads;
+- optionally a 256 MiB buffer is written between launches to flush L2.
+
+CUPTI kernel durations from `torch.profiler` give an independent cross-check.
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+_SLEEP_CYCLES = 2_000_000
+"""About 1 ms at H200 clocks: long enough for the CPU to queue one batch of launches."""
+_FLUSH_BYTES = 256 << 20
+
+
+class Cancelled(Exception):
+    """The user cancelled a measurement in progress."""
+
+
+@dataclass
+class Timing:
+    median_us: float
+    p20_us: float
+    p80_us: float
+    samples: int
+
+
+def quantile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    if len(ordered) == 1:
+        return ordered[0]
+    pos = q * (len(ordered) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+def summarize(samples: Sequence[float]) -> Timing:
+    return Timing(statistics.median(samples), quantile(samples, 0.2), quantile(samples, 0.8), len(samples))
+
+
+class VariantLauncher:
+    """Launches variant i of a `SizeHintMultiKernelCall` on captured arguments."""
+
+    def __init__(self, call: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> None:
+        import torch
+
+        self.call = call
+        self.kernels = call.kernels
+        self.args = list(args)
+        self.kwargs = dict(kwargs)
+        self._tensors = [a for a in self.args if isinstance(a, torch.Tensor)]
+        self._snapshot = [t.clone() for t in self._tensors]
+        self._filtered = [call._get_filtered_args(self.args, i) for i in range(len(self.kernels))]
+
+    def launch(self, i: int) -> None:
+        import torch
+
+        kw = dict(self.kwargs)
+        if "stream" in kw:
+            kw["stream"] = torch.cuda.current_stream().cuda_stream
+        self.kernels[i].run(*self._filtered[i], **kw)
+
+    def restore(self) -> None:
+        for t, saved in zip(self._tensors, self._snapshot):
+            t.copy_(saved)
+
+    def release(self) -> None:
+        self._snapshot.clear()
+
+
+def _warm_up(launcher: VariantLauncher, v: int) -> float:
+    """Run a variant a few times (compiling it if it never ran); its rough time in us."""
+    import torch
+
+    launcher.launch(v)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(3):
+        launcher.launch(v)
+    end.record()
+    torch.cuda.synchronize()
+    launcher.restore()
+    return start.elapsed_time(end) * 1000.0 / 3
+
+
+def time_variants(
+    launcher: VariantLauncher,
+    variants: Sequence[int],
+    l2_flush: bool = False,
+    progress: Callable[[str], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> dict[int, Timing | str]:
+    """Median kernel time per variant, or the error that variant raised.
+
+    Batches are sized so that one round costs each variant about 2 ms of GPU time and the
+    whole measurement stays well under a second for eight sub-millisecond variants.
+    """
+    import torch
+
+    results: dict[int, Timing | str] = {}
+    rough: dict[int, float] = {}
+    for v in variants:
+        try:
+            rough[v] = max(_warm_up(launcher, v), 1.0)
+        except torch.cuda.OutOfMemoryError:
+            torch.cuda.empty_cache()
+            results[v] = "CUDA out of memory"
+        except Exception as e:  # a failing kernel is that variant's problem only
+            results[v] = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
+    if not rough:
+        return results
+    per_batch = {v: min(8, max(1, int(2000 / t))) for v, t in rough.items()}
+    rounds = min(15, max(5, min(int(60_000 / (per_batch[v] * t)) for v, t in rough.items())))
+    flush = torch.empty(_FLUSH_BYTES, dtype=torch.uint8, device="cuda") if l2_flush else None
+    samples: dict[int, list[float]] = {v: [] for v in rough}
+    order = list(rough)
+    for r in range(rounds):
+        if cancel is not None and cancel.is_set():
+            raise Cancelled()
+        if progress is not None:
+            progress(f"timing {len(order)} variants: round {r + 1}/{rounds}")
+        order = order[1:] + order[:1]
+        for v in order:
+            pairs = []
+            torch.cuda._sleep(_SLEEP_CYCLES)
+            for _ in range(per_batch[v]):
+                if flush is not None:
+                    flush.zero_()
+                start = torch.cuda.Event(enable_timing=True)
+                end = torch.cuda.Event(enable_timing=True)
+                start.record()
+                launcher.launch(v)
+                end.record()
+                pairs.append((start, end))
+            torch.cuda.synchronize()
+            prev_end = None
+            for start, end in pairs:
+                # The start event should follow the previous end at once; a gap means the
+                # GPU ran dry and waited for the CPU, which would inflate this sample.
+                idle = prev_end is not None and flush is None and prev_end.elapsed_time(start) > 0.002
+                if not idle:
+                    samples[v].append(start.elapsed_time(end) * 1000.0)
+                prev_end = end
+            launcher.restore()
+    for v in rough:
+        results[v] = summarize(samples[v]) if samples[v] else "no usable sample (the GPU kept running dry)"
+    return results
+
+
+def cupti_times(launcher: VariantLauncher, variants: Sequence[int], launches: int = 20) -> dict[int, Timing]:
+    """Kernel durations as CUPTI saw them, per variant, through torch.profiler."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    out: dict[int, Timing] = {}
+    for v in variants:
+        launcher.launch(v)
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(launches):
+                launcher.launch(v)
+            torch.cuda.synchronize()
+        name = str(launcher.kernels[v].inductor_meta.get("kernel_name", ""))
+        durations = [
+            e.time_range.elapsed_us() for e in prof.events()
+            if getattr(e, "device_type", None) is not None and e.device_type.name == "CUDA"
+            and (not name or name in e.name)
+        ]
+        launcher.restore()
+        if durations:
+            out[v] = summarize([float(d) for d in durations])
+    return out
+
+
+def measure_peaks() -> dict[str, float]:
+    """The GPU's ceilings as measured here: bf16 matmul TFLOP/s and device copy GB/s."""
+    import torch
+
+    def timed(fn: Callable[[], Any], n: int) -> float:
+        for _ in range(3):
+            fn()
+        torch.cuda.synchronize()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(n):
+            fn()
+        end.record()
+        torch.cuda.synchronize()
+        return start.elapsed_time(end) / 1000.0 / n
+
+    n = 8192
+    a = torch.randn(n, n, dtype=torch.bfloat16, device="cuda")
+    b = torch.randn(n, n, dtype=torch.bfloat16, device="cuda")
+    t_mm = timed(lambda: a @ b, 10)
+    del a, b
+    src = torch.randn(1 << 28, device="cuda")
+    dst = torch.empty_like(src)
+    t_copy = timed(lambda: dst.copy_(src), 10)
+    nbytes = 2 * src.numel() * src.element_size()
+    del src, dst
+    torch.cuda.empty_cache()
+    return {"tflops_bf16": 2 * n**3 / t_mm / 1e12, "gbps": nbytes / t_copy / 1e9}
