@@ -166,7 +166,8 @@ def midpoint_sites(draw):
     half = draw(st.integers(1, 8))
     lo, mid, hi = c << i, c << (i + half), c << (i + 2 * half)
     hints = [lo, hi] if draw(st.booleans()) else [hi, lo]
-    others = draw(st.lists(st.sampled_from([c << (i + 4 * half + 1), c << (i + 6 * half)]), max_size=2, unique=True))
+    farther = [h for h in (c << (i + 4 * half + 1), c << (i + 6 * half)) if h <= MAX_SIZE]
+    others = draw(st.lists(st.sampled_from(farther), max_size=2, unique=True)) if farther else []
     hints = hints + others if draw(st.booleans()) else others + hints
     keys = [substitute(template, h) for h in hints]
     return keys, [substitute(template, mid)], c, min(hints.index(lo), hints.index(hi))
