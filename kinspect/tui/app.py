@@ -64,7 +64,7 @@ class InspectorApp(App[None]):
                 tooltip="Stop the running measurement"),
         Binding("t", "toggle_terms", "Terms", id="kinspect.terms",
                 tooltip="Show or hide each variant's distance per tensor dimension"),
-        Binding("h", "next_heuristic", "Heuristic", id="kinspect.heuristic",
+        Binding("h", "next_heuristic", "What-if", id="kinspect.heuristic",
                 tooltip="What-if: decide by the next distance heuristic"),
         Binding("d", "diff_selected", "Diff", id="kinspect.diff",
                 tooltip="Diff the selected variant's source against the chosen one's"),
@@ -77,8 +77,6 @@ class InspectorApp(App[None]):
                     tooltip=f"Show the {tab} tab", group=TABS)
             for i, tab in enumerate(TAB_IDS, 1)
         ),
-        Binding("ctrl+p", "command_palette", "Palette", id="kinspect.palette",
-                tooltip="Search every action, site and heuristic"),
     ]
 
     measuring: reactive[bool] = reactive(False, bindings=True)
@@ -123,7 +121,7 @@ class InspectorApp(App[None]):
                     with TabPane(f"Findings ({len(self.session.findings)})", id="findings"):
                         yield FindingsList(self.session.findings, id="findings-list")
         yield MeasureBar(id="measure-bar")
-        yield Footer(compact=True, show_command_palette=False)
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         try:
@@ -263,7 +261,7 @@ class InspectorApp(App[None]):
         out = []
         for b in self.BINDINGS:
             assert isinstance(b, Binding)
-            if b.action != "command_palette" and self.check_action(b.action.split("(")[0], ()) is True:
+            if self.check_action(b.action.split("(")[0], ()) is True:
                 out.append(b)
         return out
 

@@ -13,6 +13,7 @@ import difflib
 import re
 from collections.abc import Mapping, Sequence
 
+from rich.cells import cell_len
 from rich.text import Text
 
 from kinspect.core.decision import Decision
@@ -38,6 +39,15 @@ def literal(text: str) -> str:
 
 def plain(text: str, style: str = "") -> Text:
     return Text(literal(text), style=style)
+
+
+def column_widths(labels: Sequence[str], rows: Sequence[Sequence[Text]]) -> list[int]:
+    """Each column's width: its widest cell or label, so tables never wait to measure."""
+    widths = [cell_len(label) for label in labels]
+    for row in rows:
+        for i, cell in enumerate(row):
+            widths[i] = max(widths[i], cell.cell_len)
+    return widths
 
 
 # ---------------------------------------------------------------- variants table

@@ -70,6 +70,28 @@ async def test_a_site_that_needs_another_symbol_says_which(recorded_app):
         assert "▶" not in text
 
 
+async def test_a_full_key_that_does_not_line_up_is_flagged(recorded_app):
+    async with recorded_app.run_test(size=(160, 40)) as pilot:
+        await type_shape(pilot, "(4096,),(128,1024)")
+        text = screen_text(recorded_app)
+        assert "▶!" in chosen_row(text)
+        assert ("! key mismatch, v0 (hint 64): runtime key has 2 tensors, hint key 4: "
+                "Inductor compares only the first 2") in text
+
+
+async def test_a_session_without_sites_says_why_and_keys_do_no_harm():
+    session = session_with_finding()
+    session.sites = []
+    app = InspectorApp(RecordedSource(session))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("t", "h", "d", "m", "right_square_bracket", "2", "3", "4", "5", "1")
+        await type_shape(pilot, "B=3")
+        text = screen_text(app)
+        assert "This session has no size-hint multi-kernel sites." in text
+        assert "graph_1: no GEMM in this graph" in text
+        assert app.is_running
+
+
 async def test_symbol_names_complete(recorded_app):
     async with recorded_app.run_test(size=(160, 40)) as pilot:
         await type_shape(pilot, "B=100 ")

@@ -10,7 +10,7 @@ from textual.widgets import DataTable
 
 from kinspect.core.session import Site
 from kinspect.core.shapes import Key
-from kinspect.tui.present import symbolic_columns, symbolic_rows
+from kinspect.tui.present import column_widths, symbolic_columns, symbolic_rows
 
 
 class SymbolicTable(DataTable):
@@ -23,15 +23,12 @@ class SymbolicTable(DataTable):
 
     def __init__(self, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
-        self._site: Site | None = None
 
     def show(self, site: Site, env: Mapping[str, int] | None, key: Key | None) -> None:
+        labels = symbolic_columns(site)
+        rows = symbolic_rows(site, env, key)
         with self.app.batch_update():
-            if site is not self._site:
-                self.clear(columns=True)
-                for label in symbolic_columns(site):
-                    self.add_column(Text(label))
-                self._site = site
-            else:
-                self.clear()
-            self.add_rows(symbolic_rows(site, env, key))
+            self.clear(columns=True)
+            for label, width in zip(labels, column_widths(labels, rows)):
+                self.add_column(Text(label), width=width)
+            self.add_rows(rows)

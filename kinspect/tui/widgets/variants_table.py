@@ -8,7 +8,7 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from kinspect.core.explain import SiteExplanation
-from kinspect.tui.present import variant_columns, variant_rows
+from kinspect.tui.present import column_widths, variant_columns, variant_rows
 
 
 class VariantsTable(DataTable):
@@ -28,23 +28,32 @@ class VariantsTable(DataTable):
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
         self.generation = 0
         """How many times the rows were rebuilt; benchmarks wait on it."""
-        self._columns_for: bool | None = None
+        self._layout: tuple[object, bool] | None = None
+        self._widths: list[int] = []
 
     def show(self, expl: SiteExplanation, peak_tflops: float | None, show_terms: bool) -> None:
         """Rebuild the rows and put the cursor on the chosen variant, if there is one.
 
-        The app selects the chosen variant itself, so moving the cursor here posts no
-        VariantHighlighted: only the user's moves do.
+        Columns get explicit widths that only grow while the site stays the same, so
+        the table does not jitter as the user types. The app selects the chosen variant
+        itself, so moving the cursor here posts no VariantHighlighted: only the user's
+        moves do.
         """
+        labels = variant_columns(show_terms)
+        rows = variant_rows(expl, peak_tflops, show_terms)
+        widths = column_widths(labels, rows)
+        layout = (expl.site, show_terms)
         with self.app.batch_update(), self.prevent(DataTable.RowHighlighted):
-            if self._columns_for != show_terms:
+            if layout != self._layout or any(w > have for w, have in zip(widths, self._widths)):
+                if layout == self._layout:
+                    widths = [max(w, have) for w, have in zip(widths, self._widths)]
                 self.clear(columns=True)
-                for label in variant_columns(show_terms):
-                    self.add_column(Text(label))
-                self._columns_for = show_terms
+                for label, width in zip(labels, widths):
+                    self.add_column(Text(label), width=width)
+                self._layout, self._widths = layout, widths
             else:
                 self.clear()
-            for i, row in enumerate(variant_rows(expl, peak_tflops, show_terms)):
+            for i, row in enumerate(rows):
                 self.add_row(*row, key=str(i))
             if expl.decision is not None:
                 self.move_cursor(row=expl.decision.chosen)
