@@ -67,7 +67,8 @@ class VariantLauncher:
         self.args = list(args)
         self.kwargs = dict(kwargs)
         self._tensors = [a for a in self.args if isinstance(a, torch.Tensor)]
-        self._snapshot = [t.clone() for t in self._tensors]
+        with torch.no_grad():
+            self._snapshot = [t.detach().clone() for t in self._tensors]
         self._filtered = [call._get_filtered_args(self.args, i) for i in range(len(self.kernels))]
 
     def launch(self, i: int) -> None:
@@ -79,8 +80,11 @@ class VariantLauncher:
         self.kernels[i].run(*self._filtered[i], **kw)
 
     def restore(self) -> None:
-        for t, saved in zip(self._tensors, self._snapshot):
-            t.copy_(saved)
+        import torch
+
+        with torch.no_grad():  # parameters are leaves that require grad
+            for t, saved in zip(self._tensors, self._snapshot):
+                t.copy_(saved)
 
     def release(self) -> None:
         self._snapshot.clear()

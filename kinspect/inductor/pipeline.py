@@ -74,6 +74,8 @@ def require_cuda() -> None:
 
 
 class LivePipeline:
+    """One compiled model.py: compile once, run sizes, measure, save."""
+
     def __init__(self, model_file: ModelFile, options: Options | None = None) -> None:
         require_cuda()
         self.mf = model_file
@@ -105,8 +107,6 @@ class LivePipeline:
         return name if rec is None or rec.index == 0 else f"{name}@graph_{rec.index}"
 
     def close(self) -> None:
-        self.recorder.__exit__(None, None, None)
-        self.capture.__exit__(None, None, None)
         if self._log is not None:
             self._log.close()
             self._log = None
@@ -130,13 +130,10 @@ class LivePipeline:
             model = model.to("cuda")
             model.train(self.options.train)
         self._model = model
-        torch._dynamo.reset()
         self._configure_inductor()
         self._compiled = torch.compile(model)
         if self.options.log_path is not None:
             self._log = LiveLog(self.options.log_path, self.session)
-        self.capture.__enter__()
-        self.recorder.__enter__()
         self.recorder.configure(log=self._log)
         self._say(f"compiling {self.mf.path.name} with hints {self.hints} (max-autotune: this takes a while)")
         self.run_sizes(self._examples, step=None, what="compile")
@@ -176,7 +173,9 @@ class LivePipeline:
         sizes = {**self._examples, **sizes}
         before = len(self.recorder)
         result = StepResult(step, dict(sizes), 0)
-        with self.lock:
+        # The hooks are installed only while this pipeline runs its model, so that two
+        # pipelines in one process (tests, baselines) never capture each other's graphs.
+        with self.lock, self.capture, self.recorder:
             self.recorder.set_step(step)
             try:
                 args = self._inputs(sizes)

@@ -1,0 +1,14 @@
+"""What the GPU tests compile and where to find it (shared by tests/gpu modules)."""
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "samples"
+MODELS = Path(__file__).parent / "models"
+
+MEASURE_AT = {
+    "linear": [{"B": 100}, {"B": 1000}],
+    "mlp": [{"B": 1000}],
+    "gemm_2d": [{"M": 2048, "N": 2048}],
+}
+"""Shapes each sample is measured at when first recorded."""
