@@ -167,28 +167,20 @@ class InspectorApp(App[None]):
     def _redecide(self) -> None:
         """Decide the current site for the current shape and hand every widget its part."""
         site = self.site
-        if site is None:
-            return
-        table = self.query_one(VariantsTable)
-        peak = self.session.environment.peaks.get("tflops_bf16")
-        if self.shape is None:
-            self.explanation = None
+        if site is None or self.shape is None:
             return
         expl = explain_site(self.session, site, self.shape, self.heuristic)
         self.explanation = expl
-        entry = self.query_one(ShapeEntry)
-        if expl.error is not None:
-            entry.error = expl.error
-            table.show(expl, peak, self.show_terms)
-            self.query_one(DecisionSummary).show(
-                Text(f"{literal(site.name)} cannot be decided for this shape: {literal(expl.error)}", style="yellow")
-            )
+        self.query_one(ShapeEntry).site_error = expl.error
+        peak = self.session.environment.peaks.get("tflops_bf16")
+        self.query_one(VariantsTable).show(expl, peak, self.show_terms)
+        summary = self.query_one(DecisionSummary)
+        if expl.decision is None or expl.runtime_key is None:
+            summary.show(Text(f"{literal(site.name)} cannot be decided for this shape: {literal(str(expl.error))}",
+                              style="yellow"))
         else:
-            entry.error = None
-            assert expl.decision is not None and expl.runtime_key is not None
-            table.show(expl, peak, self.show_terms)
             observed = self._events.at(site.name, expl.runtime_key)
-            self.query_one(DecisionSummary).show(decision_summary(expl, observed, self.source.can_measure))
+            summary.show(decision_summary(expl, observed, self.source.can_measure))
             self._select(expl.decision.chosen)
         if self.query_one(TabbedContent).active == "symbolic":
             self._show_symbolic()
@@ -205,8 +197,7 @@ class InspectorApp(App[None]):
         variant = self.site.variants[index]
         twin = identical_to(self.site).get(index)
         self.query_one("#source-view", SourceView).show(variant, twin)
-        if self.screen.has_class("-wide"):
-            self.query_one("#preview", SourceView).show(variant, twin)
+        self.query_one("#preview", SourceView).show(variant, twin)  # shown from 120 columns
 
     # ------------------------------------------------------------ messages up
 
@@ -242,10 +233,6 @@ class InspectorApp(App[None]):
     @on(DataTable.RowSelected, "#variants-table")
     def _variant_opened(self, event: DataTable.RowSelected) -> None:
         self.action_show_tab("source")
-
-    def on_resize(self) -> None:
-        if self.site is not None and self.screen.has_class("-wide"):
-            self._select(self.selected)
 
     # ------------------------------------------------------------ actions
 
@@ -301,7 +288,7 @@ class InspectorApp(App[None]):
     def action_next_heuristic(self) -> None:
         names = list(HEURISTICS)
         self.use_heuristic(names[(names.index(self.heuristic) + 1) % len(names)])
-        self.notify(f"deciding by {self.heuristic}: {HEURISTICS[self.heuristic].title}", timeout=3)
+        self.notify(f"deciding by {self.heuristic}: {HEURISTICS[self.heuristic].title}", timeout=3, markup=False)
 
     def action_diff_selected(self) -> None:
         if self.site is None:

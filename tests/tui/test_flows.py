@@ -57,6 +57,9 @@ async def test_bad_input_shows_the_parse_error_inline_and_keeps_the_table(record
         assert "✗ column 7: expected '=' after x, found end of input" in text
         assert " v1 " in chosen_row(text)
 
+        await pilot.press("escape", "right_square_bracket")  # another site: the typo is still shown
+        assert "✗ column 7: expected '=' after x, found end of input" in screen_text(recorded_app)
+
         await type_shape(pilot, "Q=3")
         assert "✗ unknown symbol Q; this session has: B, N, s0, s1" in screen_text(recorded_app)
 

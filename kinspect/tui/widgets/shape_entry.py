@@ -67,8 +67,10 @@ class ShapeInput(Input):
 
 
 class ShapeEntry(Vertical):
-    error: reactive[str | None] = reactive(None)
-    """What is wrong with the typed shape, shown on the line below; None when valid."""
+    parse_error: reactive[str | None] = reactive(None)
+    """Why the typed text is not a shape; set by the entry itself on every keystroke."""
+    site_error: reactive[str | None] = reactive(None)
+    """Why the current site cannot take the last valid shape; set by the app."""
 
     class Changed(Message):
         """A keystroke gave a new text; `shape` is None when it does not parse."""
@@ -102,24 +104,31 @@ class ShapeEntry(Vertical):
         return self.query_one(ShapeInput).value
 
     def on_mount(self) -> None:
-        self.watch_error(self.error)
+        self._show_status()
 
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()
         try:
             shape = parse_shape(event.value)
         except ShapeError as e:
-            self.error = str(e)
+            self.parse_error = str(e)
             shape = None
         else:
-            self.error = None
+            self.parse_error = None
         self.post_message(self.Changed(event.value, shape))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         self.post_message(self.Done())
 
-    def watch_error(self, error: str | None) -> None:
+    def watch_parse_error(self) -> None:
+        self._show_status()
+
+    def watch_site_error(self) -> None:
+        self._show_status()
+
+    def _show_status(self) -> None:
+        error = self.parse_error or self.site_error
         status = self.query_one("#shape-status", Static)
         if error is None:
             status.update(Text("→ completes a symbol name · enter: back to the table", style="dim"))
