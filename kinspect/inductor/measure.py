@@ -4,9 +4,10 @@ Timing the whole compiled call hides 4-50 us kernels under ~80 us of Python and 
 overhead, so kinspect launches each variant's kernel itself (`kernel.run` on the filtered
 arguments, as `SizeHintMultiKernelCall.run` does) and times it with CUDA events:
 
-- the GPU is first held busy by a sleep kernel while the CPU queues the launches, so
-  every event pair brackets one kernel with no CPU gap inside it; a sample whose start
-  event found the GPU idle (the queue ran dry) is discarded rather than trusted;
+- a sample is one replay of a CUDA graph of back-to-back launches of one variant,
+  divided by their number, so neither the CPU's launch cost nor the event overhead (about
+  2 us, 8% of a 30 us kernel when each launch gets its own event pair) enters it; the
+  GPU is held by a sleep kernel while a round is queued;
 - variants are interleaved round by round, so drift hits all of them alike, and the
   median with its p20-p80 spread is reported, never one number;
 - warm-up launches (which also compile a variant that never ran) are excluded;
@@ -105,6 +106,24 @@ def _warm_up(launcher: VariantLauncher, v: int) -> float:
     return start.elapsed_time(end) * 1000.0 / 3
 
 
+def _graph(launcher: VariantLauncher, v: int, n: int) -> Any:
+    """A CUDA graph of n back-to-back launches of variant v (None if it cannot be captured)."""
+    import torch
+
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    graph = torch.cuda.CUDAGraph()
+    try:
+        with torch.cuda.graph(graph, stream=stream):
+            for _ in range(n):
+                launcher.launch(v)
+    except Exception:  # a kernel that cannot be captured is timed launch by launch
+        torch.cuda.synchronize()
+        return None
+    torch.cuda.current_stream().wait_stream(stream)
+    return graph
+
+
 def time_variants(
     launcher: VariantLauncher,
     variants: Sequence[int],
@@ -114,8 +133,10 @@ def time_variants(
 ) -> dict[int, Timing | str]:
     """Median kernel time per variant, or the error that variant raised.
 
-    Batches are sized so that one round costs each variant about 2 ms of GPU time and the
-    whole measurement stays well under a second for eight sub-millisecond variants.
+    Without L2 flushing, each sample is one replay of a CUDA graph of n back-to-back
+    launches (n sized to ~200 us of GPU work) divided by n: the per-launch CPU cost and
+    the event overhead, which inflate a single 10-50 us kernel by several percent, vanish.
+    With flushing, each launch gets its own event pair after a write of a 256 MiB buffer.
     """
     import torch
 
@@ -131,9 +152,11 @@ def time_variants(
             results[v] = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
     if not rough:
         return results
-    per_batch = {v: min(8, max(1, int(2000 / t))) for v, t in rough.items()}
-    rounds = min(15, max(5, min(int(60_000 / (per_batch[v] * t)) for v, t in rough.items())))
     flush = torch.empty(_FLUSH_BYTES, dtype=torch.uint8, device="cuda") if l2_flush else None
+    per_sample = {v: 1 if flush is not None else min(50, max(1, int(200 / t))) for v, t in rough.items()}
+    graphs = {v: None if flush is not None else _graph(launcher, v, per_sample[v]) for v in rough}
+    launcher.restore()
+    rounds = min(25, max(7, int(150_000 / sum(per_sample[v] * t for v, t in rough.items()))))
     samples: dict[int, list[float]] = {v: [] for v in rough}
     order = list(rough)
     for r in range(rounds):
@@ -142,30 +165,27 @@ def time_variants(
         if progress is not None:
             progress(f"timing {len(order)} variants: round {r + 1}/{rounds}")
         order = order[1:] + order[:1]
+        pending = []
+        torch.cuda._sleep(_SLEEP_CYCLES)  # hold the GPU while the round is queued
         for v in order:
-            pairs = []
-            torch.cuda._sleep(_SLEEP_CYCLES)
-            for _ in range(per_batch[v]):
-                if flush is not None:
-                    flush.zero_()
-                start = torch.cuda.Event(enable_timing=True)
-                end = torch.cuda.Event(enable_timing=True)
-                start.record()
-                launcher.launch(v)
-                end.record()
-                pairs.append((start, end))
-            torch.cuda.synchronize()
-            prev_end = None
-            for start, end in pairs:
-                # The start event should follow the previous end at once; a gap means the
-                # GPU ran dry and waited for the CPU, which would inflate this sample.
-                idle = prev_end is not None and flush is None and prev_end.elapsed_time(start) > 0.002
-                if not idle:
-                    samples[v].append(start.elapsed_time(end) * 1000.0)
-                prev_end = end
-            launcher.restore()
+            if flush is not None:
+                flush.zero_()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            if graphs[v] is not None:
+                graphs[v].replay()
+            else:
+                for _ in range(per_sample[v]):
+                    launcher.launch(v)
+            end.record()
+            pending.append((v, start, end))
+        torch.cuda.synchronize()
+        for v, start, end in pending:
+            samples[v].append(start.elapsed_time(end) * 1000.0 / per_sample[v])
+        launcher.restore()
+    del graphs
     for v in rough:
-        results[v] = summarize(samples[v]) if samples[v] else "no usable sample (the GPU kept running dry)"
+        results[v] = summarize(samples[v])
     return results
 
 
