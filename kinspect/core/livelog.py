@@ -50,20 +50,25 @@ class LiveLog:
         os.ftruncate(self._fd, self._size)
         self._mm = mmap.mmap(self._fd, self._size)
         self._key_ids: dict[Key, int] = {}
-        self._prefix: dict[int, bytes] = {}
+        self._lines: dict[int, bytes] = {}
+        """Combo id -> its event line with `%d` where the timestamp goes."""
         self.record(log_header(session))
 
     def _write(self, data: bytes) -> None:
         try:
             self._mm.write(data)
-        except ValueError:  # mapping full: grow the file and the mapping, then retry
-            pos = self._mm.tell()
-            while pos + len(data) > self._size:
-                self._size += _CHUNK
-            os.ftruncate(self._fd, self._size)
-            self._mm.resize(self._size)
-            self._mm.seek(pos)
-            self._mm.write(data)
+        except ValueError:
+            self._grow_and_write(data)
+
+    def _grow_and_write(self, data: bytes) -> None:
+        """The mapping is full: grow the file and the mapping, then write."""
+        pos = self._mm.tell()
+        while pos + len(data) > self._size:
+            self._size += _CHUNK
+        os.ftruncate(self._fd, self._size)
+        self._mm.resize(self._size)
+        self._mm.seek(pos)
+        self._mm.write(data)
 
     def record(self, obj: Any) -> None:
         """Write any JSON record (sites, findings, measurements: the rare ones)."""
@@ -96,15 +101,24 @@ class LiveLog:
 
     def event(self, combo_id: int, combos: list[tuple[int, Key, int, int, bool, int | None]], t_ns: int) -> None:
         """One dispatch. Its combo (site, key, picked, predicted, hit, override) is
-        formatted once per `combo_id`; after that an event is one int format and a copy."""
-        prefix = self._prefix.get(combo_id)
-        if prefix is None:
-            site, key, picked, predicted, hit, override = combos[combo_id]
-            prefix = self._prefix[combo_id] = b'["e",%d,%d,%d,%d,%s,%s,' % (
-                site, self.key_id(key), picked, predicted, b"true" if hit else b"false",
-                b"null" if override is None else b"%d" % override,
-            )
-        self._write(b"%s%d]\n" % (prefix, t_ns))
+        formatted once per `combo_id`; after that an event is one int format and a copy,
+        written inline because this runs on every cache hit."""
+        try:
+            line = self._lines[combo_id] % t_ns
+        except KeyError:
+            line = self._line(combo_id, combos) % t_ns
+        try:
+            self._mm.write(line)
+        except ValueError:
+            self._grow_and_write(line)
+
+    def _line(self, combo_id: int, combos: list[tuple[int, Key, int, int, bool, int | None]]) -> bytes:
+        site, key, picked, predicted, hit, override = combos[combo_id]
+        line = self._lines[combo_id] = b'["e",%d,%d,%d,%d,%s,%s,%%d]\n' % (
+            site, self.key_id(key), picked, predicted, b"true" if hit else b"false",
+            b"null" if override is None else b"%d" % override,
+        )
+        return line
 
     def close(self) -> None:
         if self._mm.closed:

@@ -106,6 +106,9 @@ class Recorder:
                   on_event: Callable[[int], None] | None = None) -> None:
         """Set the slow-path consumers: stepping gate, crash-safe log, UI callback."""
         s = self._state
+        if log is not None and log is not s.log:
+            for site in self.sites:  # events name runtime sites: introduce those known
+                log.runtime_site(site.index, site.name)
         s.gate, s.log, s.on_event = gate, log, on_event
         s.stepping = gate is not None or on_event is not None
 
@@ -170,13 +173,18 @@ class Recorder:
             name = self._namer(call) if self._namer else call.multi_kernel_name
             site = LiveSite(len(self.sites), name, wrapper_file, tuple(call._kernel_hints), call)
             self.sites.append(site)
+            if self._state.log is not None:  # before any event that names it
+                self._state.log.runtime_site(site.index, name)
         cache = call._shape_cache
         index = site.index
         state = self._state
         ids_append = self._ids.append
         ts_append = self._ts.append
         now = time.perf_counter_ns
-        hit_ids: dict[Key, int] = {}
+        # Key -> (Inductor's choice, combo id), from a key's first hit on. Inductor writes
+        # a key into `_shape_cache` once, on its miss, and never changes it, so a hit
+        # needs this one lookup instead of two.
+        hits: dict[Key, tuple[int, int]] = {}
         combo_id = self._combo_id
         count = self._ids.__len__
         combos = self.combos
@@ -197,15 +205,16 @@ class Recorder:
             return picked
 
         def _get_cached_shape_choice(cache_key: Key) -> int | None:
-            choice = cache.get(cache_key)
-            if choice is None:
-                return None  # a miss: recorded when Inductor caches its pick
-            if state.stepping:
-                return record(cache_key, choice, True)
-            cid = hit_ids.get(cache_key)
-            if cid is None:
-                cid = hit_ids[cache_key] = combo_id(
-                    (index, cache_key, choice, site.predict(cache_key), True, None))
+            known = hits.get(cache_key)
+            if known is None or state.stepping:
+                choice = cache.get(cache_key)
+                if choice is None:
+                    return None  # a miss: recorded when Inductor caches its pick
+                if state.stepping:
+                    return record(cache_key, choice, True)
+                known = hits[cache_key] = (choice, combo_id(
+                    (index, cache_key, choice, site.predict(cache_key), True, None)))
+            choice, cid = known
             t = now()
             ids_append(cid)
             ts_append(t)
