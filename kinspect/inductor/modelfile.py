@@ -66,19 +66,22 @@ class ModelFile:
             out = self.builder(**args)
         except Exception as e:  # the user's code: report it, don't crash
             raise ModelFileError(
-                f"{self.path.name}: inputs({_fmt(args)}) failed: {type(e).__name__}: {e}"
+                f"{self.path.name}: inputs({_fmt(args)}) failed: {type(e).__name__}: {_first_line(e)}"
             ) from e
         return _as_tensors(out, self.path.name)
 
     def dynamic_dims(self) -> list[DynamicDim]:
-        """Which input dims move with which names; a name no dim moves with is an error."""
+        """Which input dims move with which names; a name no dim moves with is an error.
+
+        Each name is probed at twice its example: a dim like `D // 8` moves with it, and
+        a builder that needs `D % 8 == 0` still accepts it."""
         import torch
 
         base = self.build(self.examples)
         found: dict[tuple[int, int], list[str]] = {}
         for name in self.names:
             probe = dict(self.examples)
-            probe[name] = self.examples[name] + 3
+            probe[name] = 2 * self.examples[name]
             moved = self.build(probe)
             if len(moved) != len(base):
                 raise ModelFileError(f"{self.path.name}: inputs() returns a different number of tensors when {name} changes")
@@ -103,6 +106,12 @@ def _fmt(args: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in args.items())
 
 
+def _first_line(e: BaseException) -> str:
+    """Errors are one line; the user's exception text may hold many."""
+    lines = str(e).strip().splitlines()
+    return lines[0] if lines else ""
+
+
 def _as_tensors(out: Any, fname: str) -> tuple[Any, ...]:
     import torch
 
@@ -122,16 +131,16 @@ def load_model_file(path: str | Path) -> ModelFile:
         raise ModelFileError(f"{path}: no such file")
     module = _import(path)
     model, model_name = _find(module, _MODEL_NAMES, path, "the model", "`model = MyModule()` or `def model(x): ...`")
-    builder, _ = _find(module, _BUILDER_NAMES, path, "an input builder", "`def inputs(B=1000): return torch.randn(B, 1024)`")
+    builder, builder_name = _find(module, _BUILDER_NAMES, path, "an input builder", "`def inputs(B=1000): return torch.randn(B, 1024)`")
     if not callable(model):
         raise ModelFileError(f"{path.name}: `{model_name}` is not callable; assign an nn.Module or a function")
     if not callable(builder):
-        raise ModelFileError(f"{path.name}: the input builder is not a function")
+        raise ModelFileError(f"{path.name}: `{builder_name}` is not a function; define it as def {builder_name}(B=1000): ...")
     names, examples = _builder_signature(builder, path)
     workload = _workload(getattr(module, "workload", None), names, path)
     for n in names:
         if n not in examples:
-            if workload:
+            if workload and n in workload[0]:
                 examples[n] = workload[0][n]
             else:
                 raise ModelFileError(f"{path.name}: give {n} a default in inputs(), e.g. def inputs({n}=1000)")
@@ -161,10 +170,15 @@ def _import(path: Path) -> Any:
     except SyntaxError as e:
         raise ModelFileError(f"{path.name}:{e.lineno}: syntax error: {e.msg}") from e
     except ImportError as e:
-        raise ModelFileError(f"{path.name}: import failed: {e}") from e
+        raise ModelFileError(f"{path.name}: import failed: {_first_line(e)}") from e
+    except SystemExit as e:  # e.g. argparse at top level, reading kinspect's arguments
+        raise ModelFileError(
+            f"{path.name}{_user_line(e, path)}: exited while loading (exit status {e.code!r}); "
+            'move what runs the script under `if __name__ == "__main__":`'
+        ) from e
     except Exception as e:
         line = _user_line(e, path)
-        raise ModelFileError(f"{path.name}{line}: {type(e).__name__} while loading: {e}") from e
+        raise ModelFileError(f"{path.name}{line}: {type(e).__name__} while loading: {_first_line(e)}") from e
     return module
 
 
@@ -215,6 +229,8 @@ def _workload(value: Any, names: tuple[str, ...], path: Path) -> list[dict[str, 
         if _is_size(step) and len(names) == 1:
             step = {names[0]: step}
         if not isinstance(step, dict):
+            if not names:
+                raise ModelFileError(f"{path.name}: workload[{i}] must be a dict of sizes, and inputs() takes none")
             raise ModelFileError(f"{path.name}: workload[{i}] must be a dict of sizes like {{'{names[0]}': 1000}}")
         unknown = [k for k in step if k not in names]
         if unknown:
