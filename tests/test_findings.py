@@ -1,0 +1,185 @@
+"""Each finding, on a session built to have exactly that problem, and none on a clean one.
+
+The sessions are written out here (no synthetic generator), so each test shows the facts
+a finding is drawn from and the sentence a user reads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from kinspect.core.decision import decide
+from kinspect.core.findings import derive_findings
+from kinspect.core.session import (
+    AutotuneRow,
+    DispatchEvent,
+    Environment,
+    Finding,
+    Graph,
+    Session,
+    Site,
+    Variant,
+)
+from kinspect.core.symbolic import SizeExpr, TensorSpec
+
+HINTS = (64, 256, 4096)
+B = SizeExpr("s0")
+
+
+def linear_tensors() -> tuple[TensorSpec, ...]:
+    return (
+        TensorSpec("bias", "input", (SizeExpr(4096),)),
+        TensorSpec("x", "input", (B, SizeExpr(1024))),
+        TensorSpec("weight", "input", (SizeExpr(4096), SizeExpr(1024))),
+        TensorSpec("out", "output", (B, SizeExpr(4096))),
+    )
+
+
+def variants(tensors: tuple[TensorSpec, ...]) -> tuple[Variant, ...]:
+    """One distinct kernel per hint, each the winner of its own autotune table."""
+    out = []
+    for i, hint in enumerate(HINTS):
+        rows = (AutotuneRow(f"triton_mm_{i}", 10.0 + i), AutotuneRow("mm", 11.5 + i, "extern"),
+                AutotuneRow(f"triton_mm_{i + 3}", 14.0 + i))
+        out.append(Variant(
+            index=i, hint=hint, key=tuple(t.key_at_hint(hint) for t in tensors),
+            kernel_name=f"triton_tem_fused_addmm_{i}", source=f"# kernel {i}\n", source_hash=f"hash{i}",
+            autotune=rows, winner=f"triton_mm_{i}", emitted=f"triton_mm_{i}",
+        ))
+    return tuple(out)
+
+
+def site_of(tensors: tuple[TensorSpec, ...], name: str = "multi_kernel_0", op: str = "addmm") -> Site:
+    return Site(name, "graph_0", op, tensors, variants(tensors))
+
+
+def events_for(site: Site, sizes: list[int]) -> list[DispatchEvent]:
+    """What Inductor does: decide each size once, then hit the cache."""
+    out, seen = [], set()
+    for seq, b in enumerate(sizes):
+        key = site.runtime_key({"s0": b, "s1": b})
+        pick = decide(site.keys, key).chosen
+        out.append(DispatchEvent(seq, site.name, key, pick, pick, b in seen, 0, seq * 1000))
+        seen.add(b)
+    return out
+
+
+def clean() -> Session:
+    site = site_of(linear_tensors())
+    return Session(
+        environment=Environment(created="2026-11-29T00:00:00Z", gpu="NVIDIA H200"),
+        graphs=[Graph("graph_0", "/tmp/wrapper.py", (site.name,))],
+        sites=[site],
+        events=events_for(site, [1, 64, 100, 128, 129, 1000, 1025, 8192, 100, 8192]),
+    )
+
+
+def with_site(session: Session, site: Site) -> Session:
+    return replace(session, sites=[site], graphs=[Graph("graph_0", None, (site.name,))])
+
+
+def test_a_clean_session_has_no_finding():
+    assert derive_findings(clean()) == []
+
+
+def test_variants_with_the_same_source_are_one_kernel():
+    s = clean()
+    site = s.sites[0]
+    v = list(site.variants)
+    v[1] = replace(v[1], source_hash=v[0].source_hash, kernel_name=v[0].kernel_name)
+    assert derive_findings(with_site(s, replace(site, variants=tuple(v)))) == [Finding(
+        "identical-variants",
+        "variants v0, v1 (hints 64, 256) are the same kernel triton_tem_fused_addmm_0: those hints buy nothing at this site",
+        "warning", "multi_kernel_0", "graph_0", (0, 1),
+    )]
+
+
+def test_without_a_source_hash_the_kernel_name_decides_identity():
+    s = clean()
+    site = s.sites[0]
+    v = [replace(x, source_hash="") for x in site.variants]
+    v[2] = replace(v[2], kernel_name=v[1].kernel_name)
+    (f,) = derive_findings(with_site(s, replace(site, variants=tuple(v))))
+    assert (f.kind, f.variants) == ("identical-variants", (1, 2))
+    assert f.message.startswith("variants v1, v2 (hints 256, 4096) are the same kernel triton_tem_fused_addmm_1")
+
+
+def test_a_variant_that_is_not_its_autotune_winner_says_by_how_much():
+    s = clean()
+    site = s.sites[0]
+    v = list(site.variants)
+    v[2] = replace(v[2], emitted="triton_mm_5")
+    assert derive_findings(with_site(s, replace(site, variants=tuple(v)))) == [Finding(
+        "not-autotune-winner",
+        "v2 (hint 4096) runs triton_mm_5, not triton_mm_2, the fastest Triton choice autotuned at its hint "
+        "(16.0 us against 12.0 us when autotuned at hint 4096)",
+        "warning", "multi_kernel_0", "graph_0", (2,),
+    )]
+
+
+def test_an_emitted_choice_missing_from_the_table_is_still_reported_without_times():
+    s = clean()
+    site = s.sites[0]
+    v = list(site.variants)
+    v[0] = replace(v[0], emitted="triton_mm_fused_epilogue")
+    (f,) = derive_findings(with_site(s, replace(site, variants=tuple(v))))
+    assert f.message == ("v0 (hint 64) runs triton_mm_fused_epilogue, not triton_mm_0, "
+                         "the fastest Triton choice autotuned at its hint")
+
+
+def test_a_dim_twice_a_symbol_is_keyed_as_the_hint_not_its_true_size():
+    """a @ b with N = 2*s1: at hint 64 the dim is 128, but Inductor keys (and tunes) 64."""
+    n2 = SizeExpr(("mul", 2, "s1"))
+    tensors = (TensorSpec("a", "input", (B, SizeExpr(4096))), TensorSpec("b", "input", (SizeExpr(4096), n2)),
+               TensorSpec("out", "output", (B, n2)))
+    site = site_of(tensors, op="mm")
+    s = replace(with_site(clean(), site), events=events_for(site, [100, 3000]))
+    found = derive_findings(s)
+    assert {f.kind for f in found} == {"key-not-true-size"}
+    assert [f.message for f in found if f.variants == (0,)] == [
+        "at hint 64, b dim 1 is 2*s1 = 128 but Inductor keys (and tunes) it as 64",
+        "at hint 64, out dim 1 is 2*s1 = 128 but Inductor keys (and tunes) it as 64",
+    ]
+    assert [f.variants for f in found] == [(0,), (0,), (1,), (1,), (2,), (2,)]
+    assert all(f.severity == "info" and f.site == "multi_kernel_0" for f in found)
+    assert found[-1].message == "at hint 4096, out dim 1 is 2*s1 = 8192 but Inductor keys (and tunes) it as 4096"
+
+
+def test_a_runtime_key_with_an_extra_tensor_does_not_line_up():
+    """An epilogue input adds a tensor at run time; Inductor's zip silently drops it."""
+    s = clean()
+    site = s.sites[0]
+    key = (*site.runtime_key({"s0": 100}), (100, 4096))
+    s.events.append(DispatchEvent(len(s.events), site.name, key, 0, 0, False, 1, 10**6))
+    assert derive_findings(s) == [Finding(
+        "key-structure",
+        "runtime key ((4096,), (100, 1024), (4096, 1024), (100, 4096), (100, 4096)) does not line up with "
+        "the hint keys ((4096,), (64, 1024), (4096, 1024), (64, 4096)): Inductor's zip compares only the common prefix",
+        "warning", "multi_kernel_0", "graph_0",
+    )]
+
+
+def test_an_event_where_inductor_and_kinspect_disagree_is_an_error_once_per_key():
+    s = clean()
+    e = s.events[5]  # B=1000: v1 by the heuristic (256 is nearer than 4096 in log2)
+    assert e.predicted == 1
+    s.events[5] = replace(e, picked=0)
+    s.events.append(replace(e, seq=len(s.events), picked=0, cache_hit=True))
+    forced = s.events[7]  # B=8192, forced to v0 by the user: not a disagreement
+    s.events.append(replace(forced, seq=len(s.events), picked=0, override=0, cache_hit=True))
+    assert derive_findings(s) == [Finding(
+        "model-disagrees",
+        "event 5: Inductor ran v0 for ((4096,), (1000, 1024), (4096, 1024), (1000, 4096)) but kinspect's "
+        "model of its heuristic predicts v1",
+        "error", "multi_kernel_0", None, (0, 1),
+    )]
+
+
+def test_a_graph_without_a_site_says_why():
+    s = clean()
+    s.graphs.append(Graph("graph_1 (backward)", None, (), "no GEMM Inductor could render as a Triton template"))
+    assert derive_findings(s) == [Finding(
+        "no-site",
+        "graph_1 (backward) has no size-hint multi-kernel: no GEMM Inductor could render as a Triton template",
+        "info", None, "graph_1 (backward)",
+    )]
