@@ -1,0 +1,78 @@
+"""The samples a user starts from: each runs as a plain script, and each has a recorded
+session (made on the GPU) that opens, validates and explains anywhere."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from importlib.resources import files
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from kinspect.core.sessionio import load
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLES = REPO / "samples"
+SCRIPTS = sorted(p for p in SAMPLES.glob("*.py") if not p.name.startswith("_"))
+SESSIONS = sorted(SAMPLES.glob("*.session.json"))
+SCHEMA = json.loads(files("kinspect.core").joinpath("session.schema.json").read_text(encoding="utf-8"))
+
+
+def script_of(session: Path) -> Path:
+    return session.with_name(session.name.removesuffix(".session.json") + ".py")
+
+
+def test_there_are_samples():
+    assert SCRIPTS, "samples/*.py are what the README points users to"
+
+
+@pytest.mark.xfail(not SESSIONS, reason="recorded on the device", strict=False)
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
+def test_each_sample_has_a_recorded_session(script):
+    assert script.with_suffix(".session.json").is_file(), f"record it: kinspect record samples/{script.name}"
+
+
+@pytest.mark.parametrize("path", SESSIONS, ids=lambda p: p.name)
+def test_a_recorded_sample_opens_validates_and_explains(path, kinspect_cli):
+    from kinspect.inductor.modelfile import load_model_file
+
+    session = load(path)
+    jsonschema.Draft202012Validator(SCHEMA).validate(json.loads(path.read_text(encoding="utf-8")))
+    assert session.truncated is None
+    assert session.sites, "a sample is chosen to have at least one size-hint site"
+    for site in session.sites:
+        for e in session.events_of(site.name):
+            assert e.predicted == e.picked or e.override is not None, f"{site.name} event {e.seq}"
+    gpu = session.environment.gpu
+    assert gpu and gpu != "synthetic" and re.search(r"NVIDIA|AMD|GPU", gpu), gpu
+
+    sample = load_model_file(script_of(path))
+    assert sample.workload, f"{script_of(path).name} has a workload to step through"
+    shape = " ".join(f"{k}={v}" for k, v in sample.workload[0].items())
+    result = kinspect_cli("explain", path, "--shape", shape)
+    assert result.returncode == 0, result.stderr
+    for site in session.sites:
+        assert site.name in result.stdout
+
+
+@pytest.fixture(scope="module")
+def script_runs() -> dict[str, subprocess.Popen]:
+    """Every sample started at once: each imports torch, which is most of its time."""
+    procs = {p.name: subprocess.Popen([sys.executable, str(p)], cwd=REPO, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True) for p in SCRIPTS}
+    yield procs
+    for proc in procs.values():
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
+def test_each_sample_runs_as_a_plain_script(script, script_runs):
+    out, err = script_runs[script.name].communicate(timeout=120)
+    assert script_runs[script.name].returncode == 0, err
+    assert re.fullmatch(r"torch\.Size\(\[\d+(, \d+)*\]\)\n", out), out
