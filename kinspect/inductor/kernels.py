@@ -7,6 +7,7 @@ read where present and left out otherwise (never guessed).
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import hashlib
 from pathlib import Path
@@ -19,14 +20,40 @@ def source_hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def kernel_facts(k: Any) -> dict[str, Any]:
+def wrapper_kernel_sources(wrapper_path: str | None) -> dict[str, str]:
+    """Kernel name -> full Triton module source, read from the wrapper Inductor wrote.
+
+    The wrapper defines each kernel as `name = async_compile.triton('name', SOURCE, ...)`;
+    parsing it with `ast` (which executes nothing) yields the source with its decorator,
+    triton_meta and inductor_meta, where the loaded kernel may keep only the bare function.
+    """
+    if not wrapper_path:
+        return {}
+    try:
+        tree = ast.parse(Path(wrapper_path).read_text())
+    except (OSError, SyntaxError, ValueError):
+        return {}
+    out = {}
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "triton" and len(node.args) >= 2):
+            continue
+        name, src = node.args[0], node.args[1]
+        if isinstance(name, ast.Constant) and isinstance(src, ast.Constant) and isinstance(src.value, str):
+            out[str(name.value)] = src.value
+    return out
+
+
+def kernel_facts(k: Any, sources: dict[str, str]) -> dict[str, Any]:
     facts: dict[str, Any] = {}
     meta = getattr(k, "inductor_meta", {}) or {}
-    src = ""
     path = None
     with contextlib.suppress(Exception):
         path = k.fn.fn.__code__.co_filename
-        src = Path(path).read_text()
+    src = sources.get(str(meta.get("kernel_name", "")), "")
+    if not src and path:
+        with contextlib.suppress(OSError):
+            src = Path(path).read_text()
     if not src:
         src = str(getattr(getattr(k, "fn", None), "src", "") or "")
     facts["source"] = src
@@ -55,10 +82,11 @@ def kernel_facts(k: Any) -> dict[str, Any]:
     return facts | {"config": config}
 
 
-def variant_facts(call: Any) -> list[dict[str, Any]]:
+def variant_facts(call: Any, wrapper_path: str | None) -> list[dict[str, Any]]:
     """Facts for each variant of a `SizeHintMultiKernelCall`, in variant order."""
     try:
         kernels = call.kernels
     except Exception:  # still compiling, or failed: facts come later
         return []
-    return [kernel_facts(k) for k in kernels]
+    sources = wrapper_kernel_sources(wrapper_path)
+    return [kernel_facts(k, sources) for k in kernels]

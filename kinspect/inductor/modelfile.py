@@ -65,6 +65,8 @@ class ModelFile:
         try:
             out = self.builder(**args)
         except Exception as e:  # the user's code: report it, don't crash
+            if type(e).__name__ == "OutOfMemoryError":
+                raise  # not a bug in the file: the caller reports it for that shape
             raise ModelFileError(
                 f"{self.path.name}: inputs({_fmt(args)}) failed: {type(e).__name__}: {_first_line(e)}"
             ) from e

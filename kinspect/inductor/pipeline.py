@@ -39,7 +39,14 @@ from kinspect.core.symbolic import SizeExpr, TensorSpec
 from kinspect.inductor.capture import CompileCapture, GraphRecord, SiteRecord
 from kinspect.inductor.kernels import variant_facts
 from kinspect.inductor.modelfile import DynamicDim, ModelFile
-from kinspect.inductor.measure import Timing, VariantLauncher, cupti_times, measure_peaks, time_variants
+from kinspect.inductor.measure import (
+    Timing,
+    VariantLauncher,
+    cupti_times,
+    measure_overheads,
+    measure_peaks,
+    time_variants,
+)
 from kinspect.inductor.recorder import LiveSite, Recorder
 
 DEFAULT_HINTS = (64, 256, 4096)
@@ -256,8 +263,9 @@ class LivePipeline:
         say = progress or self._say
         with self.lock:
             if "tflops_bf16" not in self.session.environment.peaks:
-                say("measuring the GPU's peaks (bf16 matmul, device copy)")
-                self.session.environment = replace(self.session.environment, peaks=measure_peaks())
+                say("measuring the GPU's peaks (bf16 matmul, device copy) and timing overheads")
+                peaks = measure_peaks() | measure_overheads()
+                self.session.environment = replace(self.session.environment, peaks=peaks)
             targets = [ls for ls in self.recorder.sites if site is None or ls.name == site]
             if not targets:
                 raise KinspectError(f"no site named {site!r} has run yet")
@@ -310,7 +318,8 @@ class LivePipeline:
                     for v in range(len(ls.keys))]
         variants = list(range(len(ls.keys)))
         try:
-            timed = time_variants(launcher, variants, l2_flush=l2_flush, progress=say, cancel=cancel)
+            overheads = dict(self.session.environment.peaks)
+            timed = time_variants(launcher, variants, overheads, l2_flush=l2_flush, progress=say, cancel=cancel)
             profiled = cupti_times(launcher, [v for v in variants if isinstance(timed.get(v), Timing)]) if cupti else {}
         finally:
             launcher.release()
@@ -440,7 +449,7 @@ class LivePipeline:
             TensorSpec(n, "arg", tuple(SizeExpr.from_sympy(e) for e in sizes))
             for n, sizes in rec.runtime_args if sizes is not None
         )
-        facts = self._kernel_facts(name)
+        facts = self._kernel_facts(name, g.wrapper_path)
         hint_of = {k: h for h, k in rec.hint_keys.items()}
         variants = []
         for i, key in enumerate(rec.keys):
@@ -464,10 +473,10 @@ class LivePipeline:
         return Site(name, g.name, rec.op, tensors, tuple(variants),
                     runtime_tensors=None if same or not runtime else runtime)
 
-    def _kernel_facts(self, site_name: str) -> list[dict[str, Any]]:
+    def _kernel_facts(self, site_name: str, wrapper_path: str | None) -> list[dict[str, Any]]:
         for ls in self.recorder.sites:
             if ls.name == site_name:
-                return variant_facts(ls.call)
+                return variant_facts(ls.call, wrapper_path or ls.wrapper_file)
         return []
 
     def save(self, path: str | Path) -> None:

@@ -76,9 +76,14 @@ def test_bias_epilogue_keys_hold_the_bias(recorded):
     assert site.variants[0].key[0] == (4096,)
 
 
-def test_fused_epilogue_is_captured(recorded):
+def test_relu_epilogue_is_in_the_template_or_beside_it(recorded):
+    """Whether Inductor fuses the relu is decided by benchmarking; either way kinspect
+    captures the site, and the relu is in its kernels or in a kernel of its own."""
     s = sample(recorded, "gemm_2d").session
-    assert "relu" in s.sites[0].variants[0].kernel_name
+    site = s.sites[0]
+    fused = all("relu" in v.kernel_name and "maximum" in v.source for v in site.variants)
+    wrapper = Path(s.graphs[0].wrapper_path).read_text()
+    assert fused or ("maximum" in wrapper and "relu" in wrapper), site.variants[0].kernel_name
 
 
 def test_picks_switch_at_the_hint_midpoints(recorded):
