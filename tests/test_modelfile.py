@@ -116,7 +116,7 @@ def test_a_size_without_default_takes_the_first_workload_value(tmp_path):
     assert load_model_file(path).examples == {"B": 300}
 
 
-def test_the_file_still_runs_as_a_script_when_loaded(tmp_path):
+def test_loading_does_not_run_the_main_block(tmp_path):
     """Loading must not run the `__main__` block, so the file stays a plain script."""
     path = write(tmp_path, """
         import torch
@@ -290,7 +290,7 @@ def test_bad_hints(tmp_path, hints):
 # ---------------------------------------------------------------- through the command line
 
 
-def test_record_on_a_machine_without_cuda_says_so_in_one_line(kinspect_cli):
+def test_record_of_a_broken_file_is_one_error_line_here_and_on_a_gpu(kinspect_cli):
     result = kinspect_cli("record", MODELS / "broken.py")
     assert result.returncode == 2
     lines = result.stderr.splitlines()
