@@ -44,6 +44,25 @@ def wrapper_kernel_sources(wrapper_path: str | None) -> dict[str, str]:
     return out
 
 
+def _decorator_launch_args(src: str) -> dict[str, int]:
+    """num_warps / num_stages from the kernel's `@triton_heuristics.template(...)` line,
+    for launchers that do not expose their config."""
+    out: dict[str, int] = {}
+    try:
+        tree = ast.parse(src)
+    except (SyntaxError, ValueError):
+        return out
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef):
+            for deco in node.decorator_list:
+                if isinstance(deco, ast.Call):
+                    for kw in deco.keywords:
+                        if kw.arg in ("num_warps", "num_stages") and isinstance(kw.value, ast.Constant) \
+                                and isinstance(kw.value.value, int):
+                            out[kw.arg] = kw.value.value
+    return out
+
+
 def kernel_facts(k: Any, sources: dict[str, str]) -> dict[str, Any]:
     facts: dict[str, Any] = {}
     meta = getattr(k, "inductor_meta", {}) or {}
@@ -63,17 +82,19 @@ def kernel_facts(k: Any, sources: dict[str, str]) -> dict[str, Any]:
     for name, value in (meta.get("config_args") or {}).items():
         if isinstance(value, _SCALARS):
             config[str(name)] = value
-    configs = getattr(k, "configs", None) or []
-    if configs:
-        c = configs[0]
+    launchers = getattr(k, "launchers", None) or []
+    configs = [getattr(launchers[0], "config", None)] if launchers else []
+    configs += list(getattr(k, "configs", None) or [])
+    for c in configs:
         for attr in ("num_warps", "num_stages", "num_ctas"):
             v = getattr(c, attr, None)
-            if isinstance(v, int):
-                config[attr] = v
+            if isinstance(v, int) and not isinstance(v, bool):
+                config.setdefault(attr, v)
         for name, value in (getattr(c, "kwargs", {}) or {}).items():
             if isinstance(value, _SCALARS):
                 config.setdefault(str(name), value)
-    launchers = getattr(k, "launchers", None) or []
+    for name, value in _decorator_launch_args(src).items():
+        config.setdefault(name, value)
     if launchers:
         for attr, key in (("n_regs", "registers"), ("n_spills", "spills"), ("shared", "shared_bytes")):
             v = getattr(launchers[0], attr, None)

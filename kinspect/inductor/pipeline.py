@@ -115,6 +115,7 @@ class LivePipeline:
 
     def close(self) -> None:
         if self._log is not None:
+            self.recorder.configure(log=None)
             self._log.close()
             self._log = None
 
