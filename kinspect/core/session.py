@@ -123,6 +123,17 @@ class Site:
         specs = self.runtime_tensors if self.runtime_tensors is not None else self.tensors
         return tuple(t.runtime_shape(env) for t in specs)
 
+    def symbol_values(self, key: Key) -> dict[str, int]:
+        """Symbol values readable off a runtime key: wherever a dim's size is exactly one
+        symbol, the key holds its value. Symbols only inside expressions stay unknown."""
+        specs = self.runtime_tensors if self.runtime_tensors is not None else self.tensors
+        out: dict[str, int] = {}
+        for spec, shape in zip(specs, key):
+            for expr, size in zip(spec.sizes, shape):
+                if isinstance(expr.tree, str):
+                    out.setdefault(expr.tree, size)
+        return out
+
     def decide(self, runtime: Key, heuristic: str = "inductor") -> Decision:
         return decide(self.keys, runtime, heuristic)
 

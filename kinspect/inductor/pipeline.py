@@ -255,8 +255,11 @@ class LivePipeline:
 
     def measure(self, sizes: Mapping[str, int], site: str | None = None, *, cupti: bool = True,
                 l2_flush: bool = False, progress: Callable[[str], None] | None = None,
-                cancel: threading.Event | None = None) -> list[Measurement]:
-        """Time every variant of each site (or one) at these sizes, on the args of a real call."""
+                cancel: threading.Event | None = None, store: bool = True) -> list[Measurement]:
+        """Time every variant of each site (or one) at these sizes, on the args of a real call.
+
+        With `store=False` the caller adds the measurements to the session itself (the
+        inspector does, on its own thread)."""
         import torch
 
         sizes = {**self._examples, **sizes}
@@ -296,7 +299,8 @@ class LivePipeline:
                 say(f"measuring {ls.name} at {format_key(key)}")
                 out += self._measure_site(ls, key, args, kwargs, cupti, l2_flush, say, cancel)
                 torch.cuda.empty_cache()
-            self.session.measurements += out
+            if store:
+                self.session.measurements += out
             if self._log is not None:
                 for m in out:
                     self._log.measurement(m)

@@ -96,6 +96,14 @@ class Recorder:
     def __len__(self) -> int:
         return len(self._ids)
 
+    @property
+    def log(self) -> LiveLog | None:
+        return self._state.log
+
+    @property
+    def current_step(self) -> int | None:
+        return self._steps[-1][1] if self._steps else None
+
     def set_step(self, step: int | None) -> None:
         """Mark that the events from now on belong to workload step `step`."""
         self._steps.append((len(self._ids), step))
