@@ -30,9 +30,9 @@ from kinspect.core.shapes import SymbolShape, format_key, parse_shape
 
 
 def run(path: str, shape: str | None, site: str | None, heuristic: str, as_json: bool,
-        measure: bool = False, hints: str | None = None) -> int:
+        measure: bool = False, hints: str | None = None, l2_flush: bool = False) -> int:
     if path.endswith(".py"):
-        session = _live(path, shape, site, measure, hints)
+        session = _live(path, shape, site, measure, hints, l2_flush)
     elif measure:
         raise KinspectError("--measure runs the model: give model.py, not a recorded session")
     else:
@@ -50,11 +50,12 @@ def run(path: str, shape: str | None, site: str | None, heuristic: str, as_json:
     else:
         console = Console(highlight=False)
         for r in results:
-            console.print(_site_table(r))
+            console.print(_site_table(r, console.width >= 150))
     return 0
 
 
-def _live(path: str, shape: str | None, site: str | None, measure: bool, hints: str | None) -> Session:
+def _live(path: str, shape: str | None, site: str | None, measure: bool, hints: str | None,
+          l2_flush: bool) -> Session:
     """Compile model.py on the GPU, run (and measure) the shape, and explain that session."""
     from kinspect.commands.record import parse_hints, progress
     from kinspect.inductor.modelfile import load_model_file
@@ -74,7 +75,7 @@ def _live(path: str, shape: str | None, site: str | None, measure: bool, hints: 
             if unknown:
                 raise KinspectError(f"{mf.path.name}'s inputs() takes {', '.join(mf.names)}, not {unknown[0]}")
             if measure:
-                live.measure(parsed.values, site)
+                live.measure(parsed.values, site, l2_flush=l2_flush)
             else:
                 live.run_sizes(parsed.values)
         return live.session
@@ -129,20 +130,33 @@ def _print_overview(session: Session) -> None:
     console.print(sites)
 
 
-def _site_table(r: SiteExplanation) -> Table | Text:
+def _site_table(r: SiteExplanation, wide: bool) -> Table | Text:
+    """One site's decision; the hint keys only on wide terminals (they repeat the hint)."""
     if r.decision is None:
         return Text(f"{r.site.name}: {r.error}", style="yellow")
     d = r.decision
     t = Table(title=Text(f"{r.site.name} ({r.site.op}) at {format_key(d.runtime_key)}"),
-              caption=Text(d.reason(r.site.labels())))
-    for col in ("", "variant", "hint", "key", "distance", "kernel", "median us"):
-        t.add_column(col)
+              caption=Text(d.reason(r.site.labels())), title_justify="left", caption_justify="left")
+    cols = ["", "v", "hint", "distance", "median us", "p20-p80", "x fastest", "kernel"]
+    if wide:
+        cols.insert(3, "key")
+    for col in cols:
+        t.add_column(col, no_wrap=col != "kernel", justify="right" if col in ("distance", "median us", "x fastest") else "left")
+    fastest = r.fastest
+    best = (r.measured or {}).get(fastest) if fastest is not None else None
     for v, s in zip(r.site.variants, d.scores):
         mark = "▶" if v.index == d.chosen else ("=" if v.index in d.tied else "")
         m = (r.measured or {}).get(v.index)
-        t.add_row(
-            mark, str(v.index), str(v.hint), Text(format_key(v.key) if v.key else "none"),
-            f"{s.distance:.4f}" + (" !" if s.mismatch else ""), Text(v.kernel_name),
-            "" if m is None or m.median_us is None else f"{m.median_us:.1f}",
-        )
+        timed = m is not None and m.median_us is not None
+        row = [
+            mark, str(v.index), str(v.hint),
+            f"{s.distance:.4f}" + (" !" if s.mismatch else ""),
+            f"{m.median_us:.1f}" if timed else (Text(m.error or "", style="red") if m else ""),
+            f"{m.p20_us:.1f}-{m.p80_us:.1f}" if timed and m.p20_us is not None and m.p80_us is not None else "",
+            f"{m.median_us / best.median_us:.2f}" if timed and best is not None and best.median_us else "",
+            Text(v.kernel_name),
+        ]
+        if wide:
+            row.insert(3, Text(format_key(v.key) if v.key else "none"))
+        t.add_row(*row)
     return t

@@ -26,7 +26,7 @@ def parse_steps(shapes: list[str] | None) -> list[dict[str, int]] | None:
 
 
 def run(model: str, out: str | None, hints: str | None, shapes: list[str] | None,
-        train: bool, allow_caches: bool, measure: bool = False) -> int:
+        train: bool, allow_caches: bool, measure: bool = False, l2_flush: bool = False) -> int:
     from kinspect.inductor.modelfile import load_model_file
     from kinspect.inductor.pipeline import LivePipeline, Options, require_cuda
 
@@ -51,7 +51,7 @@ def run(model: str, out: str | None, hints: str | None, shapes: list[str] | None
                     seen.append(r.sizes)
             for sizes in seen:
                 try:
-                    live.measure(sizes)
+                    live.measure(sizes, l2_flush=l2_flush)
                 except KinspectError as e:  # e.g. too large to measure: say so, keep going
                     progress(f"not measured at {' '.join(f'{k}={v}' for k, v in sizes.items())}: {e}")
         live.save(target)
