@@ -1,0 +1,93 @@
+"""Measurement statistics, derived figures and their storage (the CPU side of measuring)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kinspect.core.explain import explain_site
+from kinspect.core.roofline import gemm_flops, min_bytes, share
+from kinspect.core.session import Measurement
+from kinspect.core.sessionio import load, save
+from kinspect.core.shapes import FullKey
+from kinspect.core.synthetic import synthetic_session
+from kinspect.inductor.measure import quantile, summarize
+
+
+def test_quantiles_interpolate_like_numpy_linear():
+    values = [10.0, 1.0, 4.0, 3.0, 2.0]
+    assert quantile(values, 0.0) == 1.0 and quantile(values, 1.0) == 10.0
+    assert quantile(values, 0.5) == 3.0
+    assert quantile(values, 0.2) == pytest.approx(1.8)
+    assert quantile([7.0], 0.8) == 7.0
+
+
+def test_summary_is_median_and_p20_p80():
+    t = summarize([5.0, 1.0, 2.0, 3.0, 4.0, 100.0])
+    assert t.median_us == 3.5 and t.samples == 6
+    assert t.p20_us == pytest.approx(2.0) and t.p80_us == pytest.approx(5.0)
+
+
+def test_event_timings_are_shown_before_the_cupti_cross_check():
+    s = synthetic_session(measured=False)
+    site = s.sites[0]
+    key = site.runtime_key({"s0": 1000})
+    s.measurements = [
+        Measurement(site.name, key, 0, "cuda_events", 20.0, 19.0, 21.0, 25),
+        Measurement(site.name, key, 0, "cupti", 19.5, 19.4, 19.6, 20),
+        Measurement(site.name, key, 1, "cupti", 30.0, 29.0, 31.0, 20),
+    ]
+    shown = s.measurements_at(site.name, key)
+    assert shown[0].method == "cuda_events" and shown[0].median_us == 20.0
+    assert shown[1].method == "cupti"  # all there is for v1
+    assert s.measurements_at(site.name, key, "cupti")[0].median_us == 19.5
+
+
+def test_regret_is_the_chosen_variant_over_the_fastest():
+    s = synthetic_session(measured=False)
+    site = s.sites[0]
+    key = site.runtime_key({"s0": 1000})  # the synthetic session picks v2 here
+    for v, us in ((0, 53.0), (1, 22.1), (2, 14.8)):
+        s.measurements.append(Measurement(site.name, key, v, "cuda_events", us, us, us, 10))
+    e = explain_site(s, site, FullKey(key))
+    assert e.decision.chosen == 2 and e.fastest == 2 and e.regret == 1.0
+    s.measurements.append(Measurement(site.name, key, 1, "cuda_events", 10.0, 10.0, 10.0, 10))
+    e = explain_site(s, site, FullKey(key))
+    assert e.fastest == 1 and e.regret == pytest.approx(1.48)
+
+
+def test_failed_variant_measurements_keep_their_error_and_do_not_count():
+    s = synthetic_session(measured=False)
+    site = s.sites[0]
+    key = site.runtime_key({"s0": 1000})
+    s.measurements = [
+        Measurement(site.name, key, 0, "cuda_events", None, error="CUDA out of memory"),
+        Measurement(site.name, key, 2, "cuda_events", 12.0, 11.0, 13.0, 25),
+    ]
+    e = explain_site(s, site, FullKey(key))
+    assert e.fastest == 2
+    assert e.to_json()["variants"][0]["median_us"] is None
+
+
+def test_measurements_survive_a_round_trip(tmp_path):
+    s = synthetic_session(measured=False)
+    site = s.sites[0]
+    key = site.runtime_key({"s0": 8192})
+    s.measurements = [
+        Measurement(site.name, key, 1, "cuda_events", 165.2, 164.0, 166.1, 25, True, 416.1, 1015.5),
+        Measurement(site.name, key, 0, "cuda_events", None, error="RuntimeError: too many resources requested"),
+    ]
+    path = tmp_path / "s.json"
+    save(s, path)
+    assert load(path).measurements == s.measurements
+
+
+def test_gemm_work_and_traffic_from_keys():
+    s = synthetic_session()
+    addmm, mm = s.sites[0], s.sites[1]
+    key = addmm.runtime_key({"s0": 1000})
+    assert gemm_flops(addmm, key) == 2 * 1000 * 4096 * 1024
+    assert min_bytes(key, 2) == 2 * (4096 + 1000 * 1024 + 4096 * 1024 + 1000 * 4096)
+    key = mm.runtime_key({"s0": 100, "s1": 32})
+    assert gemm_flops(mm, key) == 2 * 100 * 64 * 4096
+    assert gemm_flops(mm, key[:2]) is None
+    assert share(395.0, 790.0) == 0.5 and share(None, 790.0) is None and share(1.0, None) is None
