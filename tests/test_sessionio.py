@@ -77,6 +77,38 @@ def test_a_failed_save_keeps_the_old_file_and_no_temporary(tmp_path, synthetic, 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.json"]
 
 
+def test_a_saved_file_holds_each_key_once_and_the_events_as_columns(tmp_path, synthetic):
+    path = tmp_path / "s.json"
+    save(synthetic, path)
+    text = path.read_text(encoding="utf-8")
+    assert text.split("\n", 1)[0] == '{"format":"kinspect-session","version":1,'
+    doc = json.loads(text)
+    assert [tuple(map(tuple, k)) for k in doc["keys"]] == list(dict.fromkeys(e.key for e in synthetic.events))
+    assert list(doc["events"]) == ["seq", "site", "key", "picked", "predicted", "hit", "step", "t_ns", "override"]
+    assert {len(column) for column in doc["events"].values()} == {len(synthetic.events)}
+    assert [doc["sites"][i]["name"] for i in doc["events"]["site"]] == [e.site for e in synthetic.events]
+
+
+def test_absent_optional_event_columns_read_as_null(tmp_path, synthetic):
+    doc = session_to_json(synthetic)
+    for column in ("step", "t_ns", "override"):
+        del doc["events"][column]
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(doc))
+    expected = [replace(e, step=None, t_ns=None, override=None) for e in synthetic.events]
+    assert load(path).events == expected
+    del doc["keys"], doc["events"]
+    path.write_text(json.dumps(doc))
+    assert load(path).events == []
+
+
+def test_saving_an_event_of_a_site_the_session_lacks_is_refused(tmp_path, synthetic):
+    synthetic.events[5] = replace(synthetic.events[5], site="multi_kernel_9")
+    with pytest.raises(SessionError, match=r"^an event names site 'multi_kernel_9', which the session does not have$"):
+        save(synthetic, tmp_path / "s.json")
+    assert list(tmp_path.iterdir()) == []
+
+
 def write_log(path: Path, session, close: bool = True) -> LiveLog:
     """Record a session as the live recorder does: header, compile-time records, events."""
     log = LiveLog(path, session)
@@ -148,6 +180,36 @@ def test_a_log_broken_before_its_last_line_is_refused(tmp_path):
         load(path)
 
 
+def _edit_log_line(path: Path, prefix: str, edit) -> int:
+    """Rewrite the first line of a log that starts with `prefix`; returns its number."""
+    lines = path.read_text().split("\n")
+    n = next(i for i, line in enumerate(lines) if line.startswith(prefix))
+    lines[n] = edit(lines[n])
+    path.write_text("\n".join(lines))
+    return n + 1
+
+
+@pytest.mark.parametrize(
+    "prefix, edit, message",
+    [
+        ('["e"', lambda line: '["e",0,0]', "line {n}: not an event record"),
+        ('["e"', lambda line: '["e",7' + line[6:], "line {n}: event names runtime site 7, which no record introduced"),
+        ('["e"', lambda line: '["e",true' + line[6:], "line {n}[1]: expected an integer, got a boolean"),
+        ('["e"', lambda line: line[:7] + "99" + line[8:], "line {n}: event names key 99, which no record introduced"),
+        ('["e"', lambda line: line.rsplit(",", 1)[0] + ',"soon"]', 'line {n}[7]: expected an integer, got a string'),
+        ('{"type":"key"', lambda line: line.replace("[[", '[["x",'), "line {n}.key[0][0]: expected an integer, got a string"),
+        ('{"type":"runtime_site"', lambda line: line.replace("multi_kernel_0", "elsewhere"), "runtime site 'elsewhere' has no site record"),
+    ],
+)
+def test_bad_event_records_in_a_log_are_refused_naming_the_line(tmp_path, prefix, edit, message):
+    path = tmp_path / "rec.jsonl"
+    write_log(path, synthetic_session(sites=1, events=6))
+    n = _edit_log_line(path, prefix, edit)
+    with pytest.raises(SessionError) as err:
+        load(path)
+    assert str(err.value) == f"{path}: " + message.format(n=n)
+
+
 # ---------------------------------------------------------------- the schema
 
 
@@ -200,9 +262,21 @@ CORRUPTIONS = [
     (["sites", 0, "variants", 0, "source"], "x" * (4 * 1024 * 1024 + 1), "sites[0].variants[0].source: string longer than 4194304 characters (4194305)"),
     (["sites", 0, "tensors", 1, "sizes", 0], ["__import__", "os"], "sites[0].tensors[1].sizes[0]: unknown expression operation '__import__'"),
     (["sites", 1, "name"], "multi_kernel_0", "sites: two sites share a name"),
-    (["events", 3, "hit"], "yes", "events[3].hit: expected true or false, got a string"),
-    (["events", 0, "picked"], 7, "events[0]: variant index out of range for multi_kernel_0 (3 variants)"),
-    (["events", 0, "site"], "nope", "events[0].site: no site named 'nope'"),
+    (["keys", 2, 1, 0], "128", "keys[2][1][0]: expected an integer, got a string"),
+    (["keys", 0, 0], [-1], "keys[0][0][0]: integer -1 outside 0..4611686018427387904"),
+    (["events"], [], "events: expected an object, got a list"),
+    (["events", "seq"], _DELETE, "events.seq: expected a list, got null"),
+    (["events", "hit", 3], "yes", "events.hit[3]: expected true or false, got a string"),
+    (["events", "hit", 4], 1, "events.hit[4]: expected true or false, got int"),
+    (["events", "seq", 2], True, "events.seq[2]: expected an integer, got a boolean"),
+    (["events", "t_ns", 5], -1, "events.t_ns[5]: integer -1 outside 0..4611686018427387904"),
+    (["events", "step", 6], 1.5, "events.step[6]: expected an integer, got float"),
+    (["events", "override", 7], 256, "events.override[7]: integer 256 outside 0..255"),
+    (["events", "picked"], [0] * 29, "events: columns differ in length (seq has 30 entries, picked has 29)"),
+    (["events", "picked", 0], 7, "events.picked[0]: variant 7 out of range for multi_kernel_0 (3 variants)"),
+    (["events", "override", 1], 3, "events.override[1]: variant 3 out of range for [bold]site[/bold] ✓ (3 variants)"),
+    (["events", "site", 0], 3, "events.site[0]: no site 3 (sites has 3)"),
+    (["events", "key", 9], 19, "events.key[9]: no key 19 (keys has 19)"),
     (["measurements", 0, "variant"], 9, "measurements[0]: no variant 9 of site 'multi_kernel_0'"),
     (["measurements", 0, "median_us"], "fast", "measurements[0].median_us: expected a number, got a string"),
     (["findings", 0, "severity"], "fatal", "findings[0].severity: must be one of info, warning, error"),
@@ -219,7 +293,8 @@ def test_wrong_types_are_refused_with_the_field_path(tmp_path, where, value, mes
         load(path)
     assert str(err.value) == f"{path}: {message}"
     # What the loader refuses field by field, the schema refuses too (references aside).
-    if not message.startswith(("sites: two", "events[0]: variant", "events[0].site", "measurements[0]: no")):
+    if not message.startswith(("sites: two", "events: columns", "events.picked[0]: variant", "events.override[1]: variant",
+                               "events.site", "events.key", "measurements[0]: no")):
         assert not VALIDATOR.is_valid(doc)
 
 

@@ -6,18 +6,27 @@ checked for type and size, with the path of the offending field in the error, an
 may not hold control characters, so a hostile file is either refused in one line or
 shown as the plain text it is.
 
+A recording holds up to millions of dispatch events, so the file stores them as columns
+of small integers (each distinct shape key once, in a key table) and the reader checks a
+column at a time with whole-list checks that run in C; the per-value checks only run to
+name the first bad value once a column is known to hold one.
+
 The log (`.jsonl`) is what a live recording appends to as things happen; a killed
 process leaves a log whose last line may be cut, which still opens, marked truncated.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from itertools import repeat
+from operator import attrgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from kinspect.core.errors import SessionError
 from kinspect.core.session import (
@@ -46,6 +55,11 @@ MAX_TEXT = 64 * 1024
 MAX_SOURCE = 4 * 1024 * 1024
 MAX_TENSORS = 64
 MAX_RANK = 16
+
+EVENT_COLUMNS = ("seq", "site", "key", "picked", "predicted", "hit", "step", "t_ns", "override")
+"""The columns of `events`, in the order of DispatchEvent's fields."""
+_NULLABLE = frozenset({"step", "t_ns", "override"})
+"""Columns whose values may be null, and that may be left out (all null)."""
 
 _CONTROL = {chr(c) for c in range(32)} | {chr(c) for c in range(0x7F, 0xA0)}
 """C0, DEL and C1: ESC and CSI (U+009B) start terminal escape sequences."""
@@ -121,6 +135,10 @@ def _bool(value: Any, path: str) -> bool:
 
 
 def _key(value: Any, path: str) -> Key:
+    if type(value) is list and len(value) <= MAX_TENSORS and all(
+        type(t) is list and len(t) <= MAX_RANK and all(type(x) is int and 0 <= x <= MAX_SIZE for x in t) for t in value
+    ):
+        return tuple(map(tuple, value))
     tensors = _list(value, path, MAX_TENSORS)
     return tuple(
         tuple(_int(s, f"{path}[{i}][{j}]") for j, s in enumerate(_list(t, f"{path}[{i}]", MAX_RANK)))
@@ -270,19 +288,68 @@ def _graph(d: Any, path: str) -> Graph:
     )
 
 
-def _event(d: Any, path: str) -> DispatchEvent:
-    d = _obj(d, path)
-    return DispatchEvent(
-        seq=_int(d.get("seq"), f"{path}.seq"),
-        site=_str(d.get("site"), f"{path}.site"),
-        key=_key(d.get("key"), f"{path}.key"),
-        picked=_int(d.get("picked"), f"{path}.picked", 0, 255),
-        predicted=_int(d.get("predicted"), f"{path}.predicted", 0, 255),
-        cache_hit=_bool(d.get("hit"), f"{path}.hit"),
-        step=_opt_int(d.get("step"), f"{path}.step"),
-        t_ns=_opt_int(d.get("t_ns"), f"{path}.t_ns"),
-        override=_opt_int(d.get("override"), f"{path}.override", 0, 255),
-    )
+def _int_column(col: list[Any], path: str, hi: int, nullable: bool = False) -> list[int]:
+    """Check a column of integers in 0..hi; returns its non-null values."""
+    types = set(map(type, col))
+    values = col
+    if nullable and type(None) in types:
+        types.discard(type(None))
+        values = [x for x in col if x is not None]
+    if not (types <= {int} and (not values or (min(values) >= 0 and max(values) <= hi))):
+        check = _opt_int if nullable else _int
+        for i, x in enumerate(col):  # raises at the first bad value
+            check(x, f"{path}[{i}]", 0, hi)
+    return values
+
+
+def _ref_column(col: list[Any], path: str, what: str, table: str, size: int) -> None:
+    """Check a column of indices into a table of `size` entries."""
+    _int_column(col, path, MAX_SIZE)
+    if col and max(col) >= size:
+        i = next(i for i, x in enumerate(col) if x >= size)
+        raise _fail(f"{path}[{i}]", f"no {what} {col[i]} ({table} has {size})")
+
+
+def _events(value: Any, sites: Sequence[Site], keys: Sequence[Key]) -> list[DispatchEvent]:
+    d = _obj(value, "events")
+    cols: dict[str, list[Any] | None] = {}
+    for name in EVENT_COLUMNS:
+        col = d.get(name)
+        cols[name] = None if col is None and name in _NULLABLE else _list(col, f"events.{name}")
+    n = len(cols["seq"] or ())
+    for name, col in cols.items():
+        if col is not None and len(col) != n:
+            raise _fail("events", f"columns differ in length (seq has {n} entries, {name} has {len(col)})")
+    seq, site, key, picked, predicted, hit, step, t_ns, override = cols.values()
+    _int_column(seq, "events.seq", MAX_SIZE)
+    _ref_column(site, "events.site", "site", "sites", len(sites))
+    _ref_column(key, "events.key", "key", "keys", len(keys))
+    if not set(map(type, hit)) <= {bool}:
+        for i, x in enumerate(hit):
+            _bool(x, f"events.hit[{i}]")
+    for name, col in (("step", step), ("t_ns", t_ns)):
+        if col is not None:
+            _int_column(col, f"events.{name}", MAX_SIZE, nullable=True)
+    counts = [len(s.variants) for s in sites]
+    for name, col in (("picked", picked), ("predicted", predicted), ("override", override)):
+        if col is not None:
+            _variant_column(col, f"events.{name}", site, sites, counts)
+    none = repeat(None)
+    names = [s.name for s in sites]
+    return list(map(
+        DispatchEvent, seq, map(names.__getitem__, site), map(keys.__getitem__, key), picked, predicted, hit,
+        none if step is None else step, none if t_ns is None else t_ns, none if override is None else override,
+    ))
+
+
+def _variant_column(col: list[Any], path: str, site: list[int], sites: Sequence[Site], counts: list[int]) -> None:
+    """Variant indices, each below its own event's site's variant count."""
+    values = _int_column(col, path, 255, nullable=True)
+    if not values or max(values) < min(counts):
+        return
+    for i, (v, s) in enumerate(zip(col, site)):
+        if v is not None and v >= counts[s]:
+            raise _fail(f"{path}[{i}]", f"variant {v} out of range for {sites[s].name} ({counts[s]} variants)")
 
 
 def _measurement(d: Any, path: str) -> Measurement:
@@ -331,13 +398,15 @@ def _check_version(d: Mapping[str, Any], fmt: str) -> None:
 def session_from_json(d: Any) -> Session:
     d = _obj(d, "session")
     _check_version(d, FORMAT)
+    sites = [_site(x, f"sites[{i}]") for i, x in enumerate(_list(d.get("sites", []), "sites", 10_000))]
+    keys = [_key(x, f"keys[{i}]") for i, x in enumerate(_list(d.get("keys", []), "keys"))]
     s = Session(
         environment=_environment(d.get("environment")),
         model=_model(d.get("model")),
         symbols=[_symbol(x, f"symbols[{i}]") for i, x in enumerate(_list(d.get("symbols", []), "symbols", 1024))],
         graphs=[_graph(x, f"graphs[{i}]") for i, x in enumerate(_list(d.get("graphs", []), "graphs", 10_000))],
-        sites=[_site(x, f"sites[{i}]") for i, x in enumerate(_list(d.get("sites", []), "sites", 10_000))],
-        events=[_event(x, f"events[{i}]") for i, x in enumerate(_list(d.get("events", []), "events"))],
+        sites=sites,
+        events=[] if d.get("events") is None else _events(d["events"], sites, keys),
         measurements=[_measurement(x, f"measurements[{i}]") for i, x in enumerate(_list(d.get("measurements", []), "measurements"))],
         findings=[_finding(x, f"findings[{i}]") for i, x in enumerate(_list(d.get("findings", []), "findings"))],
     )
@@ -350,12 +419,6 @@ def _check_references(s: Session) -> None:
     if len(set(names)) != len(names):
         raise SessionError("sites: two sites share a name")
     variants = {x.name: len(x.variants) for x in s.sites}
-    for i, e in enumerate(s.events):
-        n = variants.get(e.site)
-        if n is None:
-            raise SessionError(f"events[{i}].site: no site named {e.site!r}")
-        if e.picked >= n or e.predicted >= n or (e.override is not None and e.override >= n):
-            raise SessionError(f"events[{i}]: variant index out of range for {e.site} ({n} variants)")
     for i, m in enumerate(s.measurements):
         n = variants.get(m.site)
         if n is None or m.variant >= n:
@@ -415,11 +478,20 @@ def graph_json(g: Graph) -> dict[str, Any]:
     return {"name": g.name, "wrapper_path": g.wrapper_path, "sites": list(g.sites), "no_site_reason": g.no_site_reason}
 
 
-def event_json(e: DispatchEvent) -> dict[str, Any]:
-    return {
-        "seq": e.seq, "site": e.site, "key": _key_json(e.key), "picked": e.picked,
-        "predicted": e.predicted, "hit": e.cache_hit, "step": e.step, "t_ns": e.t_ns,
-        "override": e.override,
+def events_json(events: Sequence[DispatchEvent], sites: Sequence[Site]) -> tuple[list[Any], dict[str, list[Any]]]:
+    """The key table and the event columns: each distinct key once, events by index."""
+    index = {s.name: i for i, s in enumerate(sites)}
+    try:
+        site = [index[e.site] for e in events]
+    except KeyError as e:
+        raise SessionError(f"an event names site {e.args[0]!r}, which the session does not have") from None
+    ids: dict[Key, int] = {}
+    key = [ids.setdefault(e.key, len(ids)) for e in events]
+    column = {name: list(map(attrgetter(name), events)) for name in ("seq", "picked", "predicted", "cache_hit", "step", "t_ns", "override")}
+    return [_key_json(k) for k in ids], {
+        "seq": column["seq"], "site": site, "key": key, "picked": column["picked"],
+        "predicted": column["predicted"], "hit": column["cache_hit"], "step": column["step"],
+        "t_ns": column["t_ns"], "override": column["override"],
     }
 
 
@@ -439,6 +511,7 @@ def finding_json(f: Finding) -> dict[str, Any]:
 
 
 def session_to_json(s: Session) -> dict[str, Any]:
+    keys, events = events_json(s.events, s.sites)
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -447,21 +520,41 @@ def session_to_json(s: Session) -> dict[str, Any]:
         "symbols": [symbol_json(x) for x in s.symbols],
         "graphs": [graph_json(x) for x in s.graphs],
         "sites": [site_json(x) for x in s.sites],
-        "events": [event_json(x) for x in s.events],
+        "keys": keys,
+        "events": events,
         "measurements": [measurement_json(x) for x in s.measurements],
         "findings": [finding_json(x) for x in s.findings],
     }
 
 
+def _dumps(doc: Mapping[str, Any]) -> str:
+    """A session's JSON text: format and version on the first line (so `head -1` tells
+    what a file is), then a line per section, per list entry and per event column.
+
+    Diffs stay readable, and every line goes through json's C encoder; any `indent` would
+    send the whole document through the pure-Python one instead, ten times slower.
+    """
+    encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    lines = []
+    for name, value in doc.items():
+        if isinstance(value, list) and value:
+            body = "[\n" + ",\n".join(map(encode, value)) + "\n]"
+        elif isinstance(value, dict) and name == "events":
+            body = "{\n" + ",\n".join(f"{encode(k)}:{encode(v)}" for k, v in value.items()) + "\n}"
+        else:
+            body = encode(value)
+        lines.append(f"{encode(name)}:{body}")
+    return "{" + ",".join(lines[:2]) + ",\n" + ",\n".join(lines[2:]) + "}\n"
+
+
 def save(session: Session, path: str | os.PathLike[str]) -> None:
     """Write atomically: a reader (or a crash) never sees a half-written session."""
     path = Path(path)
-    text = json.dumps(session_to_json(session), indent=1, ensure_ascii=False)
+    text = _dumps(session_to_json(session))
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
-            f.write("\n")
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -504,15 +597,29 @@ def load(path: str | os.PathLike[str]) -> Session:
     """Open a session file (`.json`) or a recording log (`.jsonl`)."""
     path = Path(path)
     text = _read_text(path)
-    if _looks_like_log(text):
-        return _load_log(text, str(path))
-    data = _decode(text, str(path))
+    with _collector_paused():
+        if _looks_like_log(text):
+            return _load_log(text, str(path))
+        data = _decode(text, str(path))
+        try:
+            return session_from_json(data)
+        except SessionError as e:
+            raise SessionError(f"{path}: {e}") from None
+        except RecursionError:
+            raise SessionError(f"{path}: JSON nested too deeply") from None
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Reading a big session allocates millions of objects that all live on; the cycle
+    collector would walk them over and over meanwhile, for nothing (a third of the time)."""
+    was = gc.isenabled()
+    gc.disable()
     try:
-        return session_from_json(data)
-    except SessionError as e:
-        raise SessionError(f"{path}: {e}") from None
-    except RecursionError:
-        raise SessionError(f"{path}: JSON nested too deeply") from None
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def _looks_like_log(text: str) -> bool:
@@ -564,16 +671,26 @@ def _load_log(text: str, where: str) -> Session:
     d: dict[str, Any] = {
         "format": FORMAT, "version": VERSION,
         "environment": head.get("environment"), "model": head.get("model"),
-        "symbols": [], "graphs": [], "sites": [], "events": [], "measurements": [], "findings": [],
+        "symbols": [], "graphs": [], "sites": [], "keys": [], "measurements": [], "findings": [],
     }
-    keys: dict[int, Any] = {}
+    key_rows: dict[int, int] = {}
+    """A log's key id -> its row in the session's key table."""
     runtime_sites: dict[int, str] = {}
+    events: list[list[Any]] = []
+    sites: list[str] = []
+    keys: list[int] = []
+    steps: list[int | None] = []
     step = None
     ended = False
     for n, r in enumerate(records[1:], 2):
-        if isinstance(r, list):
-            d["events"].append(_log_event(r, n, len(d["events"]), keys, runtime_sites, step, where))
-            continue
+        if type(r) is list:
+            if len(r) == 8 and r[0] == "e" and type(r[1]) is int and type(r[2]) is int and r[1] in runtime_sites and r[2] in key_rows:
+                events.append(r)
+                sites.append(runtime_sites[r[1]])
+                keys.append(key_rows[r[2]])
+                steps.append(step)
+                continue
+            _refuse_event(r, f"{where}: line {n}", runtime_sites, key_rows)
         r = _obj(r, f"{where}: line {n}")
         kind = r.get("type")
         if kind == "end":
@@ -581,7 +698,9 @@ def _load_log(text: str, where: str) -> Session:
         elif kind == "symbols":
             d["symbols"] = _list(r.get("symbols"), f"{where}: line {n}.symbols", 1024)
         elif kind == "key":
-            keys[_int(r.get("id"), f"{where}: line {n}.id")] = r.get("key")
+            key_rows[_int(r.get("id"), f"{where}: line {n}.id")] = len(d["keys"])
+            _key(r.get("key"), f"{where}: line {n}.key")  # named by its line, not its row
+            d["keys"].append(r.get("key"))
         elif kind == "runtime_site":
             runtime_sites[_int(r.get("index"), f"{where}: line {n}.index")] = _str(r.get("name"), f"{where}: line {n}.name")
         elif kind == "step":
@@ -592,10 +711,7 @@ def _load_log(text: str, where: str) -> Session:
             raise SessionError(f"{where}: line {n}: unknown record type {str(kind)[:40]!r}")
     if not ended and truncated is None:
         truncated = "the recording stopped before its end record (was it killed?)"
-    if d["events"]:
-        t0 = d["events"][0]["t_ns"]
-        for e in d["events"]:
-            e["t_ns"] -= t0
+    d["events"] = _log_events(events, sites, keys, steps, d["sites"], records, where)
     try:
         session = session_from_json(d)
     except SessionError as e:
@@ -604,19 +720,31 @@ def _load_log(text: str, where: str) -> Session:
     return session
 
 
-def _log_event(r: list[Any], n: int, seq: int, keys: Mapping[int, Any], sites: Mapping[int, str],
-               step: int | None, where: str) -> dict[str, Any]:
-    """Expand a compact `["e", site, key id, picked, predicted, hit, override, t_ns]`."""
-    path = f"{where}: line {n}"
+def _refuse_event(r: list[Any], path: str, sites: Mapping[int, str], keys: Mapping[int, int]) -> NoReturn:
+    """Say what is wrong with an event record `["e", site, key id, picked, predicted, hit, override, t_ns]`."""
     if len(r) != 8 or r[0] != "e":
         raise SessionError(f"{path}: not an event record")
-    site = sites.get(_int(r[1], f"{path}[1]"))
-    if site is None:
+    if _int(r[1], f"{path}[1]") not in sites:
         raise SessionError(f"{path}: event names runtime site {r[1]}, which no record introduced")
-    kid = _int(r[2], f"{path}[2]")
-    if kid not in keys:
-        raise SessionError(f"{path}: event names key {kid}, which no record introduced")
+    raise SessionError(f"{path}: event names key {_int(r[2], f'{path}[2]')}, which no record introduced")
+
+
+def _log_events(events: list[list[Any]], sites: list[str], keys: list[int], steps: list[int | None],
+                site_records: list[Any], records: list[Any], where: str) -> dict[str, list[Any]]:
+    """The session file's event columns from a log's event records; times become
+    nanoseconds since the first event."""
+    _, _, _, picked, predicted, hit, override, t_ns = (list(c) for c in zip(*events)) if events else ([],) * 8
+    if t_ns and not (set(map(type, t_ns)) <= {int} and min(t_ns) >= 0 and max(t_ns) <= 2**63):
+        i = next(i for i, t in enumerate(t_ns) if type(t) is not int or not 0 <= t <= 2**63)
+        n = [n for n, r in enumerate(records[1:], 2) if type(r) is list][i]
+        _int(t_ns[i], f"{where}: line {n}[7]", 0, 2**63)
+    t0 = t_ns[0] if t_ns else 0
+    index = {r["name"]: i for i, r in enumerate(site_records) if isinstance(r, dict) and isinstance(r.get("name"), str)}
+    try:
+        site = list(map(index.__getitem__, sites))
+    except KeyError as e:
+        raise SessionError(f"{where}: runtime site {e.args[0]!r} has no site record") from None
     return {
-        "seq": seq, "site": site, "key": keys[kid], "picked": r[3], "predicted": r[4],
-        "hit": r[5], "override": r[6], "t_ns": _int(r[7], f"{path}[7]", 0, 2**63), "step": step,
+        "seq": list(range(len(events))), "site": site, "key": keys, "picked": picked, "predicted": predicted,
+        "hit": hit, "step": steps, "t_ns": [t - t0 for t in t_ns], "override": override,
     }
