@@ -2,7 +2,13 @@
 
 State flows one way. Widgets report what the user did by message (a site highlighted,
 a shape typed, a variant selected); the app asks `kinspect.core` what follows and hands
-each widget what it shows. Measuring runs in a thread worker that only posts messages.
+each widget what it shows. Compiling, measuring and the debugger's run of a live model
+happen in thread workers that only post messages.
+
+The debugger has one set of keys for both kinds of session: over a recording it moves a
+replay cursor both ways; over a live model it pauses the model's thread before a
+dispatch (`PauseGate`) and may force the variant that runs. Its keys act in the
+Debugger and Timeline tabs, where the footer shows them.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.reactive import reactive
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
@@ -24,14 +31,20 @@ from kinspect.core.errors import KinspectError, ShapeError
 from kinspect.core.explain import SiteExplanation, explain_site
 from kinspect.core.heuristics import HEURISTICS
 from kinspect.core.session import Site
-from kinspect.core.shapes import Key, ParsedShape, format_key, parse_shape
+from kinspect.core.shapes import FullKey, Key, ParsedShape, format_key, parse_shape
+from kinspect.core.stepping import PauseGate
 from kinspect.tui.commands import InspectorCommands
+from kinspect.tui.debug_text import debugger_text
+from kinspect.tui.debugger import IDLE, PAUSED, RUNNING, Debugger
+from kinspect.tui.dialogs import ExportScreen, JumpScreen, OverrideScreen
 from kinspect.tui.help_screen import HelpScreen
-from kinspect.tui.messages import MeasureFinished, MeasureProgress
+from kinspect.tui.live_run import RunStop, SourceGuard
+from kinspect.tui.messages import LivePaused, LiveStepDone, MeasureFinished, MeasureProgress, PrepareProgress
 from kinspect.tui.observed import EventIndex
 from kinspect.tui.present import SYMBOLIC_LEGEND, decision_summary, identical_to, literal, runtime_env
-from kinspect.tui.source import SessionSource
+from kinspect.tui.source import SessionSource, SteppableSource
 from kinspect.tui.widgets.banner import Banner
+from kinspect.tui.widgets.debug_panel import BreakpointList, ConditionEntry, ConditionInput, EventPanel
 from kinspect.tui.widgets.decision_summary import DecisionSummary
 from kinspect.tui.widgets.diff_view import DiffView
 from kinspect.tui.widgets.findings_list import FindingsList
@@ -40,11 +53,21 @@ from kinspect.tui.widgets.shape_entry import ShapeEntry, ShapeInput
 from kinspect.tui.widgets.site_list import SiteList
 from kinspect.tui.widgets.source_view import SourceView
 from kinspect.tui.widgets.symbolic_table import SymbolicTable
+from kinspect.tui.widgets.timeline_view import TimelineView
 from kinspect.tui.widgets.variants_table import VariantsTable
 
 TABS = Binding.Group("Tabs", compact=True)
 SITES = Binding.Group("Site", compact=True)
-TAB_IDS = ("variants", "source", "diff", "symbolic", "findings")
+STEPS = Binding.Group("Step", compact=True)
+CONTINUE = Binding.Group("Continue", compact=True)
+ENDS = Binding.Group("First/last")
+BREAKS = Binding.Group("Break", compact=True)
+TAB_IDS = ("variants", "source", "diff", "symbolic", "findings", "debugger", "timeline")
+DEBUG_TABS = ("debugger", "timeline")
+
+REPLAY_ONLY = {"debug_back", "debug_reverse", "debug_jump", "debug_first", "debug_last"}
+DEBUG_ACTIONS = REPLAY_ONLY | {"debug_step", "debug_continue", "debug_restart", "debug_override",
+                               "break_site", "break_miss", "break_not_fastest", "break_when"}
 
 
 class InspectorApp(App[None]):
@@ -56,6 +79,34 @@ class InspectorApp(App[None]):
         Binding("q", "quit", "Quit", id="kinspect.quit", tooltip="Leave the inspector"),
         Binding("question_mark", "help", "Help", id="kinspect.help",
                 tooltip="Every key, and how to type a shape"),
+        Binding("n,f10", "debug_step", "Step", id="kinspect.debug.step", group=STEPS,
+                tooltip="Go to the next event; live: run the paused dispatch and pause before the next "
+                        "(the first press starts the workload paused at its first dispatch)"),
+        Binding("p", "debug_back", "Back", id="kinspect.debug.back", group=STEPS,
+                tooltip="Go to the previous event (recordings)"),
+        Binding("c,f5", "debug_continue", "Continue", id="kinspect.debug.continue", group=CONTINUE,
+                tooltip="Go on to the next event where a breakpoint stops; live: run the model until one does"),
+        Binding("C", "debug_reverse", "Reverse", id="kinspect.debug.reverse", group=CONTINUE,
+                tooltip="Go back to the previous event where a breakpoint stops (recordings)"),
+        Binding("g", "debug_jump", "Jump", id="kinspect.debug.jump",
+                tooltip="Go to an event by number: type it, then enter (recordings)"),
+        Binding("home", "debug_first", "First", id="kinspect.debug.first", group=ENDS,
+                tooltip="Go to the first event (recordings)"),
+        Binding("end", "debug_last", "Last", id="kinspect.debug.last", group=ENDS,
+                tooltip="Go to the last event (recordings)"),
+        Binding("R", "debug_restart", "Restart", id="kinspect.debug.restart",
+                tooltip="Live: rerun the workload and pause at its first dispatch; "
+                        "recordings: go back to before the first event"),
+        Binding("o", "debug_override", "Override", id="kinspect.debug.override",
+                tooltip="Live, paused: then a digit: run that variant for this call instead of Inductor's pick"),
+        Binding("b", "break_site", "At site", id="kinspect.break.site", group=BREAKS,
+                tooltip="Add or remove a breakpoint at the selected site"),
+        Binding("B", "break_miss", "On miss", id="kinspect.break.miss", group=BREAKS,
+                tooltip="Add or remove a breakpoint on every cache miss"),
+        Binding("f", "break_not_fastest", "Not fastest", id="kinspect.break.not_fastest", group=BREAKS,
+                tooltip="Add or remove a breakpoint where the pick is not the fastest measured variant"),
+        Binding("w", "break_when", "When…", id="kinspect.break.when", group=BREAKS,
+                tooltip="Type a condition (B > 512 and miss) to break on"),
         Binding("slash", "edit_shape", "Shape", id="kinspect.shape",
                 tooltip="Type a runtime shape such as B=1000 N=64"),
         Binding("m", "measure", "Measure", id="kinspect.measure",
@@ -77,10 +128,14 @@ class InspectorApp(App[None]):
                     tooltip=f"Show the {tab} tab", group=TABS)
             for i, tab in enumerate(TAB_IDS, 1)
         ),
+        Binding("e", "export", "Export", id="kinspect.export",
+                tooltip="Write the session as JSON, a Markdown report or a Perfetto trace"),
     ]
 
     measuring: reactive[bool] = reactive(False, bindings=True)
     """A measurement is running; `m` is disabled and escape cancels."""
+    preparing: reactive[bool] = reactive(False, bindings=True)
+    """A live source is compiling; sites appear when it is done."""
 
     def __init__(self, source: SessionSource) -> None:
         super().__init__()
@@ -94,6 +149,11 @@ class InspectorApp(App[None]):
         self.selected = 0
         self._events = EventIndex(self.session.events)
         self._cancel = threading.Event()
+        self._quit = threading.Event()
+        self._steppable = source if isinstance(source, SteppableSource) and source.live else None
+        self.debugger = Debugger(self.session, live=self._steppable is not None)
+        self._run_stop: RunStop | None = None
+        self._guard = SourceGuard(getattr(source, "close", None))
 
     # ------------------------------------------------------------ layout
 
@@ -120,6 +180,15 @@ class InspectorApp(App[None]):
                         yield SymbolicTable(id="symbolic-table")
                     with TabPane(f"Findings ({len(self.session.findings)})", id="findings"):
                         yield FindingsList(self.session.findings, id="findings-list")
+                    with TabPane("Debugger", id="debugger"), Vertical(id="debug-body"):
+                        yield EventPanel(id="event-panel")
+                        yield VariantsTable(id="debug-variants")
+                        with Vertical(id="breakpoints"):
+                            yield BreakpointList(id="breakpoint-list")
+                            yield ConditionEntry(id="condition")
+                    with TabPane("Timeline", id="timeline"):
+                        with Vertical(id="timeline-box"):
+                            yield TimelineView(id="timeline-view")
         yield MeasureBar(id="measure-bar")
         yield Footer(compact=True)
 
@@ -128,11 +197,18 @@ class InspectorApp(App[None]):
             self.shape = parse_shape(self.query_one(ShapeEntry).text)
         except ShapeError:
             self.shape = None
+        self.query_one(BreakpointList).show(self.debugger.breakpoints)
+        self.query_one(ConditionEntry).set_fields(self.debugger.ctx.field_names())
+        if not self.source.prepared:
+            self.preparing = True
+            self.query_one(MeasureBar).start("compiling…")
+            self._prepare(self._quit)
         if self.site is None:
             self._show_no_sites()
         else:
             self.show_site(self.site.name)
-        self.query_one(VariantsTable).focus()
+        self._show_debugger()
+        self.query_one("#variants-table", VariantsTable).focus()
 
     def _initial_shape(self) -> str:
         values = {s.label: s.example for s in self.session.symbols if s.example is not None}
@@ -144,11 +220,37 @@ class InspectorApp(App[None]):
         return [[s.alias, s.name] if s.alias else [s.name] for s in self.session.symbols]
 
     def _show_no_sites(self) -> None:
+        if self.preparing:
+            self.query_one(DecisionSummary).show(
+                Text("compiling… the sites appear when the model has compiled and run", style="dim"))
+            return
         reasons = [f"{literal(g.name)}: {literal(g.no_site_reason)}" for g in self.session.graphs if g.no_site_reason]
         text = "This session has no size-hint multi-kernel sites."
         if reasons:
             text += "\n" + "\n".join(reasons)
         self.query_one(DecisionSummary).show(Text(text))
+
+    def _reload_session(self) -> None:
+        """Show the source's session as it is now: compiled at last, or grown by a live run."""
+        self.session = session = self.source.session
+        self._events = EventIndex(session.events)
+        findings = Counter(f.site for f in session.findings if f.site)
+        self.query_one(SiteList).set_sites(session.sites, findings, self._events.calls)
+        self.query_one(FindingsList).set_findings(session.findings)
+        self.query_one(TabbedContent).get_tab("findings").label = f"Findings ({len(session.findings)})"
+        self.query_one(Banner).say(self.source.banner(), bool(session.truncated))
+        self.query_one(ShapeEntry).set_symbols(self._initial_shape(), self._symbol_names())
+        self.debugger.load(session)
+        self.query_one(ConditionEntry).set_fields(self.debugger.ctx.field_names())
+        names = [s.name for s in session.sites]
+        if self.site is not None and self.site.name in names:
+            self.show_site(self.site.name)
+        elif names:
+            self.show_site(names[0])
+        else:
+            self.site = None
+            self._show_no_sites()
+        self._show_debugger()
 
     # ------------------------------------------------------------ deciding
 
@@ -159,10 +261,13 @@ class InspectorApp(App[None]):
         chosen = self.explanation.decision.chosen if self.explanation and self.explanation.decision else 0
         other = (chosen + 1) % len(self.site.variants)
         self.query_one(DiffView).show(self.site, chosen, other)
+        if self.query_one(TabbedContent).active == "timeline":
+            self._show_timeline()
 
     def use_heuristic(self, name: str) -> None:
         self.heuristic = name
         self._redecide()
+        self._show_debugger()
 
     def _redecide(self) -> None:
         """Decide the current site for the current shape and hand every widget its part."""
@@ -173,7 +278,7 @@ class InspectorApp(App[None]):
         self.explanation = expl
         self.query_one(ShapeEntry).site_error = expl.error
         peak = self.session.environment.peaks.get("tflops_bf16")
-        self.query_one(VariantsTable).show(expl, peak, self.show_terms)
+        self.query_one("#variants-table", VariantsTable).show(expl, peak, self.show_terms)
         summary = self.query_one(DecisionSummary)
         if expl.decision is None or expl.runtime_key is None:
             summary.show(Text(f"{literal(site.name)} cannot be decided for this shape: {literal(str(expl.error))}",
@@ -221,7 +326,7 @@ class InspectorApp(App[None]):
     def _shape_done(self) -> None:
         self.query_one(VariantsTable).focus()
 
-    @on(VariantsTable.VariantHighlighted)
+    @on(VariantsTable.VariantHighlighted, "#variants-table")
     def _variant_highlighted(self, event: VariantsTable.VariantHighlighted) -> None:
         if self.site is not None and 0 <= event.index < len(self.site.variants):
             self._select(event.index)
@@ -230,6 +335,13 @@ class InspectorApp(App[None]):
     def _symbolic_shown(self) -> None:
         self._show_symbolic()
 
+    @on(TabbedContent.TabActivated)
+    def _tab_shown(self, event: TabbedContent.TabActivated) -> None:
+        """The footer shows the debugger's keys in its tabs only: refresh it on every switch."""
+        self.refresh_bindings()
+        if event.pane.id == "timeline":
+            self._show_timeline()
+
     @on(DataTable.RowSelected, "#variants-table")
     def _variant_opened(self, event: DataTable.RowSelected) -> None:
         self.action_show_tab("source")
@@ -237,25 +349,66 @@ class InspectorApp(App[None]):
     # ------------------------------------------------------------ actions
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in DEBUG_ACTIONS and self._active_tab() not in DEBUG_TABS:
+            return False  # out of the debugger's tabs: out of the footer too
+        return self.applies(action)
+
+    def applies(self, action: str) -> bool | None:
+        """True when an action can run now, None (dimmed) when not, whichever tab is shown."""
         if action == "measure":
-            return True if self.source.can_measure and not self.measuring else None
+            idle = not self.measuring and not self.preparing and self.debugger.state == IDLE
+            return True if self.source.can_measure and idle else None
         if action == "cancel_measure":
             return self.measuring
+        if action in DEBUG_ACTIONS:
+            return True if not self.preparing and self._debug_applies(action) else None
         return True
 
+    def _debug_applies(self, action: str) -> bool:
+        d = self.debugger
+        if action.startswith("break_"):
+            return action != "break_site" or self.site is not None
+        if not d.live:
+            assert d.replay is not None
+            if action in ("debug_step", "debug_last"):
+                return d.replay.index < len(d.replay.events) - 1
+            if action in ("debug_back", "debug_first"):
+                return d.replay.index > 0
+            return action != "debug_override" and bool(d.replay.events)
+        if action in REPLAY_ONLY:
+            return False
+        if action == "debug_override":
+            return d.state == PAUSED
+        if action == "debug_continue":
+            return d.state != RUNNING
+        return not self.measuring
+
     def palette_bindings(self) -> list[Binding]:
-        """The app's keyed actions that apply now, for the command palette."""
+        """The app's keyed actions that apply now, for the command palette (the debugger's
+        from any tab: running one shows the debugger)."""
         out = []
         for b in self.BINDINGS:
             assert isinstance(b, Binding)
-            if self.check_action(b.action.split("(")[0], ()) is True:
+            if self.applies(b.action.split("(")[0]) is True:
                 out.append(b)
         return out
+
+    async def run_from_palette(self, action: str) -> None:
+        if action.split("(")[0] in DEBUG_ACTIONS and self._active_tab() not in DEBUG_TABS:
+            self.action_show_tab("debugger")
+        await self.run_action(action)
+
+    def _active_tab(self) -> str:
+        try:
+            return self.query_one(TabbedContent).active
+        except NoMatches:  # asked before the tabs exist
+            return ""
 
     def help_bindings(self) -> Iterator[tuple[str, Binding]]:
         for where, cls in (("anywhere", InspectorApp), ("shape", ShapeInput), ("variants", VariantsTable),
                            ("sites", SiteList), ("symbolic", SymbolicTable), ("findings", FindingsList),
-                           ("help", HelpScreen)):
+                           ("breakpoints", BreakpointList), ("condition", ConditionInput),
+                           ("timeline", TimelineView), ("prompts", JumpScreen), ("help", HelpScreen)):
             for b in cls.BINDINGS:
                 assert isinstance(b, Binding)
                 yield where, b
@@ -269,11 +422,10 @@ class InspectorApp(App[None]):
 
     def action_show_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab
-        focus = {"variants": VariantsTable, "symbolic": SymbolicTable, "findings": FindingsList}.get(tab)
+        focus = {"variants": "#variants-table", "symbolic": "#symbolic-table", "findings": "#findings-list",
+                 "source": "#source-view", "debugger": "#event-panel", "timeline": "#timeline-view"}.get(tab)
         if focus is not None:
             self.query_one(focus).focus()
-        elif tab == "source":
-            self.query_one("#source-view", SourceView).focus()
 
     def action_step_site(self, step: int) -> None:
         sites = self.session.sites
@@ -284,6 +436,7 @@ class InspectorApp(App[None]):
     def action_toggle_terms(self) -> None:
         self.show_terms = not self.show_terms
         self._redecide()
+        self._show_debugger()
 
     def action_next_heuristic(self) -> None:
         names = list(HEURISTICS)
@@ -320,7 +473,8 @@ class InspectorApp(App[None]):
         def progress(done: int, total: int, what: str) -> None:
             self.post_message(MeasureProgress(done, total, what))
 
-        found = self.source.measure(site, key, progress, cancel)
+        with self._guard.using():
+            found = self.source.measure(site, key, progress, cancel)
         self.post_message(MeasureFinished(site.name, key, list(found), cancel.is_set()))
 
     def on_measure_progress(self, message: MeasureProgress) -> None:
@@ -334,16 +488,309 @@ class InspectorApp(App[None]):
         what = "cancelled after" if message.cancelled else "measured"
         self.notify(f"{what} {n} variant{'s' if n != 1 else ''} of {literal(message.site)}", markup=False)
         self._redecide()
+        self.debugger.load(self.session)  # fastest and regret changed
+        self._show_debugger()
 
     @on(Worker.StateChanged)
     def _worker_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker.group != "measure" or event.state != WorkerState.ERROR:
-            return
-        self.measuring = False
-        self.query_one(MeasureBar).stop()
-        err = event.worker.error
-        text = str(err) if isinstance(err, KinspectError) else f"measurement failed: {type(err).__name__}: {err}"
-        self.notify(literal(text), severity="error", markup=False, timeout=10)
+        group, state = event.worker.group, event.state
+        if group == "measure" and state == WorkerState.ERROR:
+            self.measuring = False
+            self.query_one(MeasureBar).stop()
+            self._failed("measurement failed", event.worker.error)
+        elif group == "prepare" and state in (WorkerState.SUCCESS, WorkerState.ERROR):
+            self.preparing = False
+            self.query_one(MeasureBar).stop()
+            if state == WorkerState.ERROR:
+                self._failed("compiling failed", event.worker.error)
+                self.query_one(DecisionSummary).show(Text(literal(_error_text("compiling failed", event.worker.error)),
+                                                          style="bold red"))
+                return
+            self._reload_session()
+            self.notify(f"ready: {len(self.session.sites)} sites, {len(self.session.events)} dispatches recorded",
+                        markup=False)
+        elif group == "live-run" and state in (WorkerState.SUCCESS, WorkerState.ERROR):
+            self.debugger.run_ended()
+            self.refresh_bindings()
+            self._reload_session()
+            if state == WorkerState.ERROR:
+                self._failed("the workload failed", event.worker.error)
+            elif not self._quit.is_set():
+                self.notify(f"the workload ran to its end; {len(self.session.events)} dispatches recorded",
+                            markup=False)
+
+    def _failed(self, what: str, err: BaseException | None) -> None:
+        self.notify(literal(_error_text(what, err)), severity="error", markup=False, timeout=10)
 
     def on_unmount(self) -> None:
         self._cancel.set()
+        self._quit.set()
+        if self._run_stop is not None:
+            self._run_stop.set()
+        self.debugger.close()
+        self._guard.close()
+
+    # ------------------------------------------------------------ compiling
+
+    @work(thread=True, exclusive=True, group="prepare", exit_on_error=False)
+    def _prepare(self, cancel: threading.Event) -> None:
+        with self._guard.using():
+            self.source.prepare(lambda what: self.post_message(PrepareProgress(what)), cancel)
+
+    def on_prepare_progress(self, message: PrepareProgress) -> None:
+        self.query_one(MeasureBar).say(message.what)
+
+    # ------------------------------------------------------------ the debugger's view
+
+    def _show_debugger(self) -> None:
+        """Draw the current event: the panel, its site's variants at its key, the timeline."""
+        d = self.debugger
+        cur = d.current
+        panel = self.query_one(EventPanel)
+        panel.update(debugger_text(self.session, cur, live=d.live, state=d.state, pending=d.pending_override,
+                                   preparing=self.preparing, runs=d.runs))
+        table = self.query_one("#debug-variants", VariantsTable)
+        site = None
+        if cur is not None:
+            site = next((s for s in self.session.sites if s.name == cur.event.site), None)
+        table.display = site is not None
+        if site is not None and cur is not None:
+            expl = explain_site(self.session, site, FullKey(cur.event.key), self.heuristic)
+            table.show(expl, self.session.environment.peaks.get("tflops_bf16"), self.show_terms)
+            if self.site is None or self.site.name != site.name:
+                self.show_site(site.name)
+        if self.query_one(TabbedContent).active == "timeline":
+            self._show_timeline()
+
+    def _show_timeline(self) -> None:
+        d = self.debugger
+        cur = d.current
+        index = None
+        if cur is not None:
+            index = cur.index if cur.index is not None else min(cur.event.seq, d.timeline.total - 1)
+        self.query_one(TimelineView).show(d.timeline, index, self.site.name if self.site else None)
+
+    def _moved(self, moved: bool, why_not: str) -> None:
+        if moved:
+            self._show_debugger()
+        else:
+            self.notify(why_not, timeout=3, markup=False)
+        self.refresh_bindings()
+
+    # ------------------------------------------------------------ debugger keys
+
+    def action_debug_step(self) -> None:
+        d = self.debugger
+        if not d.live:
+            self._moved(d.move("step"), "at the last event")
+        elif d.state == IDLE:
+            self._start_run(stepping=True)
+        else:
+            d.step()
+            self._after_live_command()
+
+    def action_debug_back(self) -> None:
+        self._moved(self.debugger.move("back"), "at the first event")
+
+    def action_debug_continue(self) -> None:
+        d = self.debugger
+        if not d.live:
+            why = "no breakpoint stops after this event" if d.breakpoints else \
+                "no breakpoints: b, B, f or w sets one"
+            self._moved(d.move("cont"), why)
+        elif d.state == IDLE:
+            self._start_run(stepping=False)
+        else:
+            d.cont()
+            self._after_live_command()
+
+    def action_debug_reverse(self) -> None:
+        d = self.debugger
+        why = "no breakpoint stops before this event" if d.breakpoints else "no breakpoints: b, B, f or w sets one"
+        self._moved(d.move("reverse"), why)
+
+    def action_debug_first(self) -> None:
+        self._moved(self.debugger.move("first"), "at the first event")
+
+    def action_debug_last(self) -> None:
+        self._moved(self.debugger.move("last"), "at the last event")
+
+    def action_debug_jump(self) -> None:
+        d = self.debugger
+
+        def go(seq: int) -> str | None:
+            try:
+                d.goto_seq(seq)
+            except KinspectError as e:
+                return str(e)
+            return None
+
+        def jumped(seq: int | None) -> None:
+            if seq is not None:
+                self._moved(True, "")
+
+        self.push_screen(JumpScreen(go, len(d.session.events)), jumped)
+
+    def action_debug_restart(self) -> None:
+        d = self.debugger
+        if not d.live:
+            assert d.replay is not None
+            d.replay.restart()
+            self._moved(True, "")
+        elif d.state == IDLE:
+            self._start_run(stepping=True)
+        else:
+            d.restart()
+            self._after_live_command()
+
+    def action_debug_override(self) -> None:
+        d = self.debugger
+        cur = d.current
+        if cur is None:
+            return
+        site = next((s for s in self.session.sites if s.name == cur.event.site), None)
+        labels = [v.label for v in site.variants] if site is not None else \
+            [f"v{i}" for i in range(d.ctx.variant_counts.get(cur.event.site, 0))]
+
+        def chosen(variant: int | None) -> None:
+            if variant is None:
+                return
+            try:
+                d.override(variant)
+            except KinspectError as e:
+                self.notify(literal(str(e)), severity="error", markup=False)
+                return
+            self._show_debugger()
+
+        self.push_screen(OverrideScreen(cur.event.site, labels), chosen)
+
+    def action_break_site(self) -> None:
+        if self.site is not None:
+            added = self.debugger.toggle_site(self.site.name)
+            self._breakpoints_changed(f"breakpoint at {self.site.name}", added)
+
+    def action_break_miss(self) -> None:
+        self._breakpoints_changed("breakpoint on a cache miss", self.debugger.toggle_miss())
+
+    def action_break_not_fastest(self) -> None:
+        self._breakpoints_changed("breakpoint where the pick is not the fastest",
+                                  self.debugger.toggle_not_fastest())
+
+    def action_break_when(self) -> None:
+        if self.query_one(TabbedContent).active != "debugger":
+            self.action_show_tab("debugger")
+        self.query_one(ConditionInput).focus()
+
+    def _breakpoints_changed(self, what: str, added: bool) -> None:
+        self.query_one(BreakpointList).show(self.debugger.breakpoints)
+        self.notify(literal(f"{what} {'added' if added else 'removed'}"), timeout=3, markup=False)
+        self._show_debugger()
+
+    @on(BreakpointList.Removed)
+    def _breakpoint_removed(self, event: BreakpointList.Removed) -> None:
+        bp = self.debugger.remove(event.index)
+        self._breakpoints_changed(f"breakpoint {bp.describe()}", False)
+
+    @on(ConditionEntry.Changed)
+    def _condition_typed(self, event: ConditionEntry.Changed) -> None:
+        entry = self.query_one(ConditionEntry)
+        if not event.text.strip():
+            entry.error = None
+            return
+        try:
+            self.debugger.check_condition(event.text)
+        except KinspectError as e:
+            entry.error = str(e)
+        else:
+            entry.error = None
+
+    @on(ConditionEntry.Submitted)
+    def _condition_submitted(self, event: ConditionEntry.Submitted) -> None:
+        entry = self.query_one(ConditionEntry)
+        if not event.text.strip():
+            self.query_one(EventPanel).focus()
+            return
+        try:
+            bp = self.debugger.check_condition(event.text)
+        except KinspectError as e:
+            entry.error = str(e)
+            return
+        self.debugger.add(bp)
+        entry.clear()
+        self.query_one(EventPanel).focus()
+        self._breakpoints_changed(f"breakpoint {bp.describe()}", True)
+
+    @on(ConditionEntry.Done)
+    def _condition_done(self) -> None:
+        self.query_one(EventPanel).focus()
+
+    @on(TimelineView.Jump)
+    def _timeline_jump(self, event: TimelineView.Jump) -> None:
+        d = self.debugger
+        if d.live:
+            self.notify("a live run only moves forwards: n steps, c continues, R restarts", timeout=3)
+            return
+        if self.preparing or not d.session.events:
+            return
+        self._moved(d.goto_index(event.index), "already there")
+
+    @on(TimelineView.SiteChosen)
+    def _timeline_site(self, event: TimelineView.SiteChosen) -> None:
+        if self.site is None or self.site.name != event.name:
+            if any(s.name == event.name for s in self.session.sites):
+                self.show_site(event.name)
+
+    def action_export(self, fmt: str = "json") -> None:
+        def written(result: tuple[str, str] | None) -> None:
+            if result is not None:
+                self.notify(literal(f"wrote {result[1]} ({result[0]}, {len(self.session.events)} events)"),
+                            markup=False)
+
+        self.push_screen(ExportScreen(self.session, fmt), written)
+
+    # ------------------------------------------------------------ the live run
+
+    def _start_run(self, stepping: bool) -> None:
+        assert self._steppable is not None
+        gate = self.debugger.start_run(stepping, lambda e: self.post_message(LivePaused(e)))
+        self._run_stop = RunStop(gate)
+        self.refresh_bindings()
+        self._show_debugger()
+        self._live_run(self._steppable, gate, self._run_stop)
+
+    def _after_live_command(self) -> None:
+        self.refresh_bindings()
+        self._show_debugger()
+
+    @work(thread=True, exclusive=True, group="live-run", exit_on_error=False)
+    def _live_run(self, source: SteppableSource, gate: PauseGate, stop: RunStop) -> None:
+        """Run the workload with the gate installed, again after each restart; the gate
+        blocks this thread at a pause (no CPU), and quitting releases it."""
+        with self._guard.using():
+            source.set_gate(gate.before)
+            try:
+                while True:
+                    source.run_workload(lambda r: self.post_message(LiveStepDone(r.step, r.error)), stop)
+                    if stop.quitting or not gate.take_restart():
+                        return
+            finally:
+                source.set_gate(None)
+
+    def on_live_paused(self, message: LivePaused) -> None:
+        self.debugger.on_paused(message.event)
+        self.refresh_bindings()
+        self._show_debugger()
+        if self.query_one(TabbedContent).active not in DEBUG_TABS:
+            self.notify(literal(f"paused before dispatch {message.event.seq} at {message.event.site} "
+                                "(6: the debugger)"), timeout=5, markup=False)
+
+    def on_live_step_done(self, message: LiveStepDone) -> None:
+        if message.error:
+            self.notify(literal(f"workload step {message.step}: {message.error}"), severity="error", markup=False)
+        self._reload_session()
+
+
+def _error_text(what: str, err: BaseException | None) -> str:
+    if isinstance(err, KinspectError):
+        return str(err)
+    return f"{what}: {type(err).__name__}: {err}"

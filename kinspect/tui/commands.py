@@ -15,6 +15,7 @@ from rich.text import Text
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from kinspect.core.heuristics import HEURISTICS
+from kinspect.tui.dialogs import FORMAT_TITLES
 from kinspect.tui.present import literal
 
 if TYPE_CHECKING:
@@ -26,7 +27,9 @@ class InspectorCommands(Provider):
         app: InspectorApp = self.app  # type: ignore[assignment]
         out: list[tuple[str, str, Callable[[], object]]] = []
         for b in app.palette_bindings():
-            out.append((b.description, b.tooltip, partial(app.run_action, b.action)))
+            out.append((b.description, b.tooltip, partial(app.run_from_palette, b.action)))
+        for fmt, title in FORMAT_TITLES.items():
+            out.append((f"Export: {title}", f"Write the session as a {title}", partial(app.action_export, fmt)))
         for name, h in HEURISTICS.items():
             out.append((f"Heuristic: {name}", f"What-if: decide by {h.title}. {h.doc}",
                         partial(app.use_heuristic, name)))

@@ -1,10 +1,10 @@
-"""Messages a measurement worker posts to the app (the worker never touches widgets)."""
+"""Messages thread workers post to the app (a worker never touches widgets)."""
 
 from __future__ import annotations
 
 from textual.message import Message
 
-from kinspect.core.session import Measurement
+from kinspect.core.session import DispatchEvent, Measurement
 from kinspect.core.shapes import Key
 
 
@@ -23,3 +23,28 @@ class MeasureFinished(Message):
         self.key = key
         self.measurements = measurements
         self.cancelled = cancelled
+
+
+class PrepareProgress(Message):
+    """What the live source is doing now: which graph compiles, which hint autotunes."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__()
+        self.what = what
+
+
+class LivePaused(Message):
+    """The model's thread is blocked before this dispatch (posted from that thread)."""
+
+    def __init__(self, event: DispatchEvent) -> None:
+        super().__init__()
+        self.event = event
+
+
+class LiveStepDone(Message):
+    """A workload step of the debugger's run finished; the session has grown."""
+
+    def __init__(self, step: int | None, error: str | None) -> None:
+        super().__init__()
+        self.step = step
+        self.error = error

@@ -1,10 +1,11 @@
 """Where the inspector's session comes from: a recording, a live compile, or a test fake.
 
-The app takes a source as its one constructor argument, so the live pipeline can plug
-in later without the UI changing, and tests drive the real app with a fake. `measure`
-runs in a thread worker: it must not touch the UI, it reports through `progress` and it
-stops early when `cancel` is set. It returns the measurements it made; the app adds them
-to the session on its own thread, so the session is never mutated from two threads.
+The app takes a source as its one constructor argument, so the live pipeline plugs in
+without the UI importing it, and tests drive the real app with a fake. The slow methods
+(`prepare`, `measure`, `run_workload`) run in thread workers: they must not touch the
+UI, they report through callbacks the app turns into messages, and they stop early when
+`cancel` is set. `measure` returns the measurements it made; the app adds them to the
+session on its own thread, so the session is never mutated from two threads.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from kinspect.core.errors import KinspectError
-from kinspect.core.session import Measurement, Session, Site
+from kinspect.core.session import DispatchEvent, Measurement, Session, Site
 from kinspect.core.shapes import Key
 
 ProgressCallback = Callable[[int, int, str], None]
@@ -36,8 +37,22 @@ class SessionSource(Protocol):
         """Whether `measure` can run here (a GPU and the compiled model are at hand)."""
         ...
 
+    @property
+    def prepared(self) -> bool:
+        """False until `prepare` has run; a recording is ready at once."""
+        ...
+
     def banner(self) -> str:
         """One line saying what the user is looking at; shown as plain text."""
+        ...
+
+    def prepare(self, progress: Callable[[str], None], cancel: threading.Event) -> None:
+        """Make the session (a live source compiles and runs its workload: minutes).
+
+        Called from a thread worker right after the app starts when `prepared` is False;
+        `progress` gets a phrase such as which graph or hint is autotuning. The app reads
+        `session` again when it returns.
+        """
         ...
 
     def measure(
@@ -47,11 +62,31 @@ class SessionSource(Protocol):
         ...
 
 
+EventGate = Callable[[DispatchEvent], "int | None"]
+"""Called on the model's thread before each dispatch; may block; returns a variant to force."""
+
+
+@runtime_checkable
+class SteppableSource(Protocol):
+    """A live source whose workload the debugger runs, pausing before dispatches.
+
+    `run_workload` runs in a thread worker, calls `on_step` after each workload step and
+    checks `cancel` between steps; `set_gate` installs the callable the model's thread
+    calls before each dispatch (None removes it).
+    """
+
+    def run_workload(self, on_step: Callable[[Any], None] | None = None,
+                     cancel: threading.Event | None = None) -> list[Any]: ...
+
+    def set_gate(self, gate: EventGate | None) -> None: ...
+
+
 class RecordedSource:
     """A session file opened on any machine: everything is shown, nothing is measured."""
 
     live = False
     can_measure = False
+    prepared = True
 
     def __init__(self, session: Session, path: str | Path | None = None) -> None:
         self._session = session
@@ -70,6 +105,9 @@ class RecordedSource:
         if self._session.truncated:
             text += f" · truncated: {self._session.truncated}"
         return text
+
+    def prepare(self, progress: Callable[[str], None], cancel: threading.Event) -> None:
+        """Nothing to do: the file was read before the app started."""
 
     def measure(
         self, site: Site, key: Key, progress: ProgressCallback, cancel: threading.Event

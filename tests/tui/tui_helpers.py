@@ -56,6 +56,7 @@ class FakeSource:
 
     live = True
     can_measure = True
+    prepared = True
 
     def __init__(self, session: Session, step_s: float = 0.05) -> None:
         self._session = session
@@ -69,6 +70,9 @@ class FakeSource:
 
     def banner(self) -> str:
         return "Live fake session"
+
+    def prepare(self, progress, cancel) -> None:
+        raise AssertionError("a prepared source is never prepared again")
 
     def measure(self, site: Site, key: Key, progress: ProgressCallback, cancel: threading.Event) -> list[Measurement]:
         self.started.set()

@@ -13,3 +13,7 @@ class Banner(Static):
         super().__init__(Text(literal(text)), id=id)
         self.set_class(not live, "-recorded")
         self.set_class(truncated, "-truncated")
+
+    def say(self, text: str, truncated: bool) -> None:
+        self.update(Text(literal(text)))
+        self.set_class(truncated, "-truncated")

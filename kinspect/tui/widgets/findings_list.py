@@ -26,12 +26,13 @@ class FindingsList(OptionList):
             self.site = site
 
     def __init__(self, findings: list[Finding], id: str | None = None) -> None:
-        if findings:
-            options = [Option(finding_prompt(f), id=str(i)) for i, f in enumerate(findings)]
-        else:
-            options = [Option(Text("No findings in this session.", style="dim"), disabled=True)]
-        super().__init__(*options, id=id)
+        super().__init__(*_options(findings), id=id)
         self._findings = findings
+
+    def set_findings(self, findings: list[Finding]) -> None:
+        self._findings = findings
+        self.clear_options()
+        self.add_options(_options(findings))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
@@ -39,3 +40,9 @@ class FindingsList(OptionList):
             site = self._findings[int(event.option_id)].site
             if site is not None:
                 self.post_message(self.SiteRequested(site))
+
+
+def _options(findings: list[Finding]) -> list[Option]:
+    if findings:
+        return [Option(finding_prompt(f), id=str(i)) for i, f in enumerate(findings)]
+    return [Option(Text("No findings in this session.", style="dim"), disabled=True)]

@@ -1,4 +1,4 @@
-"""Progress of a measurement running in a thread worker; escape cancels it."""
+"""Progress of a measurement or a compile running in a thread worker."""
 
 from __future__ import annotations
 
@@ -23,6 +23,10 @@ class MeasureBar(Horizontal):
     def advance(self, done: int, total: int, what: str) -> None:
         self.query_one(".what", Static).update(Text(literal(what)))
         self.query_one(ProgressBar).update(total=total, progress=done)
+
+    def say(self, what: str) -> None:
+        """New text, the bar still running without a total (a compile has none)."""
+        self.query_one(".what", Static).update(Text(literal(what)))
 
     def cancelling(self) -> None:
         self.query_one(".what", Static).update(Text("cancelling…", style="yellow"))

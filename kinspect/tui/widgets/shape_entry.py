@@ -103,6 +103,15 @@ class ShapeEntry(Vertical):
     def text(self) -> str:
         return self.query_one(ShapeInput).value
 
+    def set_symbols(self, initial: str, symbols: Sequence[Sequence[str]]) -> None:
+        """A live session's symbols, known once it compiled; an empty entry takes `initial`."""
+        entry = self.query_one(ShapeInput)
+        suggester = entry.suggester
+        assert isinstance(suggester, SymbolSuggester)
+        suggester.symbols = [list(names) for names in symbols]
+        if not entry.value.strip() and initial:
+            entry.value = initial
+
     def on_mount(self) -> None:
         self._show_status()
 

@@ -29,17 +29,26 @@ class SiteList(OptionList):
     def __init__(
         self, sites: list[Site], findings: Mapping[str, int], calls: Mapping[str, int], id: str | None = None
     ) -> None:
-        super().__init__(
-            *(Option(site_prompt(s, findings.get(s.name, 0), calls.get(s.name, 0)), id=s.name) for s in sites),
-            id=id,
-        )
+        super().__init__(*_options(sites, findings, calls), id=id)
+
+    def set_sites(self, sites: list[Site], findings: Mapping[str, int], calls: Mapping[str, int]) -> None:
+        """Show a new list (a live session gains sites and calls as it runs)."""
+        with self.prevent(OptionList.OptionHighlighted):
+            self.clear_options()
+            self.add_options(_options(sites, findings, calls))
 
     def show_site(self, name: str) -> None:
+        """Highlight a site; moves made here post no SiteHighlighted, only the user's do."""
         index = self.get_option_index(name)
         if self.highlighted != index:
-            self.highlighted = index
+            with self.prevent(OptionList.OptionHighlighted):
+                self.highlighted = index
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()
         if event.option_id is not None:
             self.post_message(self.SiteHighlighted(event.option_id))
+
+
+def _options(sites: list[Site], findings: Mapping[str, int], calls: Mapping[str, int]) -> list[Option]:
+    return [Option(site_prompt(s, findings.get(s.name, 0), calls.get(s.name, 0)), id=s.name) for s in sites]

@@ -20,9 +20,14 @@ class VariantsTable(DataTable):
     ]
 
     class VariantHighlighted(Message):
-        def __init__(self, index: int) -> None:
+        def __init__(self, table: VariantsTable, index: int) -> None:
             super().__init__()
+            self.table = table
             self.index = index
+
+        @property
+        def control(self) -> VariantsTable:
+            return self.table
 
     def __init__(self, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
@@ -61,4 +66,4 @@ class VariantsTable(DataTable):
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         event.stop()
-        self.post_message(self.VariantHighlighted(event.cursor_row))
+        self.post_message(self.VariantHighlighted(self, event.cursor_row))

@@ -1,0 +1,162 @@
+"""Small modal prompts: jump to an event, force a variant, export the session.
+
+Each keeps its error on its own last line, in one line, and stays open until the input
+is good or the user presses escape, so a typo never costs the user what they typed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.events import Key
+from textual.screen import ModalScreen
+from textual.widgets import Input, RadioButton, RadioSet, Static
+from textual.worker import Worker, WorkerState
+
+from kinspect.core.errors import KinspectError
+from kinspect.core.export import FORMATS, export
+from kinspect.core.session import Session
+from kinspect.tui.present import literal
+
+CANCEL = Binding("escape", "dismiss(None)", "Cancel", id="kinspect.dialog.cancel",
+                 tooltip="Close this prompt without doing anything")
+
+
+class JumpScreen(ModalScreen[int | None]):
+    """`g`: type an event number (its seq), enter jumps there."""
+
+    BINDINGS = [CANCEL]
+
+    def __init__(self, check: Callable[[int], str | None], total: int) -> None:
+        super().__init__()
+        self._check = check
+        self._total = total
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(Text(f"go to event (0–{max(self._total - 1, 0)}), enter jumps", style="bold"))
+            yield Input(type="integer", placeholder="event number", id="jump-input")
+            yield Static(Text("escape: cancel", style="dim"), classes="status")
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        try:
+            seq = int(event.value)
+        except ValueError:
+            self._fail("type an event number")
+            return
+        error = self._check(seq)
+        if error is not None:
+            self._fail(error)
+        else:
+            self.dismiss(seq)
+
+    def _fail(self, message: str) -> None:
+        self.query_one(".status", Static).update(Text("✗ " + literal(message), style="bold red"))
+
+
+class OverrideScreen(ModalScreen[int | None]):
+    """`o`: the next digit names the variant the paused dispatch runs instead."""
+
+    BINDINGS = [CANCEL]
+
+    def __init__(self, site: str, labels: list[str]) -> None:
+        super().__init__()
+        self._site = site
+        self._labels = labels
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            title = Text("force a variant for this call of ", style="bold")
+            title.append(literal(self._site))
+            yield Static(title)
+            yield Static(Text("press its number: " + ", ".join(literal(x) for x in self._labels)))
+            yield Static(Text("escape: cancel (Inductor's pick runs)", style="dim"), classes="status")
+
+    def on_key(self, event: Key) -> None:
+        if event.character is not None and event.character.isdigit():
+            event.stop()
+            v = int(event.character)
+            if v < len(self._labels):
+                self.dismiss(v)
+            else:
+                self.query_one(".status", Static).update(
+                    Text(f"✗ no variant {v}: this site has v0–v{len(self._labels) - 1}", style="bold red"))
+
+
+FORMAT_TITLES = {"json": "JSON session (kinspect open)", "md": "Markdown report", "perfetto": "Perfetto trace"}
+
+
+def default_export_path(session: Session, fmt: str) -> str:
+    stem = session.model.name or "session"
+    return {"json": f"{stem}.export.session.json", "md": f"{stem}.md", "perfetto": f"{stem}.perfetto.json"}[fmt]
+
+
+class ExportScreen(ModalScreen[tuple[str, str] | None]):
+    """`e`: choose a format, edit the path, enter writes it (in a thread: a trace takes a second)."""
+
+    BINDINGS = [CANCEL]
+
+    def __init__(self, session: Session, fmt: str = "json") -> None:
+        super().__init__()
+        self._session = session
+        self._fmt = fmt
+        self._edited = False
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(Text(f"export this session ({len(self._session.events)} events)", style="bold"))
+            with RadioSet(id="export-format"):
+                for fmt in FORMATS:
+                    yield RadioButton(FORMAT_TITLES[fmt], value=fmt == self._fmt, name=fmt)
+            yield Input(default_export_path(self._session, self._fmt), id="export-path")
+            yield Static(Text("enter writes the file · escape: cancel", style="dim"), classes="status")
+
+    def on_mount(self) -> None:
+        self.query_one("#export-path", Input).focus()
+
+    @on(RadioSet.Changed)
+    def _format_changed(self, event: RadioSet.Changed) -> None:
+        self._fmt = event.pressed.name or "json"
+        if not self._edited:
+            self.query_one("#export-path", Input).value = default_export_path(self._session, self._fmt)
+
+    @on(Input.Changed)
+    def _path_edited(self, event: Input.Changed) -> None:
+        self._edited = event.value != default_export_path(self._session, self._fmt)
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        path = event.value.strip()
+        if not path:
+            self._say(Text("✗ type a file name", style="bold red"))
+            return
+        self._say(Text(f"writing {literal(path)}…", style="yellow"))
+        self._write(self._fmt, path)
+
+    @work(thread=True, exclusive=True, group="export", exit_on_error=False)
+    def _write(self, fmt: str, path: str) -> tuple[str, str]:
+        export(self._session, fmt, Path(path).expanduser())
+        return fmt, path
+
+    @on(Worker.StateChanged)
+    def _written(self, event: Worker.StateChanged) -> None:
+        if event.worker.group != "export":
+            return
+        if event.state == WorkerState.SUCCESS:
+            self.dismiss(event.worker.result)
+        elif event.state == WorkerState.ERROR:
+            err = event.worker.error
+            text = str(err) if isinstance(err, KinspectError) else f"{type(err).__name__}: {err}"
+            self._say(Text("✗ " + literal(text.splitlines()[0] if text else "export failed"), style="bold red"))
+
+    def _say(self, text: Text) -> None:
+        self.query_one(".status", Static).update(text)
