@@ -68,6 +68,12 @@ class PauseGate:
             forced, self._override = self._override, None
             return forced
 
+    @property
+    def restarting(self) -> bool:
+        """A restart is asked and not yet taken: the recorder may drop the rest of its run."""
+        with self._cond:
+            return self._restart
+
     def take_restart(self) -> bool:
         """True once after the UI asked to restart; the recorder then reruns its workload."""
         with self._cond:
