@@ -46,6 +46,9 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--measure", action="store_true", help="with model.py: time every variant at --shape on the GPU")
     e.add_argument("--hints", help="with model.py: multi_kernel_hints, comma-separated")
     e.add_argument("--l2-flush", action="store_true", help="with --measure: flush L2 between launches (cold-cache timings)")
+    e.add_argument("--baselines", metavar="KINDS",
+                   help="with model.py: whole-model baselines at --shape, comma-separated from eager,static,exact_hint,hinted "
+                        "(each compiled kind costs a compile)")
 
     x = sub.add_parser("export", help="write a session as JSON, a Markdown report or a Perfetto trace")
     x.add_argument("session")
@@ -59,6 +62,9 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--shapes", nargs="+", metavar="SHAPE", help='shapes to run instead of the workload, e.g. "B=100" "B=1000"')
     r.add_argument("--measure", action="store_true", help="time every variant at each distinct shape run")
     r.add_argument("--l2-flush", action="store_true", help="with --measure: flush L2 between launches (cold-cache timings)")
+    r.add_argument("--baselines", metavar="KINDS",
+                   help="whole-model baselines at each distinct shape run, comma-separated from "
+                        "eager,static,exact_hint,hinted (each compiled kind costs a compile per shape)")
     r.add_argument("--train", action="store_true", help="compile for training (default: inference under no_grad)")
     r.add_argument("--allow-caches", action="store_true",
                    help="keep Inductor's caches on: faster, but a cache hit skips the compile-time facts (autotune tables, symbolic sizes)")
@@ -97,7 +103,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         from kinspect.commands import explain
 
         return explain.run(args.session, args.shape, args.site, args.heuristic, args.json,
-                           args.measure, args.hints, args.l2_flush)
+                           args.measure, args.hints, args.l2_flush, args.baselines)
     if args.command == "export":
         from kinspect.commands import export
 
@@ -106,7 +112,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         from kinspect.commands import record
 
         return record.run(args.model, args.output, args.hints, args.shapes, args.train,
-                          args.allow_caches, args.measure, args.l2_flush)
+                          args.allow_caches, args.measure, args.l2_flush, args.baselines)
     if args.command == "open":
         from kinspect.commands import inspect
 

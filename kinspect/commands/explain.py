@@ -24,17 +24,18 @@ from rich.text import Text
 
 from kinspect.core.errors import KinspectError
 from kinspect.core.explain import SiteExplanation, explain
-from kinspect.core.session import Session
-from kinspect.core.sessionio import load
+from kinspect.core.session import Baseline, Session
+from kinspect.core.sessionio import baseline_json, load
 from kinspect.core.shapes import SymbolShape, format_key, parse_shape
 
 
 def run(path: str, shape: str | None, site: str | None, heuristic: str, as_json: bool,
-        measure: bool = False, hints: str | None = None, l2_flush: bool = False) -> int:
+        measure: bool = False, hints: str | None = None, l2_flush: bool = False,
+        baselines: str | None = None) -> int:
     if path.endswith(".py"):
-        session = _live(path, shape, site, measure, hints, l2_flush)
-    elif measure:
-        raise KinspectError("--measure runs the model: give model.py, not a recorded session")
+        session = _live(path, shape, site, measure, hints, l2_flush, baselines)
+    elif measure or baselines:
+        raise KinspectError("--measure and --baselines run the model: give model.py, not a recorded session")
     else:
         session = load(path)
     if shape is None:
@@ -44,23 +45,53 @@ def run(path: str, shape: str | None, site: str | None, heuristic: str, as_json:
         else:
             _print_overview(session)
         return 0
-    results = explain(session, parse_shape(shape), site, heuristic)
+    parsed = parse_shape(shape)
+    results = explain(session, parsed, site, heuristic)
+    baselines = _baselines_at(session, parsed)
     if as_json:
-        print(json.dumps({"shape": shape, "sites": [r.to_json() for r in results]}, indent=1))
+        doc = {"shape": shape, "sites": [r.to_json() for r in results]}
+        if baselines:
+            doc["baselines"] = [baseline_json(b) for b in baselines]
+        print(json.dumps(doc, indent=1))
     else:
         console = Console(highlight=False)
         for r in results:
             console.print(_site_table(r, console.width >= 150))
+        if baselines:
+            console.print(_baseline_table(baselines))
     return 0
 
 
+def _baselines_at(session: Session, shape: object) -> list[Baseline]:
+    """Baselines recorded at the typed sizes (symbol shapes only: baselines are per model sizes)."""
+    if not isinstance(shape, SymbolShape):
+        return []
+    return [b for b in session.baselines if all(b.sizes.get(k) == v for k, v in shape.values.items())]
+
+
+def _baseline_table(baselines: list[Baseline]) -> Table:
+    t = Table(title=Text("whole model, compiled afresh per kind"), title_justify="left")
+    for col in ("kind", "sizes", "GPU us (CUPTI)", "wall us (events)", "error"):
+        t.add_column(col, justify="right" if "us" in col else "left")
+    for b in baselines:
+        t.add_row(
+            Text(b.kind), Text(" ".join(f"{k}={v}" for k, v in b.sizes.items())),
+            "" if b.gpu_us is None else f"{b.gpu_us:.1f}", "" if b.wall_us is None else f"{b.wall_us:.1f}",
+            Text(b.error or "", style="red"),
+        )
+    return t
+
+
 def _live(path: str, shape: str | None, site: str | None, measure: bool, hints: str | None,
-          l2_flush: bool) -> Session:
+          l2_flush: bool, baselines: str | None) -> Session:
     """Compile model.py on the GPU, run (and measure) the shape, and explain that session."""
-    from kinspect.commands.record import parse_hints, progress
+    from kinspect.commands.record import parse_baselines, parse_hints, progress
     from kinspect.inductor.modelfile import load_model_file
     from kinspect.inductor.pipeline import LivePipeline, Options
 
+    kinds = parse_baselines(baselines)
+    if kinds and shape is None:
+        raise KinspectError("--baselines needs --shape")
     mf = load_model_file(path)
     options = Options(progress=progress)
     if hints:
@@ -78,6 +109,8 @@ def _live(path: str, shape: str | None, site: str | None, measure: bool, hints: 
                 live.measure(parsed.values, site, l2_flush=l2_flush)
             else:
                 live.run_sizes(parsed.values)
+            if kinds:
+                live.baselines(parsed.values, kinds)
         return live.session
 
 

@@ -26,11 +26,13 @@ def parse_steps(shapes: list[str] | None) -> list[dict[str, int]] | None:
 
 
 def run(model: str, out: str | None, hints: str | None, shapes: list[str] | None,
-        train: bool, allow_caches: bool, measure: bool = False, l2_flush: bool = False) -> int:
+        train: bool, allow_caches: bool, measure: bool = False, l2_flush: bool = False,
+        baselines: str | None = None) -> int:
     from kinspect.inductor.modelfile import load_model_file
     from kinspect.inductor.pipeline import LivePipeline, Options, require_cuda
 
     require_cuda()
+    kinds = parse_baselines(baselines)
     mf = load_model_file(model)
     steps = parse_steps(shapes)
     unknown = sorted({k for s in steps or [] for k in s} - set(mf.names))
@@ -44,11 +46,13 @@ def run(model: str, out: str | None, hints: str | None, shapes: list[str] | None
     with LivePipeline(mf, options) as live:
         live.compile()
         results = live.run_workload(steps)
+        seen = []
+        for r in results:
+            if r.error is None and r.sizes not in seen:
+                seen.append(r.sizes)
+        for sizes in seen if kinds else []:
+            live.baselines(sizes, kinds)
         if measure:
-            seen = []
-            for r in results:
-                if r.error is None and r.sizes not in seen:
-                    seen.append(r.sizes)
             for sizes in seen:
                 try:
                     live.measure(sizes, l2_flush=l2_flush)
@@ -61,6 +65,16 @@ def run(model: str, out: str | None, hints: str | None, shapes: list[str] | None
     s = live.session
     progress(f"saved {target}: {len(s.sites)} sites, {len(s.events)} dispatches, {len(s.findings)} findings")
     return 0
+
+
+def parse_baselines(text: str | None) -> list[str]:
+    from kinspect.inductor.baseline import KINDS
+
+    kinds = [k for k in (text or "").replace(" ", "").split(",") if k]
+    bad = [k for k in kinds if k not in KINDS]
+    if bad:
+        raise KinspectError(f"--baselines takes {', '.join(KINDS)}; not {bad[0]!r}")
+    return kinds
 
 
 def parse_hints(text: str) -> list[int]:

@@ -148,6 +148,8 @@ class Graph:
     sites: tuple[str, ...] = ()
     no_site_reason: str | None = None
     """Why this graph has no size-hint multi-kernel, when it has none."""
+    wrapper_code: str | None = None
+    """The output code Inductor wrote (the wrapper file lives on the recording machine)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +191,21 @@ class Measurement:
 
 PRIMARY_METHOD = "cuda_events"
 
+@dataclass(frozen=True)
+class Baseline:
+    """The whole model at one shape without size-hint dispatch (or with it, for reference):
+    `eager`, `static` (compiled for exactly this shape), `exact_hint` (one hint: this size)
+    or `hinted` (the session's own hints), each compiled afresh in a process of its own."""
+
+    sizes: Mapping[str, int]
+    kind: str
+    wall_us: float | None = None
+    """Median whole-call time by CUDA events (includes launch overhead)."""
+    gpu_us: float | None = None
+    """Median per call of the summed CUPTI kernel durations."""
+    error: str | None = None
+
+
 SEVERITIES = ("info", "warning", "error")
 
 
@@ -214,6 +231,7 @@ class Session:
     events: list[DispatchEvent] = field(default_factory=list)
     measurements: list[Measurement] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    baselines: list[Baseline] = field(default_factory=list)
     truncated: str | None = None
     """Set when the file was cut short (a killed recording): what was lost, in words."""
 

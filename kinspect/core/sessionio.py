@@ -30,6 +30,7 @@ from typing import Any, NoReturn
 
 from kinspect.core.errors import SessionError
 from kinspect.core.session import (
+    Baseline,
     FORMAT,
     SEVERITIES,
     VERSION,
@@ -53,6 +54,7 @@ MAX_FILE_BYTES = 1 << 30
 MAX_NAME = 256
 MAX_TEXT = 64 * 1024
 MAX_SOURCE = 4 * 1024 * 1024
+MAX_WRAPPER = 16 * 1024 * 1024
 MAX_TENSORS = 64
 MAX_RANK = 16
 
@@ -285,6 +287,24 @@ def _graph(d: Any, path: str) -> Graph:
         wrapper_path=_opt_str(d.get("wrapper_path"), f"{path}.wrapper_path", MAX_TEXT),
         sites=tuple(_str(s, f"{path}.sites[{i}]") for i, s in enumerate(_list(d.get("sites", []), f"{path}.sites", 10_000))),
         no_site_reason=_opt_str(d.get("no_site_reason"), f"{path}.no_site_reason", MAX_TEXT),
+        wrapper_code=_opt_str(d.get("wrapper_code"), f"{path}.wrapper_code", MAX_WRAPPER, _SOURCE_OK),
+    )
+
+
+BASELINE_KINDS = ("eager", "static", "exact_hint", "hinted")
+
+
+def _baseline(d: Any, path: str) -> Baseline:
+    d = _obj(d, path)
+    kind = _str(d.get("kind"), f"{path}.kind")
+    if kind not in BASELINE_KINDS:
+        raise _fail(f"{path}.kind", f"must be one of {', '.join(BASELINE_KINDS)}")
+    sizes = {_str(k, f"{path}.sizes key", 64): _int(v, f"{path}.sizes.{k}") for k, v in _obj(d.get("sizes"), f"{path}.sizes").items()}
+    return Baseline(
+        sizes=sizes, kind=kind,
+        wall_us=_num(d.get("wall_us"), f"{path}.wall_us"),
+        gpu_us=_num(d.get("gpu_us"), f"{path}.gpu_us"),
+        error=_opt_str(d.get("error"), f"{path}.error", MAX_TEXT),
     )
 
 
@@ -409,6 +429,7 @@ def session_from_json(d: Any) -> Session:
         events=[] if d.get("events") is None else _events(d["events"], sites, keys),
         measurements=[_measurement(x, f"measurements[{i}]") for i, x in enumerate(_list(d.get("measurements", []), "measurements"))],
         findings=[_finding(x, f"findings[{i}]") for i, x in enumerate(_list(d.get("findings", []), "findings"))],
+        baselines=[_baseline(x, f"baselines[{i}]") for i, x in enumerate(_list(d.get("baselines", []), "baselines", 10_000))],
     )
     _check_references(s)
     return s
@@ -475,7 +496,14 @@ def site_json(s: Site) -> dict[str, Any]:
 
 
 def graph_json(g: Graph) -> dict[str, Any]:
-    return {"name": g.name, "wrapper_path": g.wrapper_path, "sites": list(g.sites), "no_site_reason": g.no_site_reason}
+    return {
+        "name": g.name, "wrapper_path": g.wrapper_path, "sites": list(g.sites),
+        "no_site_reason": g.no_site_reason, "wrapper_code": g.wrapper_code,
+    }
+
+
+def baseline_json(b: Baseline) -> dict[str, Any]:
+    return {"sizes": dict(b.sizes), "kind": b.kind, "wall_us": b.wall_us, "gpu_us": b.gpu_us, "error": b.error}
 
 
 def events_json(events: Sequence[DispatchEvent], sites: Sequence[Site]) -> tuple[list[Any], dict[str, list[Any]]]:
@@ -524,6 +552,7 @@ def session_to_json(s: Session) -> dict[str, Any]:
         "events": events,
         "measurements": [measurement_json(x) for x in s.measurements],
         "findings": [finding_json(x) for x in s.findings],
+        "baselines": [baseline_json(x) for x in s.baselines],
     }
 
 
@@ -553,6 +582,7 @@ def save(session: Session, path: str | os.PathLike[str]) -> None:
     text = _dumps(session_to_json(session))
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
     try:
+        os.fchmod(fd, 0o644)  # mkstemp makes 0600; a session is meant to be shared
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()

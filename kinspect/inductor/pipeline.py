@@ -9,6 +9,7 @@ later in the workload is captured like the first compile.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import math
 import platform
@@ -24,6 +25,7 @@ from kinspect.core.findings import derive_findings
 from kinspect.core.livelog import LiveLog
 from kinspect.core.session import (
     AutotuneRow,
+    Baseline,
     Environment,
     Graph,
     Measurement,
@@ -36,6 +38,7 @@ from kinspect.core.session import (
 from kinspect.core.roofline import gemm_flops, min_bytes
 from kinspect.core.shapes import Key, format_key
 from kinspect.core.symbolic import SizeExpr, TensorSpec
+from kinspect.inductor.baseline import run_baseline
 from kinspect.inductor.capture import CompileCapture, GraphRecord, SiteRecord
 from kinspect.inductor.kernels import variant_facts
 from kinspect.inductor.modelfile import DynamicDim, ModelFile
@@ -439,7 +442,11 @@ class LivePipeline:
 
     def _graph(self, g: GraphRecord) -> Graph:
         names = tuple(self._unique(g, r.name) for r in g.sites)
-        return Graph(g.name, g.wrapper_path, names, None if names else _no_site_reason(g, self.hints))
+        code = None
+        if g.wrapper_path:
+            with contextlib.suppress(OSError, UnicodeDecodeError):
+                code = Path(g.wrapper_path).read_text()
+        return Graph(g.name, g.wrapper_path, names, None if names else _no_site_reason(g, self.hints), code)
 
     def _unique(self, g: GraphRecord, name: str) -> str:
         return name if g.index == 0 else f"{name}@graph_{g.index}"
@@ -483,6 +490,20 @@ class LivePipeline:
             if ls.name == site_name:
                 return variant_facts(ls.call, wrapper_path or ls.wrapper_file)
         return []
+
+    def baselines(self, sizes: Mapping[str, int], kinds: Sequence[str],
+                  progress: Callable[[str], None] | None = None) -> list[Baseline]:
+        """Eager, static, exact-hint and hinted whole-model timings at these sizes, each in a
+        process of its own (minutes each for the compiled kinds)."""
+        say = progress or self._say
+        sizes = {**self._examples, **sizes}
+        out = []
+        for kind in kinds:
+            say(f"baseline {kind} at {_fmt(sizes)} (compiles in a separate process)")
+            r = run_baseline(str(self.mf.path), kind, sizes, self.hints)
+            out.append(Baseline(dict(sizes), kind, r.get("wall_us"), r.get("gpu_us"), r.get("error")))
+        self.session.baselines += out
+        return out
 
     def save(self, path: str | Path) -> None:
         from kinspect.core.sessionio import save

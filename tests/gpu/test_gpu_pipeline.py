@@ -38,7 +38,8 @@ def test_capture_is_complete(recorded, name):
             assert v.autotune and v.winner and v.emitted
         graph = next(g for g in s.graphs if g.name == site.graph)
         assert graph.wrapper_path and Path(graph.wrapper_path).exists()
-        assert site.name in Path(graph.wrapper_path).read_text()
+        assert graph.wrapper_code == Path(graph.wrapper_path).read_text()
+        assert f"{site.name.split('@')[0]} = async_compile.size_hint_multi_kernel" in graph.wrapper_code
     assert any("autotuning" in p for p in r.progress), r.progress[:5]
 
 
