@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -14,7 +15,7 @@ from kinspect.core.sessionio import load, save, session_from_json, session_to_js
 from kinspect.core.synthetic import synthetic_session
 from kinspect.inductor.baseline import _clean, run_baseline
 
-from conftest import REPO
+REPO = Path(__file__).resolve().parent.parent
 
 
 def test_baselines_round_trip_and_are_validated(tmp_path):
