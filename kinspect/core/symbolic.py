@@ -14,13 +14,13 @@ which is far faster than `subs` on every keystroke.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from types import SimpleNamespace
 from typing import Any
-
-import sympy
 
 from kinspect.core.errors import ShapeError
 from kinspect.core.shapes import MAX_SIZE
@@ -89,46 +89,51 @@ def tree_to_json(tree: Tree) -> Any:
     return tree
 
 
-def _symbol(name: str) -> sympy.Symbol:
-    return sympy.Symbol(name, integer=True, nonnegative=True)
+@functools.cache
+def _sympy() -> Any:
+    """sympy, imported on first use: it costs ~0.2 s and opening a session whose sizes are
+    plain symbols and constants never needs it."""
+    import sympy
+
+    class CeilDiv(sympy.Function):
+        """Display-only stand-in for Inductor's CeilDiv."""
+
+        nargs = 2
+
+    class FloorDiv(sympy.Function):
+        """Display-only stand-in for Inductor's FloorDiv (sympy's floor(a/b) prints poorly)."""
+
+        nargs = 2
+
+    return SimpleNamespace(sp=sympy, FloorDiv=FloorDiv, CeilDiv=CeilDiv)
 
 
-class _CeilDiv(sympy.Function):
-    """Display-only stand-in for Inductor's CeilDiv."""
-
-    nargs = 2
-
-
-class _FloorDiv(sympy.Function):
-    """Display-only stand-in for Inductor's FloorDiv (sympy's floor(a/b) prints poorly)."""
-
-    nargs = 2
-
-
-def _to_sympy(tree: Tree) -> sympy.Expr:
+def _to_sympy(tree: Tree) -> Any:
+    lib = _sympy()
+    sp = lib.sp
     if isinstance(tree, int):
-        return sympy.Integer(tree)
+        return sp.Integer(tree)
     if isinstance(tree, str):
-        return _symbol(tree)
+        return sp.Symbol(tree, integer=True, nonnegative=True)
     op, *args = tree
     if op == "opaque":
-        return sympy.Symbol(f"⟨{args[0]}⟩")
+        return sp.Symbol(f"⟨{args[0]}⟩")
     a = [_to_sympy(x) for x in args]
     if op == "add":
-        return sympy.Add(*a)
+        return sp.Add(*a)
     if op == "mul":
-        return sympy.Mul(*a)
+        return sp.Mul(*a)
     if op == "pow":
-        return sympy.Pow(a[0], a[1])
+        return sp.Pow(a[0], a[1])
     if op == "floordiv":
-        return _FloorDiv(*a)
+        return lib.FloorDiv(*a)
     if op == "ceildiv":
-        return _CeilDiv(*a)
+        return lib.CeilDiv(*a)
     if op == "mod":
-        return sympy.Mod(*a)
+        return sp.Mod(*a)
     if op == "max":
-        return sympy.Max(*a)
-    return sympy.Min(*a)
+        return sp.Max(*a)
+    return sp.Min(*a)
 
 
 def _evaluate(tree: Tree, env: Mapping[str, int]) -> int:
@@ -209,7 +214,7 @@ class SizeExpr:
         except ShapeError:
             return None
 
-    def to_sympy(self) -> sympy.Expr:
+    def to_sympy(self) -> Any:
         return _to_sympy(self.tree)
 
     @cached_property
@@ -218,11 +223,7 @@ class SizeExpr:
             return str(self.tree)
         if self.tree[0] == "opaque":
             return self.tree[1]
-        return (
-            sympy.sstr(self.to_sympy())
-            .replace("_FloorDiv", "FloorDiv")
-            .replace("_CeilDiv", "CeilDiv")
-        )
+        return _sympy().sp.sstr(self.to_sympy())
 
     def __str__(self) -> str:
         return self.text
@@ -255,6 +256,7 @@ def _from_sympy(expr: Any, depth: int) -> Tree:
         return int(expr) if abs(expr) <= MAX_SIZE else _opaque(str(expr))
     if depth > MAX_DEPTH:
         return _opaque(str(expr))
+    sympy = _sympy().sp
     if isinstance(expr, sympy.Integer):
         return int(expr) if abs(int(expr)) <= MAX_SIZE else _opaque(str(expr))
     if isinstance(expr, sympy.Symbol):
