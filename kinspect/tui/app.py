@@ -683,7 +683,8 @@ class InspectorApp(App[None]):
 
     def _breakpoints_changed(self, what: str, added: bool) -> None:
         self.query_one(BreakpointList).show(self.debugger.breakpoints)
-        self.notify(literal(f"{what} {'added' if added else 'removed'}"), timeout=3, markup=False)
+        if self._active_tab() != "debugger":  # there the list shows it
+            self.notify(literal(f"{what} {'added' if added else 'removed'}"), timeout=3, markup=False)
         self._show_debugger()
 
     @on(BreakpointList.Removed)

@@ -2,25 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
-
-from tui_helpers import FakeSource, screen_text, session_with_finding, toasts, type_shape
+from tui_helpers import FakeSource, footer_key, screen_text, session_with_finding, toasts, type_shape, wait_until
 
 from kinspect.tui.app import InspectorApp
 from kinspect.tui.widgets.measure_bar import MeasureBar
 from kinspect.tui.widgets.variants_table import VariantsTable
-
-
-async def wait_until(pilot, condition, timeout: float = 5.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        assert loop.time() < deadline, "condition not met in time"
-        await pilot.pause(0.02)
-
-
-def footer_key(app: InspectorApp, key: str):
-    return next(k for k in app.screen.query("FooterKey") if k.key == key)
 
 
 async def test_measuring_shows_progress_and_fills_the_table():

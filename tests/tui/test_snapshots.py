@@ -12,8 +12,8 @@ from kinspect.tui.app import InspectorApp
 from kinspect.tui.source import RecordedSource
 
 
-def app() -> InspectorApp:
-    return InspectorApp(RecordedSource(session_with_finding(), "/recordings/model.session.json"))
+def app(events: int = 0) -> InspectorApp:
+    return InspectorApp(RecordedSource(session_with_finding(events=events), "/recordings/model.session.json"))
 
 
 def test_opening_at_80x24(snap_compare):
@@ -31,3 +31,12 @@ def test_tie_with_distance_terms_at_80x24(snap_compare):
 
 def test_symbolic_mismatch_at_80x24(snap_compare):
     assert snap_compare(app(), press=["right_square_bracket", "4"], terminal_size=(80, 24))
+
+
+def test_debugger_stopped_at_a_site_breakpoint_at_80x24(snap_compare):
+    keys = ["6", "right_square_bracket", "b", "w", *"B > 8000", "enter", "c"]
+    assert snap_compare(app(events=60), press=keys, terminal_size=(80, 24))
+
+
+def test_timeline_at_120x30(snap_compare):
+    assert snap_compare(app(events=60), press=["6", "g", *"40", "enter", "7"], terminal_size=(120, 30))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import threading
 import time
@@ -93,3 +94,22 @@ class FakeSource:
 async def type_shape(pilot, text: str) -> None:
     """What a user does: `/`, clear the entry, type the shape."""
     await pilot.press("slash", "ctrl+u", *text)
+
+
+async def wait_until(pilot, condition, timeout: float = 10.0) -> None:
+    """Let the app run until `condition()` holds (a worker reported back)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        assert loop.time() < deadline, "condition not met in time"
+        await pilot.pause(0.02)
+
+
+def footer_key(app: InspectorApp, key: str):
+    return next(k for k in app.screen.query("FooterKey") if k.key == key)
+
+
+def footer_dimmed(app: InspectorApp, key: str) -> bool | None:
+    """Whether the footer shows `key` dimmed; None while it is not shown (mid-refresh)."""
+    found = [k for k in app.screen.query("FooterKey") if k.key == key]
+    return found[0].has_class("-disabled") if found else None

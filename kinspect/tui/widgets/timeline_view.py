@@ -85,10 +85,11 @@ class TimelineView(Widget, can_focus=True):
 
     def on_click(self, event: events.Click) -> None:
         tl = self._tl
-        if tl is None or not tl.total:
+        at = event.get_content_offset(self)
+        if tl is None or not tl.total or at is None:
             return
-        x = event.x - label_width(tl.sites) - 1
-        row = event.y - MARKER_ROWS
+        x = at.x - label_width(tl.sites) - 1
+        row = at.y - MARKER_ROWS
         site = tl.sites[row] if 0 <= row < len(tl.sites) else None
         if site is not None:
             self.post_message(self.SiteChosen(site))

@@ -1,0 +1,131 @@
+"""A live source for the debugger's tests: Inductor's own runtime class, on the CPU.
+
+Each site of a synthetic session becomes a real `SizeHintMultiKernelCall`, built inside a
+`Recorder` (construction is what the recorder hooks) with stand-in kernels that log which
+of them ran, and is called through the real `run` on meta tensors of the site's runtime
+key. The gate goes in exactly as `kinspect.inductor.live_source.LiveSource` installs it,
+so a test sees the model's thread block, step and run a forced kernel for real.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from kinspect.core.errors import KinspectError
+from kinspect.core.session import DispatchEvent, Measurement, Session, Site
+from kinspect.core.shapes import Key
+from kinspect.inductor.recorder import LiveSite, Recorder
+
+os.environ["TORCHINDUCTOR_DISABLE_MULTI_KERNEL_CACHE"] = "1"  # the class reads a disk cache keyed by real kernels
+
+import torch  # noqa: E402
+from torch._inductor.codegen.multi_kernel import SizeHintMultiKernelCall  # noqa: E402
+
+
+class StandIn:
+    """What the runtime class needs of a compiled kernel: a name and `run`."""
+
+    def __init__(self, name: str, ran: list[str]) -> None:
+        self.inductor_meta = {"kernel_name": name}
+        self._ran = ran
+
+    def run(self, *args, **kwargs) -> None:
+        self._ran.append(self.inductor_meta["kernel_name"])
+
+
+@dataclass
+class Step:
+    step: int | None
+    events: int
+    error: str | None = None
+
+
+class FakeLiveSource:
+    """`workload` holds the user's sizes per step (`{"B": 64, "N": 64}`); each step calls
+    every site once, in session order. `hold`, while set, keeps `prepare` compiling."""
+
+    live = True
+
+    def __init__(self, session: Session, workload: list[Mapping[str, int]]) -> None:
+        self._session = session
+        self.workload = workload
+        self.ran: list[str] = []
+        """Every stand-in kernel that ran, by name (`multi_kernel_0_k2`)."""
+        self.prepared = False
+        self.hold = threading.Event()
+        self.closed = False
+        self.recorder = Recorder()
+        with self.recorder:
+            self.calls = [self._call(site) for site in session.sites]
+
+    def _call(self, site: Site) -> SizeHintMultiKernelCall:
+        n = len(site.runtime_tensors or site.tensors)
+        kernels = {v.key: StandIn(f"{site.name}_k{v.index}", self.ran) for v in site.variants}
+        return SizeHintMultiKernelCall(site.name, kernels, {v.index: [slice(0, n)] for v in site.variants})
+
+    # ------------------------------------------------------------ SessionSource
+
+    @property
+    def session(self) -> Session:
+        """Empty until compiled, as LiveSource's is."""
+        return self._session if self.prepared else Session(environment=self._session.environment)
+
+    @property
+    def can_measure(self) -> bool:
+        return self.prepared
+
+    def banner(self) -> str:
+        return ("live" if self.prepared else "compiling") + ": fake model on the CPU"
+
+    def prepare(self, progress: Callable[[str], None], cancel: threading.Event) -> None:
+        progress("autotuning graph_0 at hint 256")
+        while self.hold.is_set() and not cancel.is_set():
+            cancel.wait(0.01)
+        self.run_workload()
+        self.prepared = True
+
+    def measure(self, site: Site, key: Key, progress, cancel: threading.Event) -> list[Measurement]:
+        raise KinspectError("the fake model measures nothing")
+
+    def close(self) -> None:
+        self.closed = True
+
+    # ------------------------------------------------------------ running
+
+    def run_sizes(self, sizes: Mapping[str, int], step: int | None) -> Step:
+        env = self._session.resolve(sizes)
+        before = len(self.recorder)
+        self.recorder.set_step(step)
+        for site, call in zip(self._session.sites, self.calls):
+            call.run(*(torch.empty(shape, device="meta") for shape in site.runtime_key(env)))
+        self._session.events = self.recorder.dispatch_events()
+        return Step(step, len(self.recorder) - before)
+
+    def run_workload(self, on_step: Callable[[Step], None] | None = None,
+                     cancel: threading.Event | None = None) -> list[Step]:
+        out = []
+        for i, sizes in enumerate(self.workload):
+            if cancel is not None and cancel.is_set():
+                break
+            r = self.run_sizes(sizes, step=i)
+            out.append(r)
+            if on_step is not None:
+                on_step(r)
+        return out
+
+    def set_gate(self, gate: Callable[[DispatchEvent], int | None] | None) -> None:
+        """As LiveSource.set_gate: the recorder's gate, adapted to take a DispatchEvent."""
+        rec = self.recorder
+        if gate is None:
+            rec.configure(log=rec.log)
+            return
+
+        def before(site: LiveSite, key: Key, hit: bool) -> int | None:
+            pred = site.predict(key)
+            picked = site.call._shape_cache.get(key, pred)
+            return gate(DispatchEvent(len(rec), site.name, key, picked, pred, hit, rec.current_step))
+
+        rec.configure(gate=before, log=rec.log)
