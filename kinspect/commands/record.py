@@ -40,7 +40,7 @@ def run(model: str, out: str | None, hints: str | None, shapes: list[str] | None
         raise KinspectError(f"--shapes names {unknown[0]}, which {mf.path.name}'s inputs() does not take ({', '.join(mf.names)})")
     target = Path(out) if out else mf.path.with_suffix(".session.json")
     options = Options(
-        hints=parse_hints(hints) if hints else Options().hints, train=train,
+        hints=parse_hints(hints) if hints else None, train=train,
         allow_caches=allow_caches, log_path=target.with_suffix(".jsonl"), progress=_progress,
     )
     with LivePipeline(mf, options) as live:

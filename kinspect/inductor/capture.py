@@ -18,6 +18,7 @@ code is exactly what Inductor would have produced without kinspect.
 from __future__ import annotations
 
 import contextlib
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -112,7 +113,6 @@ class CompileCapture:
 
     def __init__(self) -> None:
         self.graphs: list[GraphRecord] = []
-        self._patches: list[tuple[Any, str, Any]] = []
         self.progress: Any = None
         """Optional callable(str) told what is happening (graph, hint being autotuned)."""
 
@@ -141,125 +141,17 @@ class CompileCapture:
         if self.progress is not None:
             self.progress(text)
 
-    def _patch(self, owner: Any, name: str, make: Any) -> None:
-        orig = getattr(owner, name)
-        self._patches.append((owner, name, orig))
-        setattr(owner, name, make(orig))
-
     # ------------------------------------------------------------ install
 
     def __enter__(self) -> CompileCapture:
-        try:
-            from torch._inductor import ir
-            from torch._inductor.codegen import multi_kernel, simd
-            from torch._inductor.graph import GraphLowering
-        except ImportError as e:
-            raise KinspectError(f"this torch lacks an Inductor module kinspect needs: {e}") from e
-        needed = [
-            (GraphLowering, "compile_to_module"),
-            (ir, "MultiTemplateBuffer"),
-            (multi_kernel, "SizeHintMultiKernel"),
-            (multi_kernel, "SizeHintMultiKernelCall"),
-            (simd.SIMDScheduling, "_make_shape_cache_key"),
-            (simd.SIMDScheduling, "_get_multikernel_shapes"),
-        ]
-        missing = [f"{getattr(o, '__name__', o)}.{n}" for o, n in needed if not hasattr(o, n)]
-        if missing:
-            raise KinspectError(
-                "this torch has no size-hint multi-kernel support kinspect can observe "
-                f"(missing {', '.join(missing)}); it needs torch >= 2.10 with multi_kernel_hints"
-            )
-        cap = self
-        mtb = ir.MultiTemplateBuffer
-
-        def compile_to_module(orig: Any) -> Any:
-            def wrapped(graph: Any, *a: Any, **k: Any) -> Any:
-                rec = cap._graph_for(graph)
-                cap._say(f"generating code for {rec.name}")
-                rec.cpp_wrapper = bool(getattr(graph, "cpp_wrapper", False))
-                rec.symbols, rec.dynamic_inputs = _symbols_of(graph)
-                mod = orig(graph, *a, **k)
-                rec.wrapper_path = getattr(mod, "__file__", None)
-                return mod
-            return wrapped
-
-        def mtb_init(orig: Any) -> Any:
-            def wrapped(node: Any, *a: Any, **k: Any) -> None:
-                orig(node, *a, **k)
-                from torch._inductor.virtualized import V
-
-                cap._graph_for(V.graph).templates += 1
-            return wrapped
-
-        def choice_timings(orig: Any) -> Any:
-            def wrapped(node: Any, hint_override: int | None = None) -> Any:
-                fresh = hint_override not in node._choice_timings
-                if fresh:
-                    cap._say(f"autotuning {node.get_name()} at hint {hint_override}")
-                timings = orig(node, hint_override)
-                rec = cap.current()
-                if rec is not None and fresh:
-                    rec.timings[(node.get_name(), hint_override)] = [
-                        AutotuneChoice(
-                            str(getattr(c, "name", c)), str(getattr(c, "description", "")),
-                            float(t) if t is not None else None,
-                            type(c).__name__ == "TritonTemplateCaller",
-                        )
-                        for c, t in timings.items()
-                    ]
-                return timings
-            return wrapped
-
-        def finalize(orig: Any) -> Any:
-            def wrapped(node: Any, callers: dict[int | None, Any]) -> None:
-                orig(node, callers)
-                rec = cap.current()
-                if rec is not None:
-                    rec.finalized.add(node.get_name())
-                    for hint, c in callers.items():
-                        rec.emitted[(node.get_name(), hint)] = (
-                            str(getattr(c, "name", c)), str(getattr(c, "description", "")))
-            return wrapped
-
-        def make_key(orig: Any) -> Any:
-            def wrapped(sched: Any, node: Any, hint: int) -> Any:
-                key = orig(sched, node, hint)
-                rec = cap.current()
-                if rec is not None:
-                    p = rec.pending.setdefault(node.get_name(), {"hint_keys": {}})
-                    p["hint_keys"][hint] = key
-                    if "tensors" not in p:
-                        shapes = sched._get_multikernel_shapes(node)
-                        names = [_node_name(i) for i in node.inputs] + [node.get_name()]
-                        roles = ["input"] * len(node.inputs) + ["output"]
-                        p["tensors"] = [
-                            (n, r, tuple(s) if s is not None else ())
-                            for n, r, s in zip(names, roles, shapes)
-                        ]
-                        p["op"] = _op_of(node)
-                return key
-            return wrapped
-
-        def mk_init(orig: Any) -> Any:
-            def wrapped(mk: Any, kernels: dict[Any, Any]) -> None:
-                orig(mk, kernels)
-                rec = cap.current()
-                if rec is not None:
-                    cap._site(rec, mk)
-            return wrapped
-
-        self._patch(GraphLowering, "compile_to_module", compile_to_module)
-        self._patch(mtb, "__init__", mtb_init)
-        self._patch(mtb, "choice_timings", choice_timings)
-        self._patch(mtb, "finalize_as_triton_callers", finalize)
-        self._patch(simd.SIMDScheduling, "_make_shape_cache_key", make_key)
-        self._patch(multi_kernel.SizeHintMultiKernel, "__init__", mk_init)
+        _install()
+        _active_stack().append(self)
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        while self._patches:
-            owner, name, orig = self._patches.pop()
-            setattr(owner, name, orig)
+        stack = _active_stack()
+        if self in stack:
+            stack.remove(self)
 
     # ------------------------------------------------------------ sites
 
@@ -320,3 +212,147 @@ def _runtime_args(mk: Any) -> list[tuple[str, tuple[Any, ...] | None]]:
                 node = V.graph.graph_inputs.get(name)
             out.append((str(name), _size_tuple(node) if node is not None else None))
     return out
+
+
+# ---------------------------------------------------------------- the hooks
+# Installed once per process and left in place: each wrapper records into the capture
+# active on the calling thread (the thread that compiles), or just calls Inductor. Saving
+# and restoring methods per capture instead breaks when two pipelines' runs overlap (a
+# paused debugger run on one thread, a compile on another): the later restore would
+# remove the other's hooks.
+
+_local = threading.local()
+_install_lock = threading.Lock()
+_installed = False
+
+
+def _active_stack() -> list[CompileCapture]:
+    stack = getattr(_local, "stack", None)
+    if stack is None:
+        stack = _local.stack = []
+    return stack
+
+
+def _active() -> CompileCapture | None:
+    stack = getattr(_local, "stack", None)
+    return stack[-1] if stack else None
+
+
+def _patch(owner: Any, name: str, make: Any) -> None:
+    setattr(owner, name, make(getattr(owner, name)))
+
+
+def _install() -> None:
+    global _installed
+    with _install_lock:
+        if _installed:
+            return
+        _install_hooks()
+        _installed = True
+
+
+def _install_hooks() -> None:
+    try:
+        from torch._inductor import ir
+        from torch._inductor.codegen import multi_kernel, simd
+        from torch._inductor.graph import GraphLowering
+    except ImportError as e:
+        raise KinspectError(f"this torch lacks an Inductor module kinspect needs: {e}") from e
+    needed = [
+        (GraphLowering, "compile_to_module"),
+        (ir, "MultiTemplateBuffer"),
+        (multi_kernel, "SizeHintMultiKernel"),
+        (multi_kernel, "SizeHintMultiKernelCall"),
+        (simd.SIMDScheduling, "_make_shape_cache_key"),
+        (simd.SIMDScheduling, "_get_multikernel_shapes"),
+    ]
+    missing = [f"{getattr(o, '__name__', o)}.{n}" for o, n in needed if not hasattr(o, n)]
+    if missing:
+        raise KinspectError(
+            "this torch has no size-hint multi-kernel support kinspect can observe "
+            f"(missing {', '.join(missing)}); it needs torch >= 2.10 with multi_kernel_hints"
+        )
+    mtb = ir.MultiTemplateBuffer
+
+    def compile_to_module(orig: Any) -> Any:
+        def wrapped(graph: Any, *a: Any, **k: Any) -> Any:
+            rec = cap._graph_for(graph)
+            cap._say(f"generating code for {rec.name}")
+            rec.cpp_wrapper = bool(getattr(graph, "cpp_wrapper", False))
+            rec.symbols, rec.dynamic_inputs = _symbols_of(graph)
+            mod = orig(graph, *a, **k)
+            rec.wrapper_path = getattr(mod, "__file__", None)
+            return mod
+        return wrapped
+
+    def mtb_init(orig: Any) -> Any:
+        def wrapped(node: Any, *a: Any, **k: Any) -> None:
+            orig(node, *a, **k)
+            from torch._inductor.virtualized import V
+
+            cap._graph_for(V.graph).templates += 1
+        return wrapped
+
+    def choice_timings(orig: Any) -> Any:
+        def wrapped(node: Any, hint_override: int | None = None) -> Any:
+            fresh = hint_override not in node._choice_timings
+            if fresh:
+                cap._say(f"autotuning {node.get_name()} at hint {hint_override}")
+            timings = orig(node, hint_override)
+            rec = cap.current()
+            if rec is not None and fresh:
+                rec.timings[(node.get_name(), hint_override)] = [
+                    AutotuneChoice(
+                        str(getattr(c, "name", c)), str(getattr(c, "description", "")),
+                        float(t) if t is not None else None,
+                        type(c).__name__ == "TritonTemplateCaller",
+                    )
+                    for c, t in timings.items()
+                ]
+            return timings
+        return wrapped
+
+    def finalize(orig: Any) -> Any:
+        def wrapped(node: Any, callers: dict[int | None, Any]) -> None:
+            orig(node, callers)
+            rec = cap.current()
+            if rec is not None:
+                rec.finalized.add(node.get_name())
+                for hint, c in callers.items():
+                    rec.emitted[(node.get_name(), hint)] = (
+                        str(getattr(c, "name", c)), str(getattr(c, "description", "")))
+        return wrapped
+
+    def make_key(orig: Any) -> Any:
+        def wrapped(sched: Any, node: Any, hint: int) -> Any:
+            key = orig(sched, node, hint)
+            rec = cap.current()
+            if rec is not None:
+                p = rec.pending.setdefault(node.get_name(), {"hint_keys": {}})
+                p["hint_keys"][hint] = key
+                if "tensors" not in p:
+                    shapes = sched._get_multikernel_shapes(node)
+                    names = [_node_name(i) for i in node.inputs] + [node.get_name()]
+                    roles = ["input"] * len(node.inputs) + ["output"]
+                    p["tensors"] = [
+                        (n, r, tuple(s) if s is not None else ())
+                        for n, r, s in zip(names, roles, shapes)
+                    ]
+                    p["op"] = _op_of(node)
+            return key
+        return wrapped
+
+    def mk_init(orig: Any) -> Any:
+        def wrapped(mk: Any, kernels: dict[Any, Any]) -> None:
+            orig(mk, kernels)
+            rec = cap.current()
+            if rec is not None:
+                cap._site(rec, mk)
+        return wrapped
+
+    _patch(GraphLowering, "compile_to_module", compile_to_module)
+    _patch(mtb, "__init__", mtb_init)
+    _patch(mtb, "choice_timings", choice_timings)
+    _patch(mtb, "finalize_as_triton_callers", finalize)
+    _patch(simd.SIMDScheduling, "_make_shape_cache_key", make_key)
+    _patch(multi_kernel.SizeHintMultiKernel, "__init__", mk_init)

@@ -22,7 +22,7 @@ from kinspect.core.errors import KinspectError
 from kinspect.core.session import DispatchEvent, Measurement, Session, Site
 from kinspect.core.shapes import Key, format_key
 from kinspect.inductor.modelfile import load_model_file
-from kinspect.inductor.pipeline import LivePipeline, Options, StepResult
+from kinspect.inductor.pipeline import DEFAULT_HINTS, LivePipeline, Options, StepResult
 from kinspect.inductor.recorder import LiveSite
 
 Progress = Callable[[int, int, str], None]
@@ -53,7 +53,7 @@ class LiveSource:
 
     def banner(self) -> str:
         env = self.session.environment
-        hints = ",".join(str(h) for h in (self._mf.hints or self.options.hints))
+        hints = ",".join(str(h) for h in (self.options.hints or self._mf.hints or DEFAULT_HINTS))
         state = "live" if self.prepared else "compiling"
         return f"{state}: {self.model} on {env.gpu or 'CUDA'} · torch {env.torch or '?'} · hints {hints}"
 

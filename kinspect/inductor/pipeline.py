@@ -58,7 +58,8 @@ _SOURCE = re.compile(r"^L\['(?P<name>[A-Za-z_][A-Za-z0-9_]*)'\](?:\[(?P<pos>\d+)
 
 @dataclass
 class Options:
-    hints: Sequence[int] = DEFAULT_HINTS
+    hints: Sequence[int] | None = None
+    """Overrides the model file's `hints`; neither: DEFAULT_HINTS."""
     train: bool = False
     allow_caches: bool = False
     log_path: Path | None = None
@@ -90,7 +91,7 @@ class LivePipeline:
         require_cuda()
         self.mf = model_file
         self.options = options or Options()
-        self.hints = list(self.mf.hints or self.options.hints)
+        self.hints = list(self.options.hints or self.mf.hints or DEFAULT_HINTS)
         self.capture = CompileCapture()
         self.capture.progress = self.options.progress
         self.recorder = Recorder(namer=self._site_name)

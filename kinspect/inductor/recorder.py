@@ -90,8 +90,6 @@ class Recorder:
         self._state = _State()
         self._namer = namer
         self._lock = threading.Lock()
-        self._cls: Any = None
-        self._orig_init: Any = None
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -123,23 +121,14 @@ class Recorder:
     # ------------------------------------------------------------ installation
 
     def __enter__(self) -> Recorder:
-        from torch._inductor.codegen.multi_kernel import SizeHintMultiKernelCall
-
-        self._cls = SizeHintMultiKernelCall
-        self._orig_init = orig_init = SizeHintMultiKernelCall.__init__
-        recorder = self
-
-        def __init__(call: Any, *args: Any, **kwargs: Any) -> None:
-            orig_init(call, *args, **kwargs)
-            recorder.attach(call, _loading_module_file())
-
-        SizeHintMultiKernelCall.__init__ = __init__
+        _install()
+        _stack().append(self)
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        if self._cls is not None:
-            self._cls.__init__ = self._orig_init
-            self._cls = None
+        stack = _stack()
+        if self in stack:
+            stack.remove(self)
 
     # ------------------------------------------------------------ reading back
 
@@ -253,3 +242,39 @@ def _loading_module_file() -> str | None:
             return f
         frame = frame.f_back
     return None
+
+
+# ---------------------------------------------------------------- the hook
+# One wrapper of SizeHintMultiKernelCall.__init__ per process, attaching each new instance
+# to the recorder active on the creating thread (the one loading the wrapper module).
+# Per-recorder save/restore of __init__ breaks when runs of two pipelines overlap.
+
+_local = threading.local()
+_install_lock = threading.Lock()
+_installed = False
+
+
+def _stack() -> list[Recorder]:
+    stack = getattr(_local, "stack", None)
+    if stack is None:
+        stack = _local.stack = []
+    return stack
+
+
+def _install() -> None:
+    global _installed
+    with _install_lock:
+        if _installed:
+            return
+        from torch._inductor.codegen.multi_kernel import SizeHintMultiKernelCall
+
+        orig_init = SizeHintMultiKernelCall.__init__
+
+        def __init__(call: Any, *args: Any, **kwargs: Any) -> None:
+            orig_init(call, *args, **kwargs)
+            stack = getattr(_local, "stack", None)
+            if stack:
+                stack[-1].attach(call, _loading_module_file())
+
+        SizeHintMultiKernelCall.__init__ = __init__
+        _installed = True
