@@ -276,6 +276,9 @@ def _install_hooks() -> None:
 
     def compile_to_module(orig: Any) -> Any:
         def wrapped(graph: Any, *a: Any, **k: Any) -> Any:
+            cap = _active()
+            if cap is None:
+                return orig(graph, *a, **k)
             rec = cap._graph_for(graph)
             cap._say(f"generating code for {rec.name}")
             rec.cpp_wrapper = bool(getattr(graph, "cpp_wrapper", False))
@@ -288,13 +291,18 @@ def _install_hooks() -> None:
     def mtb_init(orig: Any) -> Any:
         def wrapped(node: Any, *a: Any, **k: Any) -> None:
             orig(node, *a, **k)
-            from torch._inductor.virtualized import V
+            cap = _active()
+            if cap is not None:
+                from torch._inductor.virtualized import V
 
-            cap._graph_for(V.graph).templates += 1
+                cap._graph_for(V.graph).templates += 1
         return wrapped
 
     def choice_timings(orig: Any) -> Any:
         def wrapped(node: Any, hint_override: int | None = None) -> Any:
+            cap = _active()
+            if cap is None:
+                return orig(node, hint_override)
             fresh = hint_override not in node._choice_timings
             if fresh:
                 cap._say(f"autotuning {node.get_name()} at hint {hint_override}")
@@ -315,7 +323,8 @@ def _install_hooks() -> None:
     def finalize(orig: Any) -> Any:
         def wrapped(node: Any, callers: dict[int | None, Any]) -> None:
             orig(node, callers)
-            rec = cap.current()
+            cap = _active()
+            rec = cap.current() if cap is not None else None
             if rec is not None:
                 rec.finalized.add(node.get_name())
                 for hint, c in callers.items():
@@ -326,7 +335,8 @@ def _install_hooks() -> None:
     def make_key(orig: Any) -> Any:
         def wrapped(sched: Any, node: Any, hint: int) -> Any:
             key = orig(sched, node, hint)
-            rec = cap.current()
+            cap = _active()
+            rec = cap.current() if cap is not None else None
             if rec is not None:
                 p = rec.pending.setdefault(node.get_name(), {"hint_keys": {}})
                 p["hint_keys"][hint] = key
@@ -345,7 +355,8 @@ def _install_hooks() -> None:
     def mk_init(orig: Any) -> Any:
         def wrapped(mk: Any, kernels: dict[Any, Any]) -> None:
             orig(mk, kernels)
-            rec = cap.current()
+            cap = _active()
+            rec = cap.current() if cap is not None else None
             if rec is not None:
                 cap._site(rec, mk)
         return wrapped

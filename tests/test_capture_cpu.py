@@ -1,0 +1,68 @@
+"""The compile-time hooks on a real Inductor compile, on the CPU.
+
+Inductor's size-hint multi-kernel is Triton-only, so a CPU compile has no site; but it runs
+the same GraphLowering.compile_to_module the hooks wrap, which proves they install, record
+the graph (wrapper file, symbols, dynamic inputs) and explain why it has no site, and that
+overlapping captures on two threads each keep their own graphs.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from kinspect.inductor.capture import CompileCapture  # noqa: E402
+from kinspect.inductor.pipeline import _no_site_reason  # noqa: E402
+
+
+def _compile_once(scale: float):
+    def fn(x):
+        return torch.relu(x) * scale
+
+    x = torch.randn(37, 8)
+    torch._dynamo.mark_dynamic(x, 0)
+    compiled = torch.compile(fn)
+    compiled(x)
+
+
+def test_a_cpu_compile_is_captured_with_its_wrapper_and_symbols():
+    torch._dynamo.reset()
+    with CompileCapture() as cap:
+        _compile_once(2.0)
+    assert len(cap.graphs) == 1
+    g = cap.graphs[0]
+    assert g.wrapper_path and g.wrapper_path.endswith(".py")
+    assert g.dynamic_inputs and any(src for src in g.symbols.values())
+    assert g.templates == 0 and not g.sites
+    assert "no GEMM" in _no_site_reason(g, [64, 256, 4096])
+
+
+def test_outside_a_capture_compiles_are_not_recorded():
+    torch._dynamo.reset()
+    with CompileCapture() as cap:
+        pass
+    _compile_once(3.0)
+    assert cap.graphs == []
+
+
+def test_overlapping_captures_on_two_threads_keep_their_own_graphs():
+    torch._dynamo.reset()
+    entered, release = threading.Event(), threading.Event()
+    other = CompileCapture()
+
+    def held_open() -> None:
+        with other:
+            entered.set()
+            release.wait(10)
+
+    t = threading.Thread(target=held_open)
+    t.start()
+    entered.wait(10)
+    with CompileCapture() as mine:
+        release.set()
+        t.join(10)  # the other capture ends while mine is active
+        _compile_once(4.0)
+    assert len(mine.graphs) == 1 and other.graphs == []
