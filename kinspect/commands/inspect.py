@@ -1,7 +1,8 @@
 """`kinspect open SESSION` and `kinspect PATH`: pick a session source, run the inspector.
 
-A model file runs live where CUDA is available; elsewhere the recording saved next to
-it (`model.session.json`, or the `.jsonl` log a killed recording leaves) opens instead,
+A model file runs live where CUDA is available (compiled and run by the inspector, with
+the debugger able to pause and override it); elsewhere the recording saved next to it
+(`model.session.json`, or the `.jsonl` log a killed recording leaves) opens instead,
 with a banner saying where it was made.
 """
 
@@ -59,11 +60,12 @@ def _cuda_available() -> bool:
 
 
 def _live_source(model: Path) -> SessionSource:
-    """Compile and run `model` on this GPU, recording as it goes: the live pipeline's seam."""
-    raise KinspectError(
-        f"{model}: live capture is not available in this build; "
-        f"open a recorded session with: kinspect open {recording_path(model)}"
-    )
+    """Compile and run `model` on this GPU, recording as it goes; the inspector starts at
+    once and the compile runs in its worker (`prepare`). Imported here, so that opening a
+    recording never imports torch's compiler."""
+    from kinspect.inductor.live_source import LiveSource
+
+    return LiveSource(model)
 
 
 def _run(source: SessionSource) -> int:

@@ -154,6 +154,9 @@ class InspectorApp(App[None]):
         self.debugger = Debugger(self.session, live=self._steppable is not None)
         self._run_stop: RunStop | None = None
         self._guard = SourceGuard(getattr(source, "close", None))
+        self._keys_state: tuple[bool | None, ...] = ()
+        self._diff_pair: tuple[int, int] | None = None
+        """Variants the diff tab shows next time it is shown."""
 
     # ------------------------------------------------------------ layout
 
@@ -254,15 +257,23 @@ class InspectorApp(App[None]):
 
     # ------------------------------------------------------------ deciding
 
-    def show_site(self, name: str) -> None:
+    def show_site(self, name: str, timeline: bool = True) -> None:
         self.site = self.session.site(name)
         self.query_one(SiteList).show_site(name)
         self._redecide()
         chosen = self.explanation.decision.chosen if self.explanation and self.explanation.decision else 0
-        other = (chosen + 1) % len(self.site.variants)
-        self.query_one(DiffView).show(self.site, chosen, other)
-        if self.query_one(TabbedContent).active == "timeline":
+        self._diff_pair = (chosen, (chosen + 1) % len(self.site.variants))
+        tab = self.query_one(TabbedContent).active
+        if tab == "diff":
+            self._show_diff()
+        elif tab == "timeline" and timeline:
             self._show_timeline()
+
+    def _show_diff(self) -> None:
+        """The diff's selectors cost a rebuild per site, so the tab fills only when shown."""
+        if self.site is not None and self._diff_pair is not None:
+            self.query_one(DiffView).show(self.site, *self._diff_pair)
+            self._diff_pair = None
 
     def use_heuristic(self, name: str) -> None:
         self.heuristic = name
@@ -341,6 +352,8 @@ class InspectorApp(App[None]):
         self.refresh_bindings()
         if event.pane.id == "timeline":
             self._show_timeline()
+        elif event.pane.id == "diff":
+            self._show_diff()
 
     @on(DataTable.RowSelected, "#variants-table")
     def _variant_opened(self, event: DataTable.RowSelected) -> None:
@@ -449,7 +462,8 @@ class InspectorApp(App[None]):
         d = self.explanation.decision if self.explanation else None
         a = d.chosen if d is not None else 0
         b = self.selected if self.selected != a else (a + 1) % len(self.site.variants)
-        self.query_one(DiffView).show(self.site, a, b)
+        self._diff_pair = (a, b)
+        self._show_diff()
         self.action_show_tab("diff")
 
     # ------------------------------------------------------------ measuring
@@ -511,7 +525,7 @@ class InspectorApp(App[None]):
                         markup=False)
         elif group == "live-run" and state in (WorkerState.SUCCESS, WorkerState.ERROR):
             self.debugger.run_ended()
-            self.refresh_bindings()
+            self._refresh_keys()
             self._reload_session()
             if state == WorkerState.ERROR:
                 self._failed("the workload failed", event.worker.error)
@@ -558,7 +572,7 @@ class InspectorApp(App[None]):
             expl = explain_site(self.session, site, FullKey(cur.event.key), self.heuristic)
             table.show(expl, self.session.environment.peaks.get("tflops_bf16"), self.show_terms)
             if self.site is None or self.site.name != site.name:
-                self.show_site(site.name)
+                self.show_site(site.name, timeline=False)  # drawn below
         if self.query_one(TabbedContent).active == "timeline":
             self._show_timeline()
 
@@ -570,12 +584,20 @@ class InspectorApp(App[None]):
             index = cur.index if cur.index is not None else min(cur.event.seq, d.timeline.total - 1)
         self.query_one(TimelineView).show(d.timeline, index, self.site.name if self.site else None)
 
+    def _refresh_keys(self) -> None:
+        """Refresh the footer when a debugger key's state changed: rebuilding it costs more
+        than a step, and most steps change no key."""
+        state = tuple(self.applies(a) for a in sorted(DEBUG_ACTIONS | {"measure"}))
+        if state != self._keys_state:
+            self._keys_state = state
+            self.refresh_bindings()
+
     def _moved(self, moved: bool, why_not: str) -> None:
         if moved:
             self._show_debugger()
         else:
             self.notify(why_not, timeout=3, markup=False)
-        self.refresh_bindings()
+        self._refresh_keys()
 
     # ------------------------------------------------------------ debugger keys
 
@@ -755,12 +777,15 @@ class InspectorApp(App[None]):
         assert self._steppable is not None
         gate = self.debugger.start_run(stepping, lambda e: self.post_message(LivePaused(e)))
         self._run_stop = RunStop(gate)
-        self.refresh_bindings()
+        self._refresh_keys()
         self._show_debugger()
         self._live_run(self._steppable, gate, self._run_stop)
 
     def _after_live_command(self) -> None:
-        self.refresh_bindings()
+        """The model runs until its next pause, usually within milliseconds: the footer
+        is refreshed only if it is still running a moment later, so a step rebuilds it
+        at most when something really changed."""
+        self.set_timer(0.15, self._refresh_keys)
         self._show_debugger()
 
     @work(thread=True, exclusive=True, group="live-run", exit_on_error=False)
@@ -779,7 +804,7 @@ class InspectorApp(App[None]):
 
     def on_live_paused(self, message: LivePaused) -> None:
         self.debugger.on_paused(message.event)
-        self.refresh_bindings()
+        self._refresh_keys()
         self._show_debugger()
         if self.query_one(TabbedContent).active not in DEBUG_TABS:
             self.notify(literal(f"paused before dispatch {message.event.seq} at {message.event.site} "

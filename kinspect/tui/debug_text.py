@@ -127,7 +127,7 @@ def breakpoint_prompt(bp: Breakpoint) -> Text:
 
 
 def label_width(sites: list[str]) -> int:
-    return min(LABEL_MAX, max((len(s) for s in sites), default=4))
+    return min(LABEL_MAX, max((len(literal(s)) for s in sites), default=4))
 
 
 def cell_char(c: Cell) -> str:
@@ -164,8 +164,9 @@ def timeline_lines(tl: Timeline, width: int, current: int | None, selected: str 
     lines.append(marker)
     for site in tl.sites:
         row = Text()
-        name = site if len(site) <= lw else site[: lw - 1] + "…"
-        row.append(literal(name).ljust(lw), style="bold reverse" if site == selected else "bold")
+        name = literal(site)
+        name = name if len(name) <= lw else name[: lw - 1] + "…"
+        row.append(name.ljust(lw), style="bold reverse" if site == selected else "bold")
         row.append(" ")
         for c, cell in enumerate(tl.cells(site, cells_width)):
             row.append(cell_char(cell), style=_cell_style(cell, c == cur_col))

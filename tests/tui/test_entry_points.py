@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -10,6 +11,8 @@ from kinspect import cli
 from kinspect.commands import inspect
 from kinspect.core.sessionio import log_header, save
 from kinspect.core.synthetic import synthetic_session
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "models"
 
 
 @pytest.fixture
@@ -62,13 +65,25 @@ def test_a_model_without_cuda_or_recording_is_a_one_line_error(tmp_path, capsys,
     assert not opened
 
 
-def test_with_cuda_the_live_pipeline_is_not_faked(tmp_path, capsys, opened, monkeypatch):
+def test_with_cuda_a_model_opens_live_and_compiles_in_the_inspector(tmp_path, opened, monkeypatch):
     monkeypatch.setattr(inspect, "_cuda_available", lambda: True)
     model = tmp_path / "model.py"
-    model.write_text("")
-    save(synthetic_session(1, 2), tmp_path / "model.session.json")
+    model.write_text((FIXTURES / "linear.py").read_text())
+    save(synthetic_session(1, 2), tmp_path / "model.session.json")  # not opened: the model runs
+    assert cli.main([str(model)]) == 0
+    (source,) = opened
+    assert source.live and not source.prepared and not source.can_measure
+    assert source.banner().startswith(f"compiling: {model} on CUDA")
+    assert source.session.sites == []  # they appear once the app has run prepare()
+
+
+def test_a_broken_model_file_is_a_one_line_error_before_the_app_starts(tmp_path, capsys, opened, monkeypatch):
+    monkeypatch.setattr(inspect, "_cuda_available", lambda: True)
+    model = tmp_path / "model.py"
+    model.write_text("model = 3\n")
     assert cli.main([str(model)]) == 2
-    assert "live capture is not available in this build" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("kinspect: error: ")
     assert not opened
 
 

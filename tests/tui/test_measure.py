@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tui_helpers import FakeSource, footer_key, screen_text, session_with_finding, toasts, type_shape, wait_until
+from tui_helpers import FakeSource, footer_dimmed, screen_text, session_with_finding, toasts, type_shape, wait_until
 
 from kinspect.tui.app import InspectorApp
 from kinspect.tui.widgets.measure_bar import MeasureBar
@@ -20,7 +20,7 @@ async def test_measuring_shows_progress_and_fills_the_table():
         await pilot.press("m")
         await wait_until(pilot, lambda: "timing v0 (hint 64)" in screen_text(app))
         assert app.query_one(MeasureBar).display
-        assert footer_key(app, "m").has_class("-disabled")  # one measurement at a time
+        await wait_until(pilot, lambda: footer_dimmed(app, "m") is True)  # one measurement at a time
 
         # the UI keeps answering while the worker sleeps
         table = app.query_one(VariantsTable)
@@ -62,13 +62,13 @@ async def test_a_failing_measurement_is_reported_and_the_app_goes_on():
         await pilot.press("m")
         await wait_until(pilot, lambda: not app.measuring)
         assert "measurement failed: RuntimeError: CUDA error: out of memory" in toasts(app)
-        assert not footer_key(app, "m").has_class("-disabled")
+        await wait_until(pilot, lambda: footer_dimmed(app, "m") is False)
 
 
 async def test_a_recording_cannot_measure_and_its_key_is_dimmed(recorded_app):
     async with recorded_app.run_test(size=(160, 40)) as pilot:
         await pilot.pause()
-        assert footer_key(recorded_app, "m").has_class("-disabled")
+        await wait_until(pilot, lambda: footer_dimmed(recorded_app, "m") is True)
         await pilot.press("m")
         assert not recorded_app.measuring
         assert not recorded_app.query_one(MeasureBar).display

@@ -105,10 +105,6 @@ async def wait_until(pilot, condition, timeout: float = 10.0) -> None:
         await pilot.pause(0.02)
 
 
-def footer_key(app: InspectorApp, key: str):
-    return next(k for k in app.screen.query("FooterKey") if k.key == key)
-
-
 def footer_dimmed(app: InspectorApp, key: str) -> bool | None:
     """Whether the footer shows `key` dimmed; None while it is not shown (mid-refresh)."""
     found = [k for k in app.screen.query("FooterKey") if k.key == key]
