@@ -579,10 +579,13 @@ class InspectorApp(App[None]):
     def _show_timeline(self) -> None:
         d = self.debugger
         cur = d.current
-        index = None
-        if cur is not None:
-            index = cur.index if cur.index is not None else min(cur.event.seq, d.timeline.total - 1)
-        self.query_one(TimelineView).show(d.timeline, index, self.site.name if self.site else None)
+        index, label = None, ""
+        if cur is not None and cur.index is not None:
+            index = cur.index
+        elif cur is not None:  # a live pause, before a dispatch the session has not yet
+            index, label = d.timeline.total - 1, f"paused before dispatch {cur.event.seq}"
+        self.query_one(TimelineView).show(d.timeline, index, self.site.name if self.site else None,
+                                          jumpable=not d.live and not self.preparing, label=label)
 
     def _refresh_keys(self) -> None:
         """Refresh the footer when a debugger key's state changed: rebuilding it costs more
@@ -749,13 +752,7 @@ class InspectorApp(App[None]):
 
     @on(TimelineView.Jump)
     def _timeline_jump(self, event: TimelineView.Jump) -> None:
-        d = self.debugger
-        if d.live:
-            self.notify("a live run only moves forwards: n steps, c continues, R restarts", timeout=3)
-            return
-        if self.preparing or not d.session.events:
-            return
-        self._moved(d.goto_index(event.index), "already there")
+        self._moved(self.debugger.goto_index(event.index), "already there")
 
     @on(TimelineView.SiteChosen)
     def _timeline_site(self, event: TimelineView.SiteChosen) -> None:

@@ -147,8 +147,12 @@ def _cell_style(c: Cell, current: bool) -> str:
     return style
 
 
-def timeline_lines(tl: Timeline, width: int, current: int | None, selected: str | None) -> list[Text]:
-    """A marker line over the current event's column, one row per site, an axis, a legend."""
+def timeline_lines(tl: Timeline, width: int, current: int | None, selected: str | None,
+                   label: str = "") -> list[Text]:
+    """A marker line over the current event's column, one row per site, an axis, a legend.
+
+    `label` names the marked event (by default "event N"); a live pause marks the last
+    column recorded so far and names the dispatch it waits before."""
     lw = label_width(tl.sites)
     if not tl.total:
         return [Text("no dispatch events to draw yet", style="dim")]
@@ -160,7 +164,7 @@ def timeline_lines(tl: Timeline, width: int, current: int | None, selected: str 
     if cur_col is not None:
         marker.append(" " * cur_col)
         marker.append("▼", style="bold")
-        marker.append(f" event {current}", style="dim")
+        marker.append(" " + (label or f"event {current}"), style="dim")
     lines.append(marker)
     for site in tl.sites:
         row = Text()

@@ -86,6 +86,13 @@ async def test_pause_step_break_override_restart_and_run_to_the_end():
         assert [(e.seq, e.site, e.picked, e.predicted, e.override) for e in forced] == [
             (base + 2, "multi_kernel_0", 2, 0, 2)]
 
+        await pilot.press("7")  # the timeline: recorded runs so far; a live cursor cannot jump
+        text = screen_text(app)
+        assert "multi_kernel_0 " in text and "multi_kernel_1 " in text
+        assert f"▼ paused before dispatch {base + 3}" in text
+        await wait_until(pilot, lambda: footer_dimmed(app, "left") is True)
+        await pilot.press("6")
+
         await pilot.press("R")  # the run so far is dropped; the workload starts again, paused
         text = await paused_at(pilot, app, base + 4)
         assert "workload step 0" in text and "multi_kernel_0 at ((4096,), (64, 1024)" in text

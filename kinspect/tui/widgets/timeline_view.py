@@ -49,11 +49,22 @@ class TimelineView(Widget, can_focus=True):
         self._tl: Timeline | None = None
         self._current: int | None = None
         self._selected: str | None = None
+        self._jumpable = False
+        self._label = ""
 
-    def show(self, tl: Timeline, current: int | None, selected: str | None) -> None:
+    def show(self, tl: Timeline, current: int | None, selected: str | None, jumpable: bool,
+             label: str = "") -> None:
+        """`jumpable`: the cursor can move anywhere (a recording; a live run only goes on)."""
+        self._label = label
         grew = self._tl is None or len(tl.sites) != len(self._tl.sites)
+        if jumpable != self._jumpable:
+            self._jumpable = jumpable
+            self.refresh_bindings()
         self._tl, self._current, self._selected = tl, current, selected
         self.refresh(layout=grew)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return None if action == "column" and not self._jumpable else True
 
     def get_content_height(self, container, viewport, width: int) -> int:  # type: ignore[no-untyped-def]
         return len(self._tl.sites) + 4 if self._tl is not None and self._tl.total else 1
@@ -61,7 +72,8 @@ class TimelineView(Widget, can_focus=True):
     def render(self) -> RenderableType:
         if self._tl is None:
             return Text("")
-        return Group(*timeline_lines(self._tl, self.content_size.width, self._current, self._selected))
+        return Group(*timeline_lines(self._tl, self.content_size.width, self._current, self._selected,
+                                     self._label))
 
     # ------------------------------------------------------------ choosing
 
@@ -93,7 +105,7 @@ class TimelineView(Widget, can_focus=True):
         site = tl.sites[row] if 0 <= row < len(tl.sites) else None
         if site is not None:
             self.post_message(self.SiteChosen(site))
-        if 0 <= x < tl.columns(self._cells_width()):
+        if self._jumpable and 0 <= x < tl.columns(self._cells_width()):
             self.post_message(self.Jump(self._first_in_column(x, site)))
 
     def action_column(self, step: int) -> None:
