@@ -23,7 +23,6 @@ from kinspect.core.session import DispatchEvent, Measurement, Session, Site
 from kinspect.core.shapes import Key, format_key
 from kinspect.inductor.modelfile import load_model_file
 from kinspect.inductor.pipeline import DEFAULT_HINTS, LivePipeline, Options, StepResult
-from kinspect.inductor.recorder import LiveSite
 
 Progress = Callable[[int, int, str], None]
 EventGate = Callable[[DispatchEvent], "int | None"]
@@ -101,19 +100,7 @@ class LiveSource:
 
     def set_gate(self, gate: EventGate | None) -> None:
         """Pause or override before each dispatch launches; None removes the gate."""
-        pipeline = self._ready()
-        rec = pipeline.recorder
-        if gate is None:
-            rec.configure(log=rec.log)
-            return
-
-        def before(site: LiveSite, key: Key, hit: bool) -> int | None:
-            pred = site.predict(key)
-            picked = site.call._shape_cache.get(key, pred)
-            event = DispatchEvent(len(rec), site.name, key, picked, pred, hit, rec.current_step)
-            return gate(event)
-
-        rec.configure(gate=before, log=rec.log)
+        self._ready().recorder.set_event_gate(gate)
 
     def sizes_for(self, site: Site, key: Key) -> dict[str, int]:
         """The model's named sizes that produce `key` at `site` (a dim that is one symbol

@@ -118,6 +118,21 @@ class Recorder:
         s.gate, s.log, s.on_event = gate, log, on_event
         s.stepping = gate is not None or on_event is not None
 
+    def set_event_gate(self, gate: Callable[[DispatchEvent], "int | None"] | None) -> None:
+        """Install a stepping gate that sees each decision as a DispatchEvent (the pick
+        Inductor is about to make: its cached choice on a hit, the heuristic's on a miss),
+        keeping the log; None removes it."""
+        if gate is None:
+            self.configure(log=self.log)
+            return
+
+        def before(site: LiveSite, key: Key, hit: bool) -> int | None:
+            pred = site.predict(key)
+            picked = site.call._shape_cache.get(key, pred)
+            return gate(DispatchEvent(len(self), site.name, key, picked, pred, hit, self.current_step))
+
+        self.configure(gate=before, log=self.log)
+
     # ------------------------------------------------------------ installation
 
     def __enter__(self) -> Recorder:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from kinspect.core.errors import KinspectError
 from kinspect.core.session import DispatchEvent, Measurement, Session, Site
 from kinspect.core.shapes import Key
-from kinspect.inductor.recorder import LiveSite, Recorder
+from kinspect.inductor.recorder import Recorder
 
 os.environ["TORCHINDUCTOR_DISABLE_MULTI_KERNEL_CACHE"] = "1"  # the class reads a disk cache keyed by real kernels
 
@@ -117,15 +117,5 @@ class FakeLiveSource:
         return out
 
     def set_gate(self, gate: Callable[[DispatchEvent], int | None] | None) -> None:
-        """As LiveSource.set_gate: the recorder's gate, adapted to take a DispatchEvent."""
-        rec = self.recorder
-        if gate is None:
-            rec.configure(log=rec.log)
-            return
-
-        def before(site: LiveSite, key: Key, hit: bool) -> int | None:
-            pred = site.predict(key)
-            picked = site.call._shape_cache.get(key, pred)
-            return gate(DispatchEvent(len(rec), site.name, key, picked, pred, hit, rec.current_step))
-
-        rec.configure(gate=before, log=rec.log)
+        """As LiveSource.set_gate, through the same recorder method."""
+        self.recorder.set_event_gate(gate)
