@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
-from tui_helpers import footer_dimmed, screen_text, session_with_finding, toasts, wait_until
+from tui_helpers import footer_dimmed, screen_segments, screen_text, session_with_finding, toasts, wait_until
 
 from kinspect.core.sessionio import load
 from kinspect.core.shapes import format_key
@@ -139,6 +141,20 @@ async def test_timeline_rows_and_jumping_by_click_and_arrows(app, session):
         assert app.debugger.current.index == second + 1
         await pilot.press("left", "left")
         assert app.debugger.current.index < second - 1
+
+
+async def test_timeline_marks_misses_and_overrides(session):
+    e = session.events[10]
+    forced = (e.picked + 1) % 3
+    session.events[10] = dataclasses.replace(e, picked=forced, override=forced)
+    app = InspectorApp(RecordedSource(session))
+    async with app.run_test(size=(140, 30)) as pilot:
+        await pilot.press("7")  # 60 events, one column each
+        cells = [seg for seg in screen_segments(app) if seg.text.strip() and set(seg.text) <= set("012")]
+        overrides = "".join(seg.text for seg in cells if seg.style.reverse)
+        misses = "".join(seg.text for seg in cells if seg.style.underline)
+        assert overrides == str(forced)
+        assert len(misses) == sum(not ev.cache_hit for ev in session.events)
 
 
 async def test_debugger_keys_show_in_its_tabs_and_run_from_the_palette_anywhere(app):
