@@ -57,17 +57,15 @@ class LiveSource:
         return f"{state}: {self.model} on {env.gpu or 'CUDA'} · torch {env.torch or '?'} · hints {hints}"
 
     def prepare(self, progress: Callable[[str], None], cancel: threading.Event) -> None:
-        """Compile (minutes under max-autotune) and run the model's workload, once."""
+        """Compile (minutes under max-autotune) at the example sizes, once.
+
+        The workload is not run here: the debugger runs it, so that its first pass meets
+        Inductor's shape cache empty and every cache miss can be stopped at."""
         if self.prepared:
             return
         self.options.progress = progress
         self.pipeline = LivePipeline(self._mf, self.options)
         self.pipeline.compile()
-        for i, sizes in enumerate(self._mf.workload):
-            if cancel.is_set():
-                break
-            progress(f"workload step {i + 1}/{len(self._mf.workload)}")
-            self.pipeline.run_sizes(sizes, step=i)
         self.prepared = True
 
     def measure(self, site: Site, key: Key, progress: Progress, cancel: threading.Event) -> list[Measurement]:
