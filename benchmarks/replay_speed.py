@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import statistics
 import sys
-import time
 
 from bigsession import big_session
+from timing import best_of
 
 from kinspect.core.breakpoints import Breakpoint
 from kinspect.core.replay import Replay
@@ -31,19 +31,10 @@ SCANS = [
 ]
 
 
-def timed(fn, repeat: int = 5) -> tuple[float, object]:
-    times, result = [], None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - t)
-    return min(times), result
-
-
 def main() -> int:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
     session = big_session(n)
-    build, r = timed(lambda: Replay(session), repeat=3)
+    build, r = best_of(3, lambda: Replay(session))
     print(f"{n} events; cursor built in {build * 1e3:.1f} ms")
 
     def walk_forward() -> None:
@@ -56,11 +47,11 @@ def main() -> int:
         while r.back() is not None:
             pass
 
-    fwd, _ = timed(walk_forward, repeat=1)
-    back, _ = timed(walk_back, repeat=1)
+    fwd, _ = best_of(1, walk_forward)
+    back, _ = best_of(1, walk_back)
     print(f"step forward  {fwd / n * 1e6:.2f} us/step    back  {back / n * 1e6:.2f} us/step")
     r.first()
-    site_step, _ = timed(lambda: [r.step(site="multi_kernel_1") for _ in range(1000)], repeat=1)
+    site_step, _ = best_of(1, lambda: [r.step(site="multi_kernel_1") for _ in range(1000)])
     print(f"step within a site  {site_step / 1000 * 1e6:.2f} us/step")
 
     worst = 0.0
@@ -68,7 +59,7 @@ def main() -> int:
         bp = make(r.ctx)
         r.set_breakpoints([bp])
         pred = bp.predicate(r.ctx)
-        full, hits = timed(lambda: sum(map(pred, session.events)))
+        full, hits = best_of(5, lambda: sum(map(pred, session.events)))
 
         def forward() -> object:
             r.restart()
@@ -78,14 +69,14 @@ def main() -> int:
             r.last()
             return r.reverse()
 
-        f, hit_f = timed(forward)
-        b, hit_b = timed(backward)
+        f, hit_f = best_of(5, forward)
+        b, hit_b = best_of(5, backward)
         worst = max(worst, full, f, b)
         print(f"{label:44s} all events {full * 1e3:5.1f} ms ({hits} hits)  "
               f"continue {f * 1e3:5.1f} ms (to {hit_f})  reverse {b * 1e3:5.1f} ms (to {hit_b})")
 
-    tl, t = timed(lambda: Timeline(session), repeat=3)
-    cells, _ = timed(lambda: [t.cells(s, 160) for s in t.sites])
+    tl, t = best_of(3, lambda: Timeline(session))
+    cells, _ = best_of(5, lambda: [t.cells(s, 160) for s in t.sites])
     print(f"timeline built in {tl * 1e3:.1f} ms ({sum(len(v) for v in t.spans.values())} spans); "
           f"160-column rows for {len(t.sites)} sites in {cells * 1e3:.1f} ms")
     print(f"slowest scan {worst * 1e3:.1f} ms")

@@ -21,12 +21,13 @@ import argparse
 import os
 import random
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
+
+from timing import best_of  # noqa: E402
 
 from kinspect.core.batch import layout_of, score_array, score_keys  # noqa: E402
 from kinspect.core.synthetic import linear_site  # noqa: E402
@@ -69,15 +70,6 @@ def inductor_loop(call, keys):
         picks.append(dists.index(min(dists)))
         rows.append(dists)
     return picks, rows
-
-
-def best_of(repeat: int, fn):
-    times, result = [], None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - t)
-    return min(times), result
 
 
 def main() -> int:

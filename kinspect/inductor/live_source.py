@@ -86,15 +86,7 @@ class LiveSource:
 
     def run_workload(self, on_step: Callable[[StepResult], None] | None = None,
                      cancel: threading.Event | None = None) -> list[StepResult]:
-        out = []
-        for i, sizes in enumerate(self._mf.workload):
-            if cancel is not None and cancel.is_set():
-                break
-            r = self.run_sizes(sizes, step=i)
-            out.append(r)
-            if on_step is not None:
-                on_step(r)
-        return out
+        return self._ready().run_workload(on_step=on_step, cancel=cancel)
 
     def set_gate(self, gate: EventGate | None) -> None:
         """Pause or override before each dispatch launches; None removes the gate."""

@@ -210,9 +210,13 @@ class LivePipeline:
         return result
 
     def run_workload(self, steps: Sequence[Mapping[str, int]] | None = None,
-                     on_step: Callable[[StepResult], None] | None = None) -> list[StepResult]:
+                     on_step: Callable[[StepResult], None] | None = None,
+                     cancel: threading.Event | None = None) -> list[StepResult]:
+        """Run each step (the model file's workload by default); `cancel` stops between steps."""
         out = []
         for i, sizes in enumerate(self.mf.workload if steps is None else steps):
+            if cancel is not None and cancel.is_set():
+                break
             self._say(f"step {i}: {_fmt(sizes)}")
             r = self.run_sizes(sizes, step=i)
             out.append(r)
@@ -372,15 +376,10 @@ class LivePipeline:
         if "__symbols__" not in self._logged_sites and s.symbols:
             self._log.symbols(s.symbols)
             self._logged_sites.add("__symbols__")
-        for site in s.sites:
+        for site in s.sites:  # runtime_site records are the recorder's to write
             if site.name not in self._logged_sites:
                 self._log.site(site)
                 self._logged_sites.add(site.name)
-        for ls in self.recorder.sites:
-            tag = f"__runtime__{ls.index}"
-            if tag not in self._logged_sites:
-                self._log.runtime_site(ls.index, ls.name)
-                self._logged_sites.add(tag)
 
     def _environment(self) -> Environment:
         import torch
