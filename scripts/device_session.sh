@@ -12,7 +12,7 @@ if ls .whl/*.whl >/dev/null 2>&1; then
         && export PYTHONPATH="$PYTHONPATH:/tmp/site"
 fi
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, torch.cuda.get_device_name())"
-KINSPECT_RECORD_DIR="$out/samples" python3 -m pytest tests/gpu -q -p no:cacheprovider -o addopts="" "$@" 2>&1 | tee "$out/gpu-tests.log" | grep -v "^E[0-9]\{4\} \|^W[0-9]\{4\} " | tail -40
+KINSPECT_RECORD_DIR="$out/samples" timeout "${GPU_TESTS_TIMEOUT:-480}" python3 -m pytest tests/gpu -q -p no:cacheprovider -o addopts="" "$@" 2>&1 | tee "$out/gpu-tests.log" | grep -v "^E[0-9]\{4\} \|^W[0-9]\{4\} " | tail -40
 if [ -f benchmarks/recorder_overhead.py ]; then
     python3 benchmarks/recorder_overhead.py 2>&1 | tee "$out/recorder-overhead.txt" | tail -12
 fi

@@ -39,9 +39,14 @@ class Recorded:
         self.results = self.live.run_workload()
         self.measured = [self.live.measure(sizes) for sizes in (measure_at or [])]
         self.session = self.live.session
+        self.path = path
+        self.save()
+
+    def save(self) -> None:
+        """Saved when recorded and again at the end, with what later tests added (baselines)."""
         out = os.environ.get("KINSPECT_RECORD_DIR")
-        if out and path.parent == SAMPLES:
-            self.live.save(Path(out) / f"{path.stem}.session.json")
+        if out and self.path.parent == SAMPLES:
+            self.live.save(Path(out) / f"{self.path.stem}.session.json")
 
 
 _cache: dict[str, Recorded] = {}
@@ -57,4 +62,5 @@ def recorded():
 
     yield get
     for r in _cache.values():
+        r.save()
         r.live.close()
