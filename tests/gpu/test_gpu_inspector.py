@@ -29,8 +29,9 @@ async def _live_inspector():
     async with app.run_test(size=(160, 48), notifications=True) as pilot:
         await wait_until(pilot, lambda: "compiling" in screen_text(app) or not app.preparing, timeout=30)
         await wait_until(pilot, lambda: not app.preparing, timeout=400)
+        await wait_until(pilot, lambda: "multi_kernel_0" in screen_text(app), timeout=30)
         text = screen_text(app)
-        assert "live:" in text and "multi_kernel_0" in text and "NVIDIA" in text
+        assert "live:" in text and "NVIDIA" in text, text
         site = app.session.sites[0]
 
         await type_shape(pilot, "B=1000")

@@ -45,13 +45,17 @@ class Step:
 
 class FakeLiveSource:
     """`workload` holds the user's sizes per step (`{"B": 64, "N": 64}`); each step calls
-    every site once, in session order. `hold`, while set, keeps `prepare` compiling."""
+    every site once, in session order. `prepare` calls the model once at `examples` (the
+    first step's sizes unless given), as LiveSource's compile does, and not the workload.
+    `hold`, while set, keeps `prepare` compiling."""
 
     live = True
 
-    def __init__(self, session: Session, workload: list[Mapping[str, int]]) -> None:
+    def __init__(self, session: Session, workload: list[Mapping[str, int]],
+                 examples: Mapping[str, int] | None = None) -> None:
         self._session = session
         self.workload = workload
+        self.examples = dict(examples or workload[0])
         self.ran: list[str] = []
         """Every stand-in kernel that ran, by name (`multi_kernel_0_k2`)."""
         self.prepared = False
@@ -84,7 +88,7 @@ class FakeLiveSource:
         progress("autotuning graph_0 at hint 256")
         while self.hold.is_set() and not cancel.is_set():
             cancel.wait(0.01)
-        self.run_workload()
+        self.run_sizes(self.examples, step=None)
         self.prepared = True
 
     def measure(self, site: Site, key: Key, progress, cancel: threading.Event) -> list[Measurement]:

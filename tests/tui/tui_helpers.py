@@ -97,11 +97,13 @@ async def type_shape(pilot, text: str) -> None:
 
 
 async def wait_until(pilot, condition, timeout: float = 10.0) -> None:
-    """Let the app run until `condition()` holds (a worker reported back)."""
+    """Let the app run until `condition()` holds (a worker reported back); on a timeout the
+    message holds the screen, so a failure far away (on the GPU machine) says what it saw."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not condition():
-        assert loop.time() < deadline, "condition not met in time"
+        if loop.time() >= deadline:
+            raise AssertionError("condition not met in time; the screen:\n" + screen_text(pilot.app))
         await pilot.pause(0.02)
 
 

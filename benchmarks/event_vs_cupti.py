@@ -1,0 +1,115 @@
+"""Where CUDA-event timing and CUPTI part ways, per variant (GPU only).
+
+kinspect times a variant as a CUDA graph of n back-to-back launches, divided by n; CUPTI
+times each kernel alone. The two differ by what happens between back-to-back kernels (the
+front end's launch gap, and the next kernel meeting the last one's dirty L2). This prints,
+per variant and shape, the figures that separate those effects:
+
+- `eager`: CUPTI's median duration of eager launches (what the cross-check compares with);
+- `in graph`: CUPTI's median duration of the same kernel inside the timed CUDA graph;
+- `gap`: CUPTI's median time from one kernel's end to the next one's start in that graph;
+- `events/n`: the graph's CUDA-event span divided by n, before any correction;
+- `kinspect`: what `time_variants` reports (after its calibrated correction).
+
+    python benchmarks/event_vs_cupti.py [--model samples/mlp.py] [--sizes 100,1000,4096]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def probe(launcher, variants, label: str) -> list[tuple]:
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    from kinspect.inductor.measure import _graph, _kernel_durations, _warm_up
+
+    rows = []
+    for v in variants:
+        name = str(launcher.kernels[v].inductor_meta.get("kernel_name", ""))
+        eager = statistics.median(_kernel_durations(lambda: launcher.launch(v), 20, name))
+        launcher.restore()
+        rough = max(_warm_up(launcher, v), 1.0)
+        n = min(50, max(1, int(200 / rough)))
+        graph = _graph(launcher, v, n)
+        if graph is None:
+            rows.append((label, v, eager, None, None, None))
+            continue
+        graph.replay()
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(5):
+                graph.replay()
+            torch.cuda.synchronize()
+        ks = sorted((e.time_range.start, e.time_range.end) for e in prof.events()
+                    if getattr(e, "device_type", None) is not None and e.device_type.name == "CUDA"
+                    and name in e.name)
+        durs = [b - a for a, b in ks]
+        gaps = [ks[i + 1][0] - ks[i][1] for i in range(len(ks) - 1) if ks[i + 1][0] - ks[i][1] < 50]
+        spans = []
+        for _ in range(10):
+            torch.cuda._sleep(2_000_000)
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            graph.replay()
+            e.record()
+            torch.cuda.synchronize()
+            spans.append(s.elapsed_time(e) * 1000.0 / n)
+        launcher.restore()
+        rows.append((label, v, eager, statistics.median(durs), statistics.median(gaps) if gaps else None,
+                     statistics.median(spans)))
+    return rows
+
+
+def main() -> None:
+    import torch
+
+    import kinspect.inductor.pipeline as pipeline_mod
+    from kinspect.commands.record import parse_hints
+    from kinspect.inductor.modelfile import load_model_file
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", default=str(ROOT / "samples" / "mlp.py"))
+    ap.add_argument("--hints", default="64,256,4096")
+    ap.add_argument("--sizes", default="100,1000,4096", help="values of the model's first size name")
+    args = ap.parse_args()
+    if not torch.cuda.is_available():
+        sys.exit("event_vs_cupti: needs a CUDA GPU")
+
+    rows: list[tuple] = []
+    real = pipeline_mod.time_variants
+    current = {"label": ""}
+
+    def probing(launcher, variants, *a, **kw):
+        probed = probe(launcher, variants, f"{launcher.call.multi_kernel_name} {current['label']}")
+        timed = real(launcher, variants, *a, **kw)
+        rows.extend(r + (getattr(timed.get(r[1]), "median_us", None),) for r in probed)
+        return timed
+
+    pipeline_mod.time_variants = probing
+    mf = load_model_file(args.model)
+    live = pipeline_mod.LivePipeline(mf, pipeline_mod.Options(hints=parse_hints(args.hints)))
+    live.compile()
+    name = next(iter(mf.examples))
+    for value in (int(x) for x in args.sizes.split(",")):
+        current["label"] = f"{name}={value}"
+        live.measure({name: value}, cupti=False)
+    print(f"overheads: {live.session.environment.peaks}")
+    print(f"{'site shape':>24} {'v':>2} {'eager':>8} {'in graph':>9} {'gap':>6} {'events/n':>9} {'kinspect':>9} {'kinspect/eager':>15}")
+    for label, v, eager, ing, gap, raw, ours in rows:
+        def f(x, w=8):
+            return f"{x:>{w}.2f}" if x is not None else f"{'-':>{w}}"
+        ratio = f"{ours / eager:>15.3f}" if ours else f"{'-':>15}"
+        print(f"{label:>24} {v:>2} {f(eager)} {f(ing, 9)} {f(gap, 6)} {f(raw, 9)} {f(ours, 9)} {ratio}")
+    live.close()
+
+
+if __name__ == "__main__":
+    main()
