@@ -9,6 +9,8 @@ per variant and shape, the figures that separate those effects:
 - `in graph`: CUPTI's median duration of the same kernel inside the timed CUDA graph;
 - `gap`: CUPTI's median time from one kernel's end to the next one's start in that graph;
 - `events/n`: the graph's CUDA-event span divided by n, before any correction;
+- `slope`, `icpt`: a line fitted to the event span of graphs of 1, 2, 4, ... launches
+  (up to ~2 ms): the per-launch cost and the fixed cost of a timed graph replay;
 - `kinspect`: what `time_variants` reports (after its calibrated correction).
 
     python benchmarks/event_vs_cupti.py [--model samples/mlp.py] [--sizes 100,1000,4096]
@@ -40,7 +42,7 @@ def probe(launcher, variants, label: str) -> list[tuple]:
         n = min(50, max(1, int(200 / rough)))
         graph = _graph(launcher, v, n)
         if graph is None:
-            rows.append((label, v, eager, None, None, None))
+            rows.append((label, v, eager, None, None, None, None, None))
             continue
         graph.replay()
         torch.cuda.synchronize()
@@ -63,9 +65,41 @@ def probe(launcher, variants, label: str) -> list[tuple]:
             torch.cuda.synchronize()
             spans.append(s.elapsed_time(e) * 1000.0 / n)
         launcher.restore()
+        slope, icpt = _fit(launcher, v, rough)
         rows.append((label, v, eager, statistics.median(durs), statistics.median(gaps) if gaps else None,
-                     statistics.median(spans)))
+                     statistics.median(spans), slope, icpt))
     return rows
+
+
+def _fit(launcher, v: int, rough: float) -> tuple[float, float]:
+    """Least-squares line through (n, median span of a graph of n launches)."""
+    import torch
+
+    from kinspect.inductor.measure import _graph
+
+    points = []
+    n = 1
+    while n == 1 or n * rough <= 2000:
+        g = _graph(launcher, v, n)
+        spans = []
+        for _ in range(7):
+            torch.cuda._sleep(2_000_000)
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            g.replay()
+            e.record()
+            torch.cuda.synchronize()
+            spans.append(s.elapsed_time(e) * 1000.0)
+        points.append((n, statistics.median(spans)))
+        del g
+        n *= 2
+    launcher.restore()
+    if len(points) < 2:
+        return float("nan"), float("nan")
+    mx = statistics.fmean(p[0] for p in points)
+    my = statistics.fmean(p[1] for p in points)
+    slope = sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x, _ in points)
+    return slope, my - slope * mx
 
 
 def main() -> None:
@@ -102,12 +136,14 @@ def main() -> None:
         current["label"] = f"{name}={value}"
         live.measure({name: value}, cupti=False)
     print(f"overheads: {live.session.environment.peaks}")
-    print(f"{'site shape':>24} {'v':>2} {'eager':>8} {'in graph':>9} {'gap':>6} {'events/n':>9} {'kinspect':>9} {'kinspect/eager':>15}")
-    for label, v, eager, ing, gap, raw, ours in rows:
+    print(f"{'site shape':>24} {'v':>2} {'eager':>8} {'in graph':>9} {'gap':>6} {'events/n':>9} "
+          f"{'slope':>8} {'icpt':>6} {'kinspect':>9} {'kinspect/eager':>15}")
+    for label, v, eager, ing, gap, raw, slope, icpt, ours in rows:
         def f(x, w=8):
             return f"{x:>{w}.2f}" if x is not None else f"{'-':>{w}}"
         ratio = f"{ours / eager:>15.3f}" if ours else f"{'-':>15}"
-        print(f"{label:>24} {v:>2} {f(eager)} {f(ing, 9)} {f(gap, 6)} {f(raw, 9)} {f(ours, 9)} {ratio}")
+        print(f"{label:>24} {v:>2} {f(eager)} {f(ing, 9)} {f(gap, 6)} {f(raw, 9)} {f(slope)} {f(icpt, 6)} "
+              f"{f(ours, 9)} {ratio}")
     live.close()
 
 

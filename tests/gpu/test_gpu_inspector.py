@@ -35,6 +35,7 @@ async def _live_inspector():
         site = app.session.sites[0]
 
         await type_shape(pilot, "B=1000")
+        await pilot.press("enter")  # back to the table: m is a key there, a letter in the entry
         await wait_until(pilot, lambda: footer_dimmed(app, "m") is False, timeout=30)
         await pilot.press("m")
         key = site.runtime_key(app.session.resolve({"B": 1000}))
