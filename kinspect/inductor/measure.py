@@ -4,10 +4,12 @@ Timing the whole compiled call hides 4-50 us kernels under ~80 us of Python and 
 overhead, so kinspect launches each variant's kernel itself (`kernel.run` on the filtered
 arguments, as `SizeHintMultiKernelCall.run` does) and times it with CUDA events:
 
-- a sample is one replay of a CUDA graph of back-to-back launches of one variant,
-  divided by their number, so neither the CPU's launch cost nor the event overhead (about
-  2 us, 8% of a 30 us kernel when each launch gets its own event pair) enters it; the
-  GPU is held by a sleep kernel while a round is queued;
+- a sample is the difference between the CUDA-event spans of two graphs of back-to-back
+  launches of one variant (n + m launches and m launches), divided by n: neither the CPU's
+  launch cost nor the fixed cost of a timed graph replay enters it. That fixed cost is
+  2-6 us on an H200 and depends on the kernel (benchmarks/event_vs_cupti.py fits it), so
+  dividing one span by its launch count read up to 5% high on a 50-100 us kernel. The GPU
+  is held by a sleep kernel while a round is queued;
 - variants are interleaved round by round, so drift hits all of them alike, and the
   median with its p20-p80 spread is reported, never one number;
 - warm-up launches (which also compile a variant that never ran) are excluded;
@@ -134,13 +136,13 @@ def time_variants(
 ) -> dict[int, Timing | str]:
     """Median kernel time per variant, or the error that variant raised.
 
-    Without L2 flushing, each sample is one replay of a CUDA graph of n back-to-back
-    launches (n sized to ~200 us of GPU work) divided by n: the per-launch CPU cost and
-    the event overhead, which inflate a single 10-50 us kernel by several percent, vanish.
-    With flushing, each launch gets its own event pair after a write of a 256 MiB buffer.
-    What remains is subtracted using `overheads` (see `measure_overheads`): the GPU's gap
-    between back-to-back launches (about 1 us on an H200, 5% of a 20 us kernel) and the
-    cost of an event pair around one launch.
+    Without L2 flushing, each sample is (span of a graph of n + m launches - span of a
+    graph of m launches) / n, with n sized to ~200 us of GPU work: what a timed replay
+    costs besides its kernels cancels. What remains per launch is the GPU's gap between
+    back-to-back kernels, measured once by `measure_overheads` the same way and
+    subtracted. With flushing, each launch gets its own event pair after a write of a
+    256 MiB buffer, and the cost of an event pair around one launch is subtracted.
+    A kernel that cannot be captured in a graph is timed launch by launch in the same way.
     """
     import torch
 
@@ -157,12 +159,11 @@ def time_variants(
     if not rough:
         return results
     flush = torch.empty(_FLUSH_BYTES, dtype=torch.uint8, device="cuda") if l2_flush else None
-    per_sample = {v: 1 if flush is not None else min(50, max(1, int(200 / t))) for v, t in rough.items()}
-    graphs = {v: None if flush is not None else _graph(launcher, v, per_sample[v]) for v in rough}
+    plans = {v: _Plan(launcher, v, t, flush is None) for v, t in rough.items()}
     launcher.restore()
     gap = (overheads or {}).get("launch_gap_us", 0.0)
     pair = (overheads or {}).get("event_pair_us", 0.0)
-    rounds = min(25, max(7, int(150_000 / sum(per_sample[v] * t for v, t in rough.items()))))
+    rounds = min(25, max(7, int(150_000 / sum(p.gpu_us for p in plans.values()))))
     samples: dict[int, list[float]] = {v: [] for v in rough}
     order = list(rough)
     for r in range(rounds):
@@ -171,30 +172,67 @@ def time_variants(
         if progress is not None:
             progress(f"timing {len(order)} variants: round {r + 1}/{rounds}")
         order = order[1:] + order[:1]
-        pending = []
         torch.cuda._sleep(_SLEEP_CYCLES)  # hold the GPU while the round is queued
+        pending = []
         for v in order:
             if flush is not None:
                 flush.zero_()
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            if graphs[v] is not None:
-                graphs[v].replay()
+                pending.append((v, _timed(lambda v=v: launcher.launch(v)), None))
             else:
-                for _ in range(per_sample[v]):
-                    launcher.launch(v)
-            end.record()
-            pending.append((v, start, end))
+                pending.append((v, _timed(plans[v].run_long), _timed(plans[v].run_short)))
         torch.cuda.synchronize()
-        for v, start, end in pending:
-            n = per_sample[v]
-            extra = n * gap if graphs[v] is not None else pair + (n - 1) * gap
-            samples[v].append(max(start.elapsed_time(end) * 1000.0 - extra, 0.0) / n)
+        for v, long, short in pending:
+            if short is None:
+                samples[v].append(max(_elapsed_us(long) - pair, 0.0))
+            else:
+                n = plans[v].n
+                samples[v].append(max((_elapsed_us(long) - _elapsed_us(short)) / n - gap, 0.0))
         launcher.restore()
-    del graphs
+    del plans
     for v in rough:
         results[v] = summarize(samples[v])
     return results
+
+
+class _Plan:
+    """How one variant is timed: graphs of m + n and of m launches (or plain launches when
+    the kernel cannot be captured)."""
+
+    def __init__(self, launcher: VariantLauncher, v: int, rough_us: float, graphs: bool) -> None:
+        self.launcher, self.v = launcher, v
+        self.n = min(50, max(1, int(200 / rough_us)))
+        self.m = max(1, self.n // 4)
+        self.long = _graph(launcher, v, self.m + self.n) if graphs else None
+        self.short = _graph(launcher, v, self.m) if self.long is not None else None
+        self.gpu_us = rough_us * ((self.m * 2 + self.n) if graphs else 1)
+
+    def run_long(self) -> None:
+        self._run(self.long, self.m + self.n)
+
+    def run_short(self) -> None:
+        self._run(self.short, self.m)
+
+    def _run(self, graph: Any, count: int) -> None:
+        if graph is not None:
+            graph.replay()
+        else:
+            for _ in range(count):
+                self.launcher.launch(self.v)
+
+
+def _timed(fn: Callable[[], Any]) -> tuple[Any, Any]:
+    """Queue fn between two timing events; read them with `_elapsed_us` after a sync."""
+    import torch
+
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    return start, end
+
+
+def _elapsed_us(events: tuple[Any, Any]) -> float:
+    return events[0].elapsed_time(events[1]) * 1000.0
 
 
 def _kernel_durations(fn: Callable[[], Any], launches: int, name: str = "") -> list[float]:
@@ -231,47 +269,42 @@ def measure_overheads() -> dict[str, float]:
     """What event timing adds to a kernel's own duration on this GPU, measured once.
 
     A reference kernel (a ~20 us bf16 matmul) is timed three ways: by CUPTI (its true
-    duration), as a CUDA graph of back-to-back launches (adds the launch gap), and with
-    one event pair per launch (adds the pair's cost). The differences are the overheads.
+    duration); as `time_variants` times a graph sample, the span of a graph of 5 + 20
+    launches less that of a graph of 5, over 20 (adds the gap between back-to-back
+    launches); and with one event pair per launch (adds the pair's cost). The
+    differences are the overheads.
     """
     import torch
 
-    n, reps = 2048, 20
-    a = torch.randn(n, n, dtype=torch.bfloat16, device="cuda")
-    b = torch.randn(n, n, dtype=torch.bfloat16, device="cuda")
-    c = torch.empty(n, n, dtype=torch.bfloat16, device="cuda")
+    n, m = 20, 5
+    a = torch.randn(2048, 2048, dtype=torch.bfloat16, device="cuda")
+    b = torch.randn(2048, 2048, dtype=torch.bfloat16, device="cuda")
+    c = torch.empty(2048, 2048, dtype=torch.bfloat16, device="cuda")
 
     def mm() -> None:
         torch.mm(a, b, out=c)
 
-    true_us = statistics.median(_kernel_durations(mm, reps))
+    true_us = statistics.median(_kernel_durations(mm, n))
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
         mm()
     torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph, stream=stream):
-        for _ in range(reps):
-            mm()
+    graphs = {}
+    for count in (m, m + n):
+        graphs[count] = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graphs[count], stream=stream):
+            for _ in range(count):
+                mm()
     graph_us, pair_us = [], []
     for _ in range(10):
         torch.cuda._sleep(_SLEEP_CYCLES)
-        s0, e0 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s0.record()
-        graph.replay()
-        e0.record()
-        pairs = []
-        for _ in range(4):
-            s1, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s1.record()
-            mm()
-            e1.record()
-            pairs.append((s1, e1))
+        long, short = _timed(graphs[m + n].replay), _timed(graphs[m].replay)
+        pairs = [_timed(mm) for _ in range(4)]
         torch.cuda.synchronize()
-        graph_us.append(s0.elapsed_time(e0) * 1000.0 / reps)
-        pair_us += [s1.elapsed_time(e1) * 1000.0 for s1, e1 in pairs]
-    del graph
+        graph_us.append((_elapsed_us(long) - _elapsed_us(short)) / n)
+        pair_us += [_elapsed_us(p) for p in pairs]
+    del graphs
     return {
         "launch_gap_us": round(max(statistics.median(graph_us) - true_us, 0.0), 3),
         "event_pair_us": round(max(statistics.median(pair_us) - true_us, 0.0), 3),
