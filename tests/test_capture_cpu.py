@@ -69,3 +69,20 @@ def test_overlapping_captures_on_two_threads_keep_their_own_graphs():
         t.join(10)  # the other capture ends while mine is active
         _compile_once(4.0)
     assert len(mine.graphs) == 1 and other.graphs == []
+
+
+def test_a_second_compile_of_the_same_module_class_is_captured_again():
+    """Two pipelines in one process (each with its own nn.Linear) both see their graph:
+    compiled through `fresh_entry`, the second compile does not reuse the first's."""
+    from kinspect.inductor.pipeline import fresh_entry
+
+    torch._dynamo.reset()
+    seen = []
+    for _ in range(2):
+        model = torch.nn.Linear(8, 4)
+        x = torch.randn(37, 8)
+        torch._dynamo.mark_dynamic(x, 0)
+        with CompileCapture() as cap, torch._inductor.config.patch(force_disable_caches=True):
+            torch.compile(fresh_entry(model))(x)
+        seen.append(len(cap.graphs))
+    assert seen[0] > 0 and seen[1] == seen[0], seen

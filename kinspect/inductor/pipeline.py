@@ -143,7 +143,7 @@ class LivePipeline:
             model.train(self.options.train)
         self._model = model
         self._configure_inductor()
-        self._compiled = torch.compile(model)
+        self._compiled = torch.compile(fresh_entry(model))
         if self.options.log_path is not None:
             self._log = LiveLog(self.options.log_path, self.session)
         self.recorder.configure(log=self._log)
@@ -510,6 +510,22 @@ class LivePipeline:
 
         self._refresh()
         save(self.session, path)
+
+
+def fresh_entry(model: Any) -> Callable[..., Any]:
+    """`model` behind a function whose code object is new, so that this compile starts
+    with an empty Dynamo cache.
+
+    Dynamo caches compiled graphs on the code object of the frame it compiles. Compiling
+    a module compiles its `forward`, whose code object every instance of the class shares
+    (all `nn.Linear`s): a second pipeline in one process (a test, a benchmark) would meet
+    the first one's graph, compile nothing, and capture no site."""
+
+    def entry(*args: Any) -> Any:
+        return model(*args)
+
+    entry.__code__ = entry.__code__.replace()
+    return entry
 
 
 def _no_site_reason(g: GraphRecord, hints: Sequence[int]) -> str:
