@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import itertools
 import math
 import platform
 import re
@@ -513,19 +514,25 @@ class LivePipeline:
 
 
 def fresh_entry(model: Any) -> Callable[..., Any]:
-    """`model` behind a function whose code object is new, so that this compile starts
-    with an empty Dynamo cache.
+    """`model` behind a function with a code object and a name of its own, so that this
+    compile starts from nothing Dynamo kept of an earlier one in this process.
 
     Dynamo caches compiled graphs on the code object of the frame it compiles. Compiling
     a module compiles its `forward`, whose code object every instance of the class shares
     (all `nn.Linear`s): a second pipeline in one process (a test, a benchmark) would meet
-    the first one's graph, compile nothing, and capture no site."""
+    the first one's graph, compile nothing, and capture no site. Dynamo also remembers
+    which dims changed size per (file, line, name) of a code object and compiles them
+    dynamic next time (automatic dynamic shapes): hence a new name as well, or one
+    model's sizes would make another's static dims dynamic."""
 
     def entry(*args: Any) -> Any:
         return model(*args)
 
-    entry.__code__ = entry.__code__.replace()
+    entry.__code__ = entry.__code__.replace(co_name=f"kinspect_model_{next(_entries)}")
     return entry
+
+
+_entries = itertools.count()
 
 
 def _no_site_reason(g: GraphRecord, hints: Sequence[int]) -> str:
