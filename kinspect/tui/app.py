@@ -92,7 +92,7 @@ class InspectorApp(App[None]):
                 tooltip="Live: rerun the workload and pause at its first dispatch; "
                         "recordings: go back to before the first event"),
         Binding("o", "debug_override", "Override", id="kinspect.debug.override",
-                tooltip="Live, paused: then a digit: run that variant for this call instead of Inductor's pick"),
+                tooltip="Live, paused: then its number: run that variant for this call instead of Inductor's pick"),
         Binding("b", "break_site", "At site", id="kinspect.break.site", group=BREAKS,
                 tooltip="Add or remove a breakpoint at the selected site"),
         Binding("B", "break_miss", "On miss", id="kinspect.break.miss", group=BREAKS,

@@ -63,7 +63,10 @@ class JumpScreen(ModalScreen[int | None]):
 
 
 class OverrideScreen(ModalScreen[int | None]):
-    """`o`: the next digit names the variant the paused dispatch runs instead."""
+    """`o`: the variant number the paused dispatch runs instead.
+
+    A digit that no longer number can start (always, below ten variants) chooses at once;
+    with ten or more, `1` waits for a second digit or enter."""
 
     BINDINGS = [CANCEL]
 
@@ -71,24 +74,39 @@ class OverrideScreen(ModalScreen[int | None]):
         super().__init__()
         self._site = site
         self._labels = labels
+        self._typed = ""
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             title = Text("force a variant for this call of ", style="bold")
             title.append(literal(self._site))
             yield Static(title)
-            yield Static(Text("press its number: " + ", ".join(literal(x) for x in self._labels)))
+            yield Static(Text("type its number: " + ", ".join(literal(x) for x in self._labels)))
             yield Static(Text("escape: cancel (Inductor's pick runs)", style="dim"), classes="status")
 
     def on_key(self, event: Key) -> None:
-        if event.character is not None and event.character.isdigit():
+        n = len(self._labels)
+        if event.key == "enter" and self._typed:
             event.stop()
-            v = int(event.character)
-            if v < len(self._labels):
+            self.dismiss(int(self._typed))
+        elif event.key == "backspace" and self._typed:
+            event.stop()
+            self._typed = self._typed[:-1]
+            self._say(Text(f"v{self._typed}…" if self._typed else "", style="bold"))
+        elif event.character is not None and event.character.isdigit():
+            event.stop()
+            v = int(self._typed + event.character)
+            if v >= n:
+                self._typed = ""
+                self._say(Text(f"✗ no variant {v}: this site has v0–v{n - 1}", style="bold red"))
+            elif v == 0 or v * 10 >= n:
                 self.dismiss(v)
             else:
-                self.query_one(".status", Static).update(
-                    Text(f"✗ no variant {v}: this site has v0–v{len(self._labels) - 1}", style="bold red"))
+                self._typed = str(v)
+                self._say(Text(f"v{v}… another digit, or enter for v{v}", style="bold"))
+
+    def _say(self, text: Text) -> None:
+        self.query_one(".status", Static).update(text)
 
 
 FORMAT_TITLES = {"json": "JSON session (kinspect open)", "md": "Markdown report", "perfetto": "Perfetto trace"}

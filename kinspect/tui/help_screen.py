@@ -19,7 +19,7 @@ INTRO = (
     "or escape returns to the table. The palette (ctrl+p) lists every action.\n\n"
     "The Debugger and Timeline tabs (6, 7) step through dispatch events: over a recording "
     "both ways; over a live model forwards, pausing the model before the dispatch, where o "
-    "then a digit forces the variant that runs. Their keys act in those two tabs. "
+    "then a variant's number forces the variant that runs. Their keys act in those two tabs. "
     "Conditions read like site == \"multi_kernel_1\" and B > 512 (docs/breakpoints.md)."
 )
 

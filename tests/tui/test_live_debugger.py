@@ -122,3 +122,33 @@ async def test_quitting_while_paused_releases_the_model():
     while not src.closed and time.monotonic() < deadline:
         time.sleep(0.02)
     assert src.closed
+
+
+async def test_a_site_with_twelve_variants_takes_two_digit_overrides():
+    session = synthetic_session(sites=1, variants=12, events=0, measured=False)
+    src = fake_live.FakeLiveSource(session, [{"B": 64}, {"B": 100}, {"B": 300}])
+    app = InspectorApp(src)
+    async with app.run_test(size=(160, 48), notifications=True) as pilot:
+        await wait_until(pilot, lambda: not app.preparing)
+        base = len(app.session.events)
+        await pilot.press("6", "n")
+        await paused_at(pilot, app, base)
+        await pilot.press("o", "1")
+        assert "v1… another digit, or enter for v1" in screen_text(app)
+        await pilot.press("1")
+        assert "v11 (hint 268435456) runs instead (forced)" in screen_text(app)
+        await pilot.press("n")
+        await paused_at(pilot, app, base + 1)
+        assert src.ran[-1] == "multi_kernel_0_k11"
+
+        await pilot.press("o", "1", "enter")
+        assert "v1 (hint 256) runs instead (forced)" in screen_text(app)
+        await pilot.press("n")
+        await paused_at(pilot, app, base + 2)
+        assert src.ran[-1] == "multi_kernel_0_k1"
+
+        await pilot.press("o", "1", "5")
+        assert "no variant 15: this site has v0–v11" in screen_text(app)
+        await pilot.press("escape")
+        forced = [(e.seq, e.override) for e in src.recorder.dispatch_events() if e.override is not None]
+        assert forced == [(base, 11), (base + 1, 1)]
