@@ -23,12 +23,12 @@ import os
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from itertools import repeat
 from operator import attrgetter
 from pathlib import Path
 from typing import Any, NoReturn
 
 from kinspect.core.errors import SessionError
+from kinspect.core.eventlog import EventLog
 from kinspect.core.session import (
     Baseline,
     FORMAT,
@@ -330,7 +330,7 @@ def _ref_column(col: list[Any], path: str, what: str, table: str, size: int) -> 
         raise _fail(f"{path}[{i}]", f"no {what} {col[i]} ({table} has {size})")
 
 
-def _events(value: Any, sites: Sequence[Site], keys: Sequence[Key]) -> list[DispatchEvent]:
+def _events(value: Any, sites: Sequence[Site], keys: Sequence[Key]) -> EventLog:
     d = _obj(value, "events")
     cols: dict[str, list[Any] | None] = {}
     for name in EVENT_COLUMNS:
@@ -354,12 +354,7 @@ def _events(value: Any, sites: Sequence[Site], keys: Sequence[Key]) -> list[Disp
     for name, col in (("picked", picked), ("predicted", predicted), ("override", override)):
         if col is not None:
             _variant_column(col, f"events.{name}", site, sites, counts)
-    none = repeat(None)
-    names = [s.name for s in sites]
-    return list(map(
-        DispatchEvent, seq, map(names.__getitem__, site), map(keys.__getitem__, key), picked, predicted, hit,
-        none if step is None else step, none if t_ns is None else t_ns, none if override is None else override,
-    ))
+    return EventLog(seq, site, [s.name for s in sites], key, keys, picked, predicted, hit, step, t_ns, override)
 
 
 def _variant_column(col: list[Any], path: str, site: list[int], sites: Sequence[Site], counts: list[int]) -> None:

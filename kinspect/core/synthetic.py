@@ -122,6 +122,7 @@ def synthetic_session(
     )
     # Like Inductor's _shape_cache: decide a (site, size) once; later calls reuse the pick.
     cache: dict[tuple[int, int], tuple[tuple, int]] = {}
+    log: list[DispatchEvent] = []
     for seq in range(events):
         si = seq % sites
         site = built[si]
@@ -131,7 +132,8 @@ def synthetic_session(
             key = site.runtime_key({"s0": bval, "s1": 64})
             cache[(si, bval)] = (key, decide(site.keys, key).chosen)
         key, pick = cache[(si, bval)]
-        session.events.append(DispatchEvent(seq, site.name, key, pick, pick, hit, seq // sites, seq * 1000, None))
+        log.append(DispatchEvent(seq, site.name, key, pick, pick, hit, seq // sites, seq * 1000, None))
+    session.events = log
     if measured:
         for site in built:
             key = site.runtime_key({"s0": 1000, "s1": 64})
