@@ -49,7 +49,7 @@ async def test_the_app_is_usable_while_the_model_compiles_and_shows_sites_when_d
         assert "live: fake model on the CPU" in text
         assert "multi_kernel_0" in text and "multi_kernel_1" in text
         assert "the model is ready: n steps through its workload" in text
-        assert "ready: 2 sites, 2 dispatches recorded" in toasts(app)
+        await wait_until(pilot, lambda: "ready: 2 sites, 2 dispatches recorded" in toasts(app))
         await wait_until(pilot, lambda: footer_dimmed(app, "m") is False)
     assert src.closed
 

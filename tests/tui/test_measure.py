@@ -33,7 +33,7 @@ async def test_measuring_shows_progress_and_fills_the_table():
         await wait_until(pilot, lambda: not app.measuring)
         text = screen_text(app)
         assert not app.query_one(MeasureBar).display
-        assert "measured 3 variants of multi_kernel_0" in toasts(app)
+        await wait_until(pilot, lambda: "measured 3 variants of multi_kernel_0" in toasts(app))
         assert "fastest: v2 (hint 1024) at 80.0 µs — the chosen variant" in text
         v0 = next(line for line in text.splitlines() if "  v0  " in line)
         assert "100.0" in v0 and "95.0–105.0" in v0 and "×1.25" in v0 and "10%" in v0
@@ -48,7 +48,7 @@ async def test_escape_cancels_a_measurement():
         await wait_until(pilot, source.started.is_set)
         await pilot.press("escape")
         await wait_until(pilot, lambda: not app.measuring)
-        assert "cancelled after 1 variant of multi_kernel_0" in toasts(app)
+        await wait_until(pilot, lambda: "cancelled after 1 variant of multi_kernel_0" in toasts(app))
         assert "escape" not in [k.key for k in app.screen.query("FooterKey")]
 
 
@@ -61,7 +61,7 @@ async def test_a_failing_measurement_is_reported_and_the_app_goes_on():
     async with app.run_test(size=(160, 40), notifications=True) as pilot:
         await pilot.press("m")
         await wait_until(pilot, lambda: not app.measuring)
-        assert "measurement failed: RuntimeError: CUDA error: out of memory" in toasts(app)
+        await wait_until(pilot, lambda: "measurement failed: RuntimeError: CUDA error: out of memory" in toasts(app))
         await wait_until(pilot, lambda: footer_dimmed(app, "m") is False)
 
 
