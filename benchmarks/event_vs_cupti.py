@@ -55,42 +55,38 @@ def probe(launcher, variants, label: str) -> list[tuple]:
                     and name in e.name)
         durs = [b - a for a, b in ks]
         gaps = [ks[i + 1][0] - ks[i][1] for i in range(len(ks) - 1) if ks[i + 1][0] - ks[i][1] < 50]
-        spans = []
-        for _ in range(10):
-            torch.cuda._sleep(2_000_000)
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            graph.replay()
-            e.record()
-            torch.cuda.synchronize()
-            spans.append(s.elapsed_time(e) * 1000.0 / n)
+        per_launch = _median_span(graph, 10) / n
         launcher.restore()
         slope, icpt = _fit(launcher, v, rough)
         rows.append((label, v, eager, statistics.median(durs), statistics.median(gaps) if gaps else None,
-                     statistics.median(spans), slope, icpt))
+                     per_launch, slope, icpt))
     return rows
+
+
+def _median_span(graph, reps: int) -> float:
+    """Median CUDA-event span (us) of one replay, queued behind a sleep kernel so the CPU's launch never shows."""
+    import torch
+
+    from kinspect.inductor.measure import _elapsed_us, _timed
+
+    spans = []
+    for _ in range(reps):
+        torch.cuda._sleep(2_000_000)
+        timed = _timed(graph.replay)
+        torch.cuda.synchronize()
+        spans.append(_elapsed_us(timed))
+    return statistics.median(spans)
 
 
 def _fit(launcher, v: int, rough: float) -> tuple[float, float]:
     """Least-squares line through (n, median span of a graph of n launches)."""
-    import torch
-
     from kinspect.inductor.measure import _graph
 
     points = []
     n = 1
     while n == 1 or n * rough <= 2000:
         g = _graph(launcher, v, n)
-        spans = []
-        for _ in range(7):
-            torch.cuda._sleep(2_000_000)
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            g.replay()
-            e.record()
-            torch.cuda.synchronize()
-            spans.append(s.elapsed_time(e) * 1000.0)
-        points.append((n, statistics.median(spans)))
+        points.append((n, _median_span(g, 7)))
         del g
         n *= 2
     launcher.restore()
