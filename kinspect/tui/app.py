@@ -13,9 +13,11 @@ Debugger and Timeline tabs, where the footer shows them.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 from rich.text import Text
 from textual import on, work
@@ -68,6 +70,22 @@ DEBUG_TABS = ("debugger", "timeline")
 REPLAY_ONLY = {"debug_back", "debug_reverse", "debug_jump", "debug_first", "debug_last"}
 DEBUG_ACTIONS = REPLAY_ONLY | {"debug_step", "debug_continue", "debug_restart", "debug_override",
                                "break_site", "break_miss", "break_not_fastest", "break_when"}
+
+
+_Handler = TypeVar("_Handler", bound=Callable[..., Any])
+
+
+def _while_running(handler: _Handler) -> _Handler:
+    """For what a worker reports: a report can arrive while the app shuts down (a compile
+    that ends as the user quits), when the widgets it would update are already gone."""
+
+    @functools.wraps(handler)
+    def guarded(self: InspectorApp, *args: Any) -> Any:
+        if self.is_running:
+            return handler(self, *args)
+        return None
+
+    return guarded  # type: ignore[return-value]
 
 
 class InspectorApp(App[None]):
@@ -491,9 +509,11 @@ class InspectorApp(App[None]):
             found = self.source.measure(site, key, progress, cancel)
         self.post_message(MeasureFinished(site.name, key, list(found), cancel.is_set()))
 
+    @_while_running
     def on_measure_progress(self, message: MeasureProgress) -> None:
         self.query_one(MeasureBar).advance(message.done, message.total, message.what)
 
+    @_while_running
     def on_measure_finished(self, message: MeasureFinished) -> None:
         self.session.measurements.extend(message.measurements)
         self.measuring = False
@@ -506,6 +526,7 @@ class InspectorApp(App[None]):
         self._show_debugger()
 
     @on(Worker.StateChanged)
+    @_while_running
     def _worker_changed(self, event: Worker.StateChanged) -> None:
         group, state = event.worker.group, event.state
         if group == "measure" and state == WorkerState.ERROR:
@@ -551,6 +572,7 @@ class InspectorApp(App[None]):
         with self._guard.using():
             self.source.prepare(lambda what: self.post_message(PrepareProgress(what)), cancel)
 
+    @_while_running
     def on_prepare_progress(self, message: PrepareProgress) -> None:
         self.query_one(MeasureBar).say(message.what)
 
@@ -799,6 +821,7 @@ class InspectorApp(App[None]):
             finally:
                 source.set_gate(None)
 
+    @_while_running
     def on_live_paused(self, message: LivePaused) -> None:
         self.debugger.on_paused(message.event)
         self._refresh_keys()
@@ -807,6 +830,7 @@ class InspectorApp(App[None]):
             self.notify(literal(f"paused before dispatch {message.event.seq} at {message.event.site} "
                                 "(6: the debugger)"), timeout=5, markup=False)
 
+    @_while_running
     def on_live_step_done(self, message: LiveStepDone) -> None:
         if message.error:
             self.notify(literal(f"workload step {message.step}: {message.error}"), severity="error", markup=False)

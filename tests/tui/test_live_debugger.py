@@ -152,3 +152,4 @@ async def test_a_site_with_twelve_variants_takes_two_digit_overrides():
         await pilot.press("escape")
         forced = [(e.seq, e.override) for e in src.recorder.dispatch_events() if e.override is not None]
         assert forced == [(base, 11), (base + 1, 1)]
+
