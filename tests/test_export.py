@@ -14,7 +14,7 @@ import pytest
 from kinspect.core.export import FORMATS, export, render
 from kinspect.core.export.markdown import code, prose
 from kinspect.core.export.report_md import SECTIONS
-from kinspect.core.session import Finding, Session
+from kinspect.core.session import Baseline, Finding, Session
 from kinspect.core.sessionio import load
 from kinspect.core.shapes import format_key
 from kinspect.core.synthetic import synthetic_session
@@ -195,14 +195,33 @@ def test_report_measurements_show_regret_against_the_fastest(synthetic):
     text = render(synthetic, "md")
     measured = text.split("## Measurements")[1]
     row = next(line for line in measured.split("\n") if line.startswith("| `multi_kernel_0`") and "| v0 |" in line)
-    assert row.endswith("| 15.00 | 14.55–15.60 | 50 | 1.50 |")
-    assert "| v1 | `synthetic` | 10.00 | 9.70–10.40 | 50 | 1.00 (fastest) |" in measured
+    assert row.endswith("| 15.00 | 14.55–15.60 | 50 |  | 1.50 |")
+    assert "| v1 | `synthetic` | 10.00 | 9.70–10.40 | 50 |  | 1.00 (fastest) |" in measured
+
+
+def test_report_prefers_event_timing_and_shows_cupti_beside_it(synthetic):
+    m = next(m for m in synthetic.measurements if m.variant == 0)
+    cross = dataclasses.replace(m, method="cupti", median_us=14.2, p20_us=14.0, p80_us=14.4, samples=20)
+    events = dataclasses.replace(m, method="cuda_events")
+    s = dataclasses.replace(synthetic, measurements=[*synthetic.measurements, events, cross])
+    measured = render(s, "md").split("## Measurements")[1]
+    row = next(line for line in measured.split("\n") if line.startswith(f"| `{m.site}`") and "| v0 |" in line)
+    assert "| `cuda_events` | 15.00 | 14.55–15.60 | 50 | 14.20 | 1.50 |" in row
+
+
+def test_report_lists_baselines():
+    s = synthetic_session(events=0, measured=False)
+    s.baselines = [Baseline({"B": 1000}, "exact_hint", 77.6, 15.1), Baseline({"B": 1000}, "hinted", 117.8, 34.4),
+                   Baseline({"B": 1000}, "static", None, None, "CUDA out of memory")]
+    based = render(s, "md").split("## Baselines")[1]
+    assert "| B=1000 | `exact_hint` | 15.10 | 77.60 |  |" in based
+    assert "| B=1000 | `static` |  |  | CUDA out of memory |" in based
 
 
 def test_an_empty_session_reports_none_recorded():
     s = synthetic_session(events=0, measured=False)
     text = render(dataclasses.replace(s, symbols=[], findings=[]), "md")
-    for section in ("Symbols", "Findings", "Decisions", "Measurements"):
+    for section in ("Symbols", "Findings", "Decisions", "Measurements", "Baselines"):
         assert f"## {section}\n\nNone recorded." in text
 
 

@@ -66,7 +66,7 @@ def _baselines_at(session: Session, shape: object) -> list[Baseline]:
     """Baselines recorded at the typed sizes (symbol shapes only: baselines are per model sizes)."""
     if not isinstance(shape, SymbolShape):
         return []
-    return [b for b in session.baselines if all(b.sizes.get(k) == v for k, v in shape.values.items())]
+    return session.baselines_at(shape.values)
 
 
 def _baseline_table(baselines: list[Baseline]) -> Table:

@@ -290,6 +290,19 @@ class Session:
     def events_of(self, site: str) -> list[DispatchEvent]:
         return [e for e in self.events if e.site == site]
 
+    def baselines_at(self, sizes: Mapping[str, int]) -> list[Baseline]:
+        """The latest baseline of each kind taken where the model's sizes include `sizes`
+        (by the model's size names or the symbols they alias): baselines are whole-model
+        figures, not a site's."""
+        aliases = {s.name: s.alias for s in self.symbols if s.alias}
+        want = {aliases.get(k, k): v for k, v in sizes.items()}
+        latest: dict[str, Baseline] = {}
+        for b in self.baselines:
+            if all(b.sizes.get(k) == v for k, v in want.items()):
+                latest.pop(b.kind, None)
+                latest[b.kind] = b
+        return list(latest.values())
+
     def measurements_at(self, site: str, key: Key, method: str | None = None) -> dict[int, Measurement]:
         """The latest measurement of each variant of a site at a key.
 

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from kinspect.core.errors import KinspectError
-from kinspect.core.session import DispatchEvent, Measurement, Session, Site
+from kinspect.core.session import Baseline, DispatchEvent, Measurement, Session, Site
 from kinspect.core.shapes import Key, format_key
+from kinspect.inductor.baseline import KINDS
 from kinspect.inductor.modelfile import load_model_file
 from kinspect.inductor.pipeline import DEFAULT_HINTS, LivePipeline, Options, StepResult
 
@@ -78,6 +79,12 @@ class LiveSource:
             progress(done[0], done[0] + 1, text)
 
         return pipeline.measure(sizes, site.name, progress=say, cancel=cancel, store=False)
+
+    def baselines(self, site: Site, key: Key, progress: Callable[[str], None],
+                  cancel: threading.Event) -> list[Baseline]:
+        """The whole model at the sizes that give `key`: eager, static, exact hint, hinted."""
+        return self._ready().baselines(self.sizes_for(site, key), KINDS, progress=progress,
+                                       cancel=cancel, store=False)
 
     # ------------------------------------------------------------ running
 

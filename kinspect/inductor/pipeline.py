@@ -493,17 +493,22 @@ class LivePipeline:
         return []
 
     def baselines(self, sizes: Mapping[str, int], kinds: Sequence[str],
-                  progress: Callable[[str], None] | None = None) -> list[Baseline]:
+                  progress: Callable[[str], None] | None = None,
+                  cancel: threading.Event | None = None, store: bool = True) -> list[Baseline]:
         """Eager, static, exact-hint and hinted whole-model timings at these sizes, each in a
-        process of its own (minutes each for the compiled kinds)."""
+        process of its own (minutes each for the compiled kinds); `cancel` stops between
+        kinds. With `store=False` the caller adds them to the session (the inspector does)."""
         say = progress or self._say
         sizes = {**self._examples, **sizes}
         out = []
-        for kind in kinds:
-            say(f"baseline {kind} at {_fmt(sizes)} (compiles in a separate process)")
+        for i, kind in enumerate(kinds):
+            if cancel is not None and cancel.is_set():
+                break
+            say(f"baseline {i + 1}/{len(kinds)}: {kind} at {_fmt(sizes)} (compiles in a process of its own)")
             r = run_baseline(str(self.mf.path), kind, sizes, self.hints)
             out.append(Baseline(dict(sizes), kind, r.get("wall_us"), r.get("gpu_us"), r.get("error")))
-        self.session.baselines += out
+        if store:
+            self.session.baselines += out
         return out
 
     def save(self, path: str | Path) -> None:

@@ -33,7 +33,7 @@ from kinspect.core.errors import KinspectError, ShapeError
 from kinspect.core.explain import SiteExplanation, explain_site
 from kinspect.core.heuristics import HEURISTICS
 from kinspect.core.session import Site
-from kinspect.core.shapes import FullKey, Key, ParsedShape, format_key, parse_shape
+from kinspect.core.shapes import FullKey, Key, ParsedShape, SymbolShape, format_key, parse_shape
 from kinspect.core.stepping import PauseGate
 from kinspect.tui.commands import InspectorCommands
 from kinspect.tui.debug_text import debugger_text
@@ -41,10 +41,17 @@ from kinspect.tui.debugger import IDLE, PAUSED, RUNNING, Debugger
 from kinspect.tui.dialogs import ExportScreen, JumpScreen, OverrideScreen
 from kinspect.tui.help_screen import HelpScreen
 from kinspect.tui.live_run import RunStop, SourceGuard
-from kinspect.tui.messages import LivePaused, LiveStepDone, MeasureFinished, MeasureProgress, PrepareProgress
+from kinspect.tui.messages import (
+    BaselinesFinished,
+    LivePaused,
+    LiveStepDone,
+    MeasureFinished,
+    MeasureProgress,
+    PrepareProgress,
+)
 from kinspect.tui.observed import EventIndex
 from kinspect.tui.present import SYMBOLIC_LEGEND, decision_summary, identical_to, literal, runtime_env
-from kinspect.tui.source import SessionSource, SteppableSource
+from kinspect.tui.source import BaselineSource, SessionSource, SteppableSource
 from kinspect.tui.widgets.banner import Banner
 from kinspect.tui.widgets.debug_panel import BreakpointList, ConditionEntry, ConditionInput, EventPanel
 from kinspect.tui.widgets.decision_summary import DecisionSummary
@@ -129,6 +136,9 @@ class InspectorApp(App[None]):
                 tooltip="Type a runtime shape such as B=1000 N=64"),
         Binding("m", "measure", "Measure", id="kinspect.measure",
                 tooltip="Time every variant of this site at the current shape (live sessions only)"),
+        Binding("a", "baselines", "Baselines", id="kinspect.baselines",
+                tooltip="Live: time the whole model at this shape eager, compiled static, with this size as "
+                        "its only hint, and hinted (minutes: each compiles afresh in a process of its own)"),
         Binding("escape", "cancel_measure", "Cancel", id="kinspect.cancel",
                 tooltip="Stop the running measurement"),
         Binding("t", "toggle_terms", "Terms", id="kinspect.terms",
@@ -314,7 +324,8 @@ class InspectorApp(App[None]):
                               style="yellow"))
         else:
             observed = self._events.at(site.name, expl.runtime_key)
-            summary.show(decision_summary(expl, observed, self.source.can_measure))
+            baselines = self.session.baselines_at(self.shape.values) if isinstance(self.shape, SymbolShape) else []
+            summary.show(decision_summary(expl, observed, self.source.can_measure, baselines))
             self._select(expl.decision.chosen)
         if self.query_one(TabbedContent).active == "symbolic":
             self._show_symbolic()
@@ -386,9 +397,10 @@ class InspectorApp(App[None]):
 
     def applies(self, action: str) -> bool | None:
         """True when an action can run now, None (dimmed) when not, whichever tab is shown."""
-        if action == "measure":
+        if action in ("measure", "baselines"):
             idle = not self.measuring and not self.preparing and self.debugger.state == IDLE
-            return True if self.source.can_measure and idle else None
+            able = self.source.can_measure and (action == "measure" or isinstance(self.source, BaselineSource))
+            return True if able and idle else None
         if action == "cancel_measure":
             return self.measuring
         if action in DEBUG_ACTIONS:
@@ -496,6 +508,35 @@ class InspectorApp(App[None]):
         self.query_one(MeasureBar).start(f"measuring {self.site.name} at {format_key(expl.runtime_key)}")
         self._measure(self.site, expl.runtime_key, self._cancel)
 
+    def action_baselines(self) -> None:
+        expl = self.explanation
+        if self.site is None or expl is None or expl.runtime_key is None:
+            self.notify("type a shape this site accepts first", severity="warning")
+            return
+        self._cancel = threading.Event()
+        self.measuring = True
+        self.query_one(MeasureBar).start("whole-model baselines: eager, static, exact hint, hinted "
+                                         "(each compiles afresh: minutes)")
+        self._baselines(self.site, expl.runtime_key, self._cancel)
+
+    @work(thread=True, exclusive=True, group="measure", exit_on_error=False)
+    def _baselines(self, site: Site, key: Key, cancel: threading.Event) -> None:
+        assert isinstance(self.source, BaselineSource)
+        with self._guard.using():
+            found = self.source.baselines(site, key, lambda what: self.post_message(PrepareProgress(what)), cancel)
+        self.post_message(BaselinesFinished(list(found), cancel.is_set()))
+
+    @_while_running
+    def on_baselines_finished(self, message: BaselinesFinished) -> None:
+        self.session.baselines.extend(message.baselines)
+        self.measuring = False
+        self.query_one(MeasureBar).stop()
+        failed = sum(b.error is not None for b in message.baselines)
+        what = "cancelled after" if message.cancelled else "timed"
+        self.notify(f"{what} {len(message.baselines)} baselines" + (f", {failed} failed" if failed else ""),
+                    severity="warning" if failed else "information", markup=False)
+        self._redecide()
+
     def action_cancel_measure(self) -> None:
         self._cancel.set()
         self.query_one(MeasureBar).cancelling()
@@ -532,7 +573,8 @@ class InspectorApp(App[None]):
         if group == "measure" and state == WorkerState.ERROR:
             self.measuring = False
             self.query_one(MeasureBar).stop()
-            self._failed("measurement failed", event.worker.error)
+            self._failed("baselines failed" if event.worker.name == "_baselines" else "measurement failed",
+                         event.worker.error)
         elif group == "prepare" and state in (WorkerState.SUCCESS, WorkerState.ERROR):
             self.preparing = False
             self.query_one(MeasureBar).stop()

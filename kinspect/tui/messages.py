@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.message import Message
 
-from kinspect.core.session import DispatchEvent, Measurement
+from kinspect.core.session import Baseline, DispatchEvent, Measurement
 from kinspect.core.shapes import Key
 
 
@@ -22,6 +22,13 @@ class MeasureFinished(Message):
         self.site = site
         self.key = key
         self.measurements = measurements
+        self.cancelled = cancelled
+
+
+class BaselinesFinished(Message):
+    def __init__(self, baselines: list[Baseline], cancelled: bool) -> None:
+        super().__init__()
+        self.baselines = baselines
         self.cancelled = cancelled
 
 

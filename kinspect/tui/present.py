@@ -19,7 +19,7 @@ from rich.text import Text
 from kinspect.core.decision import Decision
 from kinspect.core.errors import ShapeError
 from kinspect.core.explain import SiteExplanation
-from kinspect.core.session import Finding, Measurement, Session, Site, Variant
+from kinspect.core.session import Baseline, Finding, Measurement, Session, Site, Variant
 from kinspect.core.shapes import FullKey, Key, ParsedShape, format_key
 from kinspect.core.symbolic import TensorSpec
 
@@ -162,9 +162,10 @@ def _measure_cells(m: Measurement | None, best: float | None, fastest: bool, pea
 
 
 def decision_summary(
-    expl: SiteExplanation, observed: Observed | None, can_measure: bool
+    expl: SiteExplanation, observed: Observed | None, can_measure: bool, baselines: Sequence[Baseline] = ()
 ) -> Text:
-    """Why the chosen variant, what it costs, what other rules would do, what was seen."""
+    """Why the chosen variant, what it costs, what other rules would do, what was seen, and
+    what the whole model costs at these sizes compiled other ways."""
     d = expl.decision
     assert d is not None and expl.runtime_key is not None
     site = expl.site
@@ -181,8 +182,31 @@ def decision_summary(
             out.append(s.mismatch + "\n")
     if observed is not None:
         _observed_line(out, observed, labels)
+    if baselines:
+        _baselines_line(out, baselines)
     out.append(f"runtime key {format_key(expl.runtime_key)}", style="dim")
     return out
+
+
+BASELINE_LABELS = {"eager": "eager", "static": "static", "exact_hint": "exact hint", "hinted": "hinted"}
+
+
+def _baselines_line(out: Text, baselines: Sequence[Baseline]) -> None:
+    """GPU time per call of the whole model; the hinted compile's slowdown against the best."""
+    out.append("whole model, GPU µs per call: ", style="bold")
+    times = [b.gpu_us for b in baselines if b.gpu_us]
+    best = min(times) if times else None
+    for i, b in enumerate(baselines):
+        if i:
+            out.append(" · ")
+        out.append(f"{BASELINE_LABELS.get(b.kind, literal(b.kind))} ")
+        if b.gpu_us is None:
+            out.append(f"failed ({literal(b.error or 'no time')})", style="red")
+            continue
+        out.append(f"{b.gpu_us:.1f}", style="green" if b.gpu_us == best else "")
+        if b.kind == "hinted" and best is not None and b.gpu_us > best * 1.05:
+            out.append(f" (×{b.gpu_us / best:.2f} the best)", style="red")
+    out.append("\n")
 
 
 def _measured_line(out: Text, expl: SiteExplanation, labels: list[str], can_measure: bool) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from kinspect.core.errors import KinspectError
-from kinspect.core.session import DispatchEvent, Measurement, Session, Site
+from kinspect.core.session import Baseline, DispatchEvent, Measurement, Session, Site
 from kinspect.core.shapes import Key
 
 ProgressCallback = Callable[[int, int, str], None]
@@ -47,7 +47,7 @@ class SessionSource(Protocol):
         ...
 
     def prepare(self, progress: Callable[[str], None], cancel: threading.Event) -> None:
-        """Make the session (a live source compiles and runs its workload: minutes).
+        """Make the session (a live source compiles: minutes under max-autotune).
 
         Called from a thread worker right after the app starts when `prepared` is False;
         `progress` gets a phrase such as which graph or hint is autotuning. The app reads
@@ -79,6 +79,16 @@ class SteppableSource(Protocol):
                      cancel: threading.Event | None = None) -> list[Any]: ...
 
     def set_gate(self, gate: EventGate | None) -> None: ...
+
+
+@runtime_checkable
+class BaselineSource(Protocol):
+    """A live source that can time the whole model at a shape compiled other ways (eager,
+    static, with the exact size as its only hint, hinted), each afresh: minutes a kind.
+    Called from a thread worker; `cancel` is checked between kinds."""
+
+    def baselines(self, site: Site, key: Key, progress: Callable[[str], None],
+                  cancel: threading.Event) -> list[Baseline]: ...
 
 
 class RecordedSource:

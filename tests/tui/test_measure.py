@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import time
+
 from tui_helpers import FakeSource, footer_dimmed, screen_text, session_with_finding, toasts, type_shape, wait_until
 
+from kinspect.core.session import Baseline
 from kinspect.tui.app import InspectorApp
+from kinspect.tui.source import RecordedSource
 from kinspect.tui.widgets.measure_bar import MeasureBar
 from kinspect.tui.widgets.variants_table import VariantsTable
 
@@ -73,3 +77,51 @@ async def test_a_recording_cannot_measure_and_its_key_is_dimmed(recorded_app):
         assert not recorded_app.measuring
         assert not recorded_app.query_one(MeasureBar).display
         assert "press m to measure" not in screen_text(recorded_app)
+
+
+class BaselineFake(FakeSource):
+    """Adds whole-model baselines, one kind per step, as LiveSource runs them."""
+
+    def baselines(self, site, key, progress, cancel):
+        out = []
+        for kind, gpu in (("eager", 14.0), ("static", 15.2), ("exact_hint", 15.1), ("hinted", 34.4)):
+            if cancel.is_set():
+                break
+            progress(f"baseline {kind} at B=2000 (compiles in a process of its own)")
+            while self.hold.is_set() and not cancel.is_set():
+                time.sleep(0.01)
+            out.append(Baseline({"B": 2000, "N": 64}, kind, gpu * 4, gpu))
+        return out
+
+
+async def test_baselines_run_live_and_show_under_the_decision():
+    source = BaselineFake(session_with_finding())
+    source.hold.set()
+    app = InspectorApp(source)
+    async with app.run_test(size=(160, 40), notifications=True) as pilot:
+        await type_shape(pilot, "B=2000")
+        await pilot.press("enter", "a")
+        await wait_until(pilot, lambda: "baseline eager at B=2000" in screen_text(app))
+        await wait_until(pilot, lambda: footer_dimmed(app, "m") is True and footer_dimmed(app, "a") is True)
+        source.hold.clear()
+        await wait_until(pilot, lambda: not app.measuring)
+        await wait_until(pilot, lambda: "timed 4 baselines" in toasts(app))
+        text = screen_text(app)
+        assert ("whole model, GPU µs per call: eager 14.0 · static 15.2 · exact hint 15.1 · "
+                "hinted 34.4 (×2.46 the best)") in text
+        await type_shape(pilot, "s0=2000")  # the symbol's own name finds the same sizes
+        assert "eager 14.0" in screen_text(app)
+        await type_shape(pilot, "B=1000")
+        assert "whole model" not in screen_text(app)
+
+
+async def test_a_recording_shows_its_baselines_but_cannot_take_new_ones():
+    s = session_with_finding()
+    s.baselines = [Baseline({"B": 1000, "N": 64}, "eager", 60.0, 12.5),
+                   Baseline({"B": 1000, "N": 64}, "static", None, None, "CUDA out of memory")]
+    app = InspectorApp(RecordedSource(s))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await type_shape(pilot, "B=1000")
+        await pilot.press("enter")
+        assert "whole model, GPU µs per call: eager 12.5 · static failed (CUDA out of memory)" in screen_text(app)
+        await wait_until(pilot, lambda: footer_dimmed(app, "a") is True)

@@ -2,7 +2,8 @@
 
 It says in one page what the inspector shows interactively: where and with what the
 recording was made, each site's variants (and which of them are really one kernel),
-kinspect's findings, what Inductor decided along the workload, and what was measured.
+kinspect's findings, what Inductor decided along the workload, what was measured, and
+what the whole model costs compiled other ways (baselines).
 Dispatch events are folded per site and runtime key, so 100,000 events make a table of
 distinct keys, not 100,000 rows.
 """
@@ -18,7 +19,7 @@ from kinspect.core.export.markdown import code, prose, table
 from kinspect.core.session import DispatchEvent, Measurement, Session, Site
 from kinspect.core.shapes import Key, format_key
 
-SECTIONS = ("Environment", "Symbols", "Sites", "Findings", "Decisions", "Measurements")
+SECTIONS = ("Environment", "Symbols", "Sites", "Findings", "Decisions", "Measurements", "Baselines")
 
 
 def render(session: Session) -> str:
@@ -26,7 +27,8 @@ def render(session: Session) -> str:
     lines = [f"# kinspect report: {prose(title)}", ""]
     if session.truncated:
         lines += [f"> **Truncated recording:** {prose(session.truncated)}", ""]
-    for name, part in zip(SECTIONS, (_environment, _symbols, _sites, _findings, _decisions, _measurements)):
+    for name, part in zip(SECTIONS, (_environment, _symbols, _sites, _findings, _decisions, _measurements,
+                                         _baselines)):
         lines += [f"## {name}", ""]
         lines += part(session) or ["None recorded."]
         lines.append("")
@@ -182,11 +184,10 @@ def _us(v: float | None) -> str:
 def _measurements(s: Session) -> list[str]:
     if not s.measurements:
         return []
-    latest: dict[tuple[str, Key], dict[int, Measurement]] = {}
-    for m in s.measurements:
-        latest.setdefault((m.site, m.key), {})[m.variant] = m
     rows = []
-    for (site, key), by_variant in latest.items():
+    for site, key in dict.fromkeys((m.site, m.key) for m in s.measurements):
+        by_variant = s.measurements_at(site, key)
+        cupti = s.measurements_at(site, key, "cupti")
         times = {v: m.median_us for v, m in by_variant.items() if m.median_us is not None}
         best = min(times, key=lambda v: (times[v], v)) if times else None
         for v in sorted(by_variant):
@@ -198,11 +199,31 @@ def _measurements(s: Session) -> list[str]:
             else:
                 regret = f"{m.median_us / times[best]:.2f}"
             spread = f"{_us(m.p20_us)}–{_us(m.p80_us)}" if m.p20_us is not None or m.p80_us is not None else ""
+            check = cupti.get(v) if m.method != "cupti" else None
             rows.append((code(site), code(format_key(key)), f"v{v}", code(m.method), _us(m.median_us),
-                         spread, str(m.samples), regret))
+                         spread, str(m.samples), _us(check.median_us) if check else "", regret))
     return [
-        "Latency in microseconds, the latest measurement of each variant; regret is the "
+        "Latency in microseconds, the latest measurement of each variant (CUDA events when "
+        "taken, with CUPTI's kernel duration beside it as the cross-check); regret is the "
         "variant's median over the fastest's at the same key.",
         "",
-        *table(("site", "key", "variant", "method", "median", "p20–p80", "samples", "regret"), rows),
+        *table(("site", "key", "variant", "method", "median", "p20–p80", "samples", "CUPTI", "regret"), rows),
+    ]
+
+
+def _baselines(s: Session) -> list[str]:
+    if not s.baselines:
+        return []
+    rows = [
+        (prose(" ".join(f"{k}={v}" for k, v in b.sizes.items())), code(b.kind), _us(b.gpu_us), _us(b.wall_us),
+         prose(b.error or ""))
+        for b in s.baselines
+    ]
+    return [
+        "The whole model at one set of sizes, compiled afresh per kind: `eager`; `static` "
+        "(compiled for exactly these sizes); `exact_hint` (these sizes as the only hint); "
+        "`hinted` (the session's hints). GPU time is the summed CUPTI kernel durations per call; "
+        "wall time is CUDA events around the call.",
+        "",
+        *table(("sizes", "kind", "GPU µs", "wall µs", "error"), rows),
     ]
