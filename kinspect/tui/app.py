@@ -499,25 +499,27 @@ class InspectorApp(App[None]):
     # ------------------------------------------------------------ measuring
 
     def action_measure(self) -> None:
-        expl = self.explanation
-        if self.site is None or expl is None or expl.runtime_key is None:
-            self.notify("type a shape this site accepts first", severity="warning")
-            return
-        self._cancel = threading.Event()
-        self.measuring = True
-        self.query_one(MeasureBar).start(f"measuring {self.site.name} at {format_key(expl.runtime_key)}")
-        self._measure(self.site, expl.runtime_key, self._cancel)
+        target = self._start_timing(lambda site, key: f"measuring {site.name} at {format_key(key)}")
+        if target is not None:
+            self._measure(*target, self._cancel)
 
     def action_baselines(self) -> None:
+        target = self._start_timing(lambda site, key: "whole-model baselines: eager, static, exact hint, "
+                                                      "hinted (each compiles afresh: minutes)")
+        if target is not None:
+            self._baselines(*target, self._cancel)
+
+    def _start_timing(self, say: Callable[[Site, Key], str]) -> tuple[Site, Key] | None:
+        """The site and runtime key to time now, with the measure bar started; None (and a
+        warning) when the shape does not decide this site."""
         expl = self.explanation
         if self.site is None or expl is None or expl.runtime_key is None:
             self.notify("type a shape this site accepts first", severity="warning")
-            return
+            return None
         self._cancel = threading.Event()
         self.measuring = True
-        self.query_one(MeasureBar).start("whole-model baselines: eager, static, exact hint, hinted "
-                                         "(each compiles afresh: minutes)")
-        self._baselines(self.site, expl.runtime_key, self._cancel)
+        self.query_one(MeasureBar).start(say(self.site, expl.runtime_key))
+        return self.site, expl.runtime_key
 
     @work(thread=True, exclusive=True, group="measure", exit_on_error=False)
     def _baselines(self, site: Site, key: Key, cancel: threading.Event) -> None:
