@@ -8,8 +8,12 @@ with a banner saying where it was made.
 
 from __future__ import annotations
 
+import os
+import sys
+import tempfile
 from pathlib import Path
 
+from kinspect.commands.stderr_log import driver_drawing_to, log_path_for, stderr_to_log
 from kinspect.core.errors import KinspectError
 from kinspect.core.sessionio import load
 from kinspect.tui.source import RecordedSource, SessionSource
@@ -71,5 +75,24 @@ def _live_source(model: Path) -> SessionSource:
 def _run(source: SessionSource) -> int:
     from kinspect.tui.app import InspectorApp
 
-    InspectorApp(source).run()
+    model = getattr(source, "model", None) if source.live else None
+    if model is None:
+        InspectorApp(source).run()
+        return 0
+    log = _log_path(Path(model))
+    with stderr_to_log(log) as terminal:
+        InspectorApp(source, driver_class=driver_drawing_to(terminal)).run()
+    print(f"kinspect: the compiler's and the GPU's messages of this session are in {log}", file=sys.stderr)
     return 0
+
+
+def _log_path(model: Path) -> Path:
+    """Beside the model if that folder is writable, else in the temporary folder."""
+    path = log_path_for(model)
+    try:
+        with open(path, "a", encoding="utf-8"):
+            return path
+    except OSError:
+        fd, name = tempfile.mkstemp(prefix=model.stem + ".", suffix=".kinspect.log")
+        os.close(fd)
+        return Path(name)

@@ -24,6 +24,7 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
+from textual.driver import Driver
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.reactive import reactive
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
@@ -165,8 +166,8 @@ class InspectorApp(App[None]):
     preparing: reactive[bool] = reactive(False, bindings=True)
     """A live source is compiling; sites appear when it is done."""
 
-    def __init__(self, source: SessionSource) -> None:
-        super().__init__()
+    def __init__(self, source: SessionSource, driver_class: type[Driver] | None = None) -> None:
+        super().__init__(driver_class=driver_class)
         self.source = source
         self.session = source.session
         self.heuristic = "inductor"
