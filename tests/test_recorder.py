@@ -129,6 +129,7 @@ def test_events_carry_the_step_set_before_them_and_relative_times():
     assert events[0].t_ns == 0
     assert all(a.t_ns <= b.t_ns for a, b in zip(events, events[1:]))
     assert [(e.seq, e.step, e.key) for e in rec.dispatch_events(start=3)] == [(3, 2, key(100)), (4, None, key(9000))]
+    assert all(rec.dispatch_events(start=k) == events[k:] for k in range(6))  # a live session reads only new ones
 
 
 def test_each_instance_is_its_own_site_named_by_the_namer():
