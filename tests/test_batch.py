@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from standins import StandIn
 
 from kinspect.core.batch import keys_to_array, score_array, score_keys
 from kinspect.core.decision import decide
@@ -63,16 +64,9 @@ def test_a_sweep_matches_inductors_real_class(monkeypatch):
     multi_kernel = pytest.importorskip("torch._inductor.codegen.multi_kernel")
     monkeypatch.setenv("TORCHINDUCTOR_DISABLE_MULTI_KERNEL_CACHE", "1")
 
-    class StandIn:
-        def __init__(self, i):
-            self.inductor_meta = {"kernel_name": f"stand_in_{i}"}
-
-        def run(self, *args, **kwargs):
-            pass
-
     hints = [addmm_key(h) for h in (64, 256, 4096)] + [None]
     call = multi_kernel.SizeHintMultiKernelCall(
-        "multi_kernel_0", {k: StandIn(i) for i, k in enumerate(hints)}, {i: [slice(0, 4)] for i in range(4)}
+        "multi_kernel_0", {k: StandIn(f"stand_in_{i}") for i, k in enumerate(hints)}, {i: [slice(0, 4)] for i in range(4)}
     )
     sweep = list(range(0, 5000)) + [1621, 12968, 103744, 2**40]
     scores = score_keys([addmm_key(b) for b in sweep], hints)

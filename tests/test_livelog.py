@@ -18,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from standins import StandIn
 
 from kinspect.core.decision import decide
 from kinspect.core.livelog import LiveLog
@@ -37,14 +38,6 @@ KILLED = "the recording stopped before its end record (was it killed?)"
 @pytest.fixture(autouse=True)
 def _no_multi_kernel_cache(monkeypatch):
     monkeypatch.setenv("TORCHINDUCTOR_DISABLE_MULTI_KERNEL_CACHE", "1")
-
-
-class StandIn:
-    def __init__(self, name: str) -> None:
-        self.inductor_meta = {"kernel_name": name}
-
-    def run(self, *args, **kwargs) -> None:
-        pass
 
 
 def live_session():

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from standins import StandIn
 
 from kinspect.inductor.recorder import Recorder
 
@@ -25,17 +26,6 @@ HINTS = (64, 256, 4096)
 def _no_multi_kernel_cache(monkeypatch):
     """Without it, SizeHintMultiKernelCall.__init__ reads a disk cache keyed by real kernels."""
     monkeypatch.setenv("TORCHINDUCTOR_DISABLE_MULTI_KERNEL_CACHE", "1")
-
-
-class StandIn:
-    """What the runtime class needs of a compiled kernel: a name and `run`."""
-
-    def __init__(self, name: str, ran: list[str]) -> None:
-        self.inductor_meta = {"kernel_name": name}
-        self._ran = ran
-
-    def run(self, *args, **kwargs) -> None:
-        self._ran.append(self.inductor_meta["kernel_name"])
 
 
 def linear_call(ran: list[str], name: str = "multi_kernel_0", hints=HINTS):

@@ -188,9 +188,6 @@ def decision_summary(
     return out
 
 
-BASELINE_LABELS = {"eager": "eager", "static": "static", "exact_hint": "exact hint", "hinted": "hinted"}
-
-
 def _baselines_line(out: Text, baselines: Sequence[Baseline]) -> None:
     """GPU time per call of the whole model; the hinted compile's slowdown against the best."""
     out.append("whole model, GPU µs per call: ", style="bold")
@@ -199,7 +196,7 @@ def _baselines_line(out: Text, baselines: Sequence[Baseline]) -> None:
     for i, b in enumerate(baselines):
         if i:
             out.append(" · ")
-        out.append(f"{BASELINE_LABELS.get(b.kind, literal(b.kind))} ")
+        out.append(f"{literal(b.kind).replace('_', ' ')} ")
         if b.gpu_us is None:
             out.append(f"failed ({literal(b.error or 'no time')})", style="red")
             continue

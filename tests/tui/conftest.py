@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import sys
+from pathlib import Path
 
 import pytest
-from tui_helpers import session_with_finding
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the shared stand-in kernel
+
+from tui_helpers import session_with_finding  # noqa: E402
 
 from kinspect.tui.app import InspectorApp
 from kinspect.tui.source import RecordedSource

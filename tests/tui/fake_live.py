@@ -14,6 +14,8 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from standins import StandIn
+
 from kinspect.core.errors import KinspectError
 from kinspect.core.session import DispatchEvent, Measurement, Session, Site
 from kinspect.core.shapes import Key
@@ -23,17 +25,6 @@ os.environ["TORCHINDUCTOR_DISABLE_MULTI_KERNEL_CACHE"] = "1"  # the class reads 
 
 import torch  # noqa: E402
 from torch._inductor.codegen.multi_kernel import SizeHintMultiKernelCall  # noqa: E402
-
-
-class StandIn:
-    """What the runtime class needs of a compiled kernel: a name and `run`."""
-
-    def __init__(self, name: str, ran: list[str]) -> None:
-        self.inductor_meta = {"kernel_name": name}
-        self._ran = ran
-
-    def run(self, *args, **kwargs) -> None:
-        self._ran.append(self.inductor_meta["kernel_name"])
 
 
 @dataclass
