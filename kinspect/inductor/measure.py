@@ -7,8 +7,8 @@ arguments, as `SizeHintMultiKernelCall.run` does) and times it with CUDA events:
 - a sample is the difference between the CUDA-event spans of two graphs of back-to-back
   launches of one variant (n + m launches and m launches), divided by n: neither the CPU's
   launch cost nor the fixed cost of a timed graph replay enters it. That fixed cost is
-  2-6 us on an H200 and depends on the kernel (benchmarks/event_vs_cupti.py fits it), so
-  dividing one span by its launch count read up to 5% high on a 50-100 us kernel. The GPU
+  1.5-6.5 us on an H200 and depends on the kernel (benchmarks/event_vs_cupti.py fits it),
+  so dividing one span by its launch count read up to 5.7% high on 45-100 us kernels. The GPU
   is held by a sleep kernel while a round is queued;
 - variants are interleaved round by round, so drift hits all of them alike, and the
   median with its p20-p80 spread is reported, never one number;
