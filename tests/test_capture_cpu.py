@@ -15,7 +15,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from kinspect.inductor.capture import CompileCapture  # noqa: E402
-from kinspect.inductor.pipeline import _no_site_reason  # noqa: E402
+from kinspect.inductor.translate import no_site_reason  # noqa: E402
 
 
 def _compile_once(scale: float):
@@ -40,7 +40,7 @@ def test_a_cpu_compile_is_captured_with_its_wrapper_and_symbols():
     assert g.wrapper_path and g.wrapper_path.endswith(".py")
     assert g.dynamic_inputs and any(src for src in g.symbols.values())
     assert g.templates == 0 and not g.sites
-    assert "no GEMM" in _no_site_reason(g, [64, 256, 4096])
+    assert "no GEMM" in no_site_reason(g, [64, 256, 4096])
 
 
 def test_outside_a_capture_compiles_are_not_recorded():

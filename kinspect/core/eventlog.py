@@ -24,16 +24,17 @@ class EventLog(Sequence[DispatchEvent]):
     nullable columns are None when every value is null."""
 
     __slots__ = ("seq", "site_ids", "site_names", "key_ids", "keys", "picked", "predicted", "hit",
-                 "step", "t_ns", "override", "_all")
+                 "step", "t_ns", "override", "call_site", "_all")
 
     def __init__(self, seq: list[int], site_ids: list[int], site_names: Sequence[str], key_ids: list[int],
                  keys: Sequence[Key], picked: list[int], predicted: list[int], hit: list[bool],
                  step: list[int | None] | None = None, t_ns: list[int | None] | None = None,
-                 override: list[int | None] | None = None) -> None:
+                 override: list[int | None] | None = None,
+                 call_site: list[int | None] | None = None) -> None:
         self.seq, self.site_ids, self.site_names = seq, site_ids, list(site_names)
         self.key_ids, self.keys = key_ids, list(keys)
         self.picked, self.predicted, self.hit = picked, predicted, hit
-        self.step, self.t_ns, self.override = step, t_ns, override
+        self.step, self.t_ns, self.override, self.call_site = step, t_ns, override, call_site
         self._all: list[DispatchEvent] | None = None
 
     def __len__(self) -> int:
@@ -56,7 +57,8 @@ class EventLog(Sequence[DispatchEvent]):
             raise IndexError("event index out of range")
         return DispatchEvent(
             self.seq[i], self.site_names[self.site_ids[i]], self.keys[self.key_ids[i]], self.picked[i],
-            self.predicted[i], self.hit[i], _at(self.step, i), _at(self.t_ns, i), _at(self.override, i))
+            self.predicted[i], self.hit[i], _at(self.step, i), _at(self.t_ns, i), _at(self.override, i),
+            _at(self.call_site, i))
 
     def __iter__(self) -> Iterator[DispatchEvent]:
         if self._all is None:
@@ -65,7 +67,8 @@ class EventLog(Sequence[DispatchEvent]):
                 DispatchEvent, self.seq, map(self.site_names.__getitem__, self.site_ids),
                 map(self.keys.__getitem__, self.key_ids), self.picked, self.predicted, self.hit,
                 none if self.step is None else self.step, none if self.t_ns is None else self.t_ns,
-                none if self.override is None else self.override))
+                none if self.override is None else self.override,
+                none if self.call_site is None else self.call_site))
         return iter(self._all)
 
     def __eq__(self, other: object) -> bool:

@@ -7,7 +7,7 @@ only what cannot be derived later (why a graph has no size-hint site).
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 from kinspect.core.session import Finding, Session, Site
 from kinspect.core.shapes import format_key
@@ -100,6 +100,29 @@ def mispredictions(session: Session) -> list[Finding]:
     return out
 
 
+def shared_caches(session: Session) -> list[Finding]:
+    """Sites called from several places: which call decided each shape for all of them."""
+    shared = {s.name: s for s in session.sites if len(s.call_sites) > 1}
+    if not shared:
+        return []
+    deciders: dict[str, Counter[int]] = {name: Counter() for name in shared}
+    for e in session.events:
+        if e.site in shared and not e.cache_hit and e.override is None and e.call_site is not None:
+            deciders[e.site][e.call_site] += 1
+    out = []
+    for name, site in shared.items():
+        n = len(site.call_sites)
+        shown = ", ".join(c.label for c in site.call_sites[:3]) + (", ..." if n > 3 else "")
+        text = (f"{name} is called from {n} places ({shown}) that share one shape cache: the first "
+                f"call at a new shape decides the variant for all {n}")
+        if deciders[name]:
+            top, count = deciders[name].most_common(1)[0]
+            text += (f"; in this recording {site.call_sites[top].label} decided {count} of "
+                     f"{sum(deciders[name].values())} shapes")
+        out.append(Finding("shared-cache", text, "info", site=name, graph=site.graph))
+    return out
+
+
 def no_site_graphs(session: Session) -> list[Finding]:
     return [
         Finding("no-site", f"{g.name} has no size-hint multi-kernel: {g.no_site_reason}", "info", graph=g.name)
@@ -115,5 +138,6 @@ def derive_findings(session: Session) -> list[Finding]:
         out += structure_mismatches(session, site)
         out += key_value_mismatches(site)
     out += mispredictions(session)
+    out += shared_caches(session)
     out += no_site_graphs(session)
     return out

@@ -96,8 +96,50 @@ class Variant:
 
 
 @dataclass(frozen=True)
+class CallSite:
+    """One place the wrapper calls a site from: in a transformer, one layer's GEMM.
+
+    Inductor defines one multi-kernel per distinct set of kernels, so repeated layers
+    share it (`multi_kernel_0.run(...)` on twelve lines) and with it one shape cache: the
+    first call at a new shape decides the variant for every later call at that shape."""
+
+    index: int
+    node: str | None = None
+    """Inductor's template buffer behind this call (`buf3`)."""
+    call: str | None = None
+    """The wrapper line that launches it (`multi_kernel_0.run(arg7_1, buf3, ...)`)."""
+    line: int | None = None
+    """That line's number in the graph's wrapper code."""
+    module: str | None = None
+    """The module path in the user's model (`h.0.attn.c_attn`); "" for the root module."""
+    module_class: str | None = None
+    file: str | None = None
+    """The user's source file that made the call, and its line and text."""
+    lineno: int | None = None
+    code: str | None = None
+
+    @property
+    def label(self) -> str:
+        """What a user calls this place: the module path, else Inductor's buffer."""
+        if self.module:
+            return self.module
+        if self.module == "" and self.module_class:
+            return self.module_class
+        return self.node or f"call {self.index}"
+
+    @property
+    def where(self) -> str | None:
+        """`modeling_gpt2.py:312`, the user's line, when the compile recorded it."""
+        if self.file is None:
+            return None
+        name = self.file.replace("\\", "/").rsplit("/", 1)[-1]
+        return f"{name}:{self.lineno}" if self.lineno is not None else name
+
+
+@dataclass(frozen=True)
 class Site:
-    """One size-hint multi-kernel: a GEMM template with one variant per hint."""
+    """One size-hint multi-kernel: a GEMM template with one variant per hint, called from
+    one or more places in the wrapper (`call_sites`), all sharing its shape cache."""
 
     name: str
     graph: str
@@ -108,7 +150,10 @@ class Site:
     """The tensors whose shapes Inductor keys on at run time, when they differ from
     `tensors` (an epilogue that brings its own input adds one)."""
     call: str | None = None
-    """The wrapper line that launches it."""
+    """The wrapper line that launches it (the first call site's, for one-line views)."""
+    call_sites: tuple[CallSite, ...] = ()
+    """Where the wrapper calls it from, in wrapper order; empty in sessions recorded
+    before kinspect told call sites apart (read as one unnamed call site)."""
 
     @cached_property
     def keys(self) -> tuple[Key | None, ...]:
@@ -139,6 +184,20 @@ class Site:
 
     def labels(self) -> list[str]:
         return [v.label for v in self.variants]
+
+    def call_site(self, index: int | None) -> CallSite | None:
+        if index is None or not 0 <= index < len(self.call_sites):
+            return None
+        return self.call_sites[index]
+
+    @property
+    def title(self) -> str:
+        """The site as a user names it: its first call site's module, and how many more."""
+        if not self.call_sites:
+            return self.name
+        first = self.call_sites[0].label
+        more = len(self.call_sites) - 1
+        return first + (f" +{more}" if more else "")
 
 
 @dataclass(frozen=True)
@@ -172,6 +231,8 @@ class DispatchEvent:
     t_ns: int | None = None
     override: int | None = None
     """A variant the user forced for this call, in which case `picked` is that variant."""
+    call_site: int | None = None
+    """Which of the site's call sites ran it (None: recorded before call sites were told apart)."""
 
 
 @dataclass(frozen=True)

@@ -105,11 +105,10 @@ def _child(model_path: str, kind: str, sizes: dict[str, int], hints: Sequence[in
     import torch
     import torch._inductor.config as cfg
 
-    from kinspect.inductor.modelfile import load_model_file
-    from kinspect.inductor.pipeline import _distinct_examples
+    from kinspect.inductor.modelfile import distinct_examples, load_model_file
 
     mf = load_model_file(model_path)
-    full = {**_distinct_examples(mf.examples), **sizes}
+    full = {**distinct_examples(mf.examples), **sizes}
     model = mf.model
     if isinstance(model, torch.nn.Module):
         model = model.to("cuda").eval()

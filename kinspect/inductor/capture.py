@@ -24,6 +24,7 @@ from typing import Any
 
 from kinspect.core.errors import KinspectError
 from kinspect.core.shapes import Key
+from kinspect.inductor.origins import Origin, origin_of
 
 
 @dataclass
@@ -46,6 +47,8 @@ class SiteRecord:
     keys: list[Key]
     runtime_args: list[tuple[str, tuple[Any, ...] | None]] = field(default_factory=list)
     """The call args of the multi-kernel with their symbolic sizes (None: not a tensor)."""
+    origin: Origin | None = None
+    """Where the template's GEMM came from in the user's code."""
 
 
 @dataclass
@@ -175,6 +178,7 @@ class CompileCapture:
             kernel_names=[str(k.kernel_name) for k in mk.kernels],
             keys=keys,
             runtime_args=_runtime_args(mk),
+            origin=pending.get("origin"),
         ))
 
 
@@ -349,6 +353,9 @@ def _install_hooks() -> None:
                         for n, r, s in zip(names, roles, shapes)
                     ]
                     p["op"] = _op_of(node)
+                    p["origin"] = None
+                    with contextlib.suppress(Exception):  # metadata is optional in FX
+                        p["origin"] = origin_of(node)
             return key
         return wrapped
 

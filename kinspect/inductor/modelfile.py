@@ -104,6 +104,18 @@ class ModelFile:
         return [DynamicDim(i, d, tuple(n)) for (i, d), n in sorted(found.items())]
 
 
+def distinct_examples(examples: Mapping[str, int]) -> dict[str, int]:
+    """Example sizes must differ, or Dynamo's duck sizing merges their symbols."""
+    out: dict[str, int] = {}
+    used: set[int] = set()
+    for name, v in examples.items():
+        while v in used:
+            v += 1
+        used.add(v)
+        out[name] = v
+    return out
+
+
 def _fmt(args: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in args.items())
 

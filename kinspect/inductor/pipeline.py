@@ -14,7 +14,6 @@ import datetime as _dt
 import itertools
 import math
 import platform
-import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -24,25 +23,19 @@ from typing import Any
 from kinspect.core.errors import KinspectError
 from kinspect.core.findings import derive_findings
 from kinspect.core.livelog import LiveLog
+from kinspect.core.roofline import gemm_flops, min_bytes
 from kinspect.core.session import (
-    AutotuneRow,
     Baseline,
     Environment,
-    Graph,
     Measurement,
     ModelInfo,
     Session,
-    Site,
-    SymbolInfo,
-    Variant,
 )
-from kinspect.core.roofline import gemm_flops, min_bytes
 from kinspect.core.shapes import Key, format_key
-from kinspect.core.symbolic import SizeExpr, TensorSpec
+from kinspect.inductor import translate
 from kinspect.inductor.baseline import run_baseline
-from kinspect.inductor.capture import CompileCapture, GraphRecord, SiteRecord
+from kinspect.inductor.capture import CompileCapture, GraphRecord
 from kinspect.inductor.kernels import variant_facts
-from kinspect.inductor.modelfile import DynamicDim, ModelFile
 from kinspect.inductor.measure import (
     Timing,
     VariantLauncher,
@@ -51,10 +44,10 @@ from kinspect.inductor.measure import (
     measure_peaks,
     time_variants,
 )
+from kinspect.inductor.modelfile import DynamicDim, ModelFile, distinct_examples
 from kinspect.inductor.recorder import LiveSite, Recorder
 
 DEFAULT_HINTS = (64, 256, 4096)
-_SOURCE = re.compile(r"^L\['(?P<name>[A-Za-z_][A-Za-z0-9_]*)'\](?:\[(?P<pos>\d+)\])?\.size\(\)\[(?P<dim>\d+)\]$")
 
 
 @dataclass
@@ -115,8 +108,7 @@ class LivePipeline:
 
     def _site_name(self, call: Any) -> str:
         rec = self.capture.current()
-        name = call.multi_kernel_name
-        return name if rec is None or rec.index == 0 else f"{name}@graph_{rec.index}"
+        return translate.site_name(0 if rec is None else rec.index, call.multi_kernel_name)
 
     def close(self) -> None:
         if self._log is not None:
@@ -137,7 +129,7 @@ class LivePipeline:
         import torch
 
         self._dyn = self.mf.dynamic_dims()
-        self._examples = _distinct_examples(self.mf.examples)
+        self._examples = distinct_examples(self.mf.examples)
         model = self.mf.model
         if isinstance(model, torch.nn.Module):
             model = model.to("cuda")
@@ -360,17 +352,22 @@ class LivePipeline:
     def _refresh(self) -> None:
         """Bring the session up to date with the capture and the recorder."""
         s = self.session
-        s.symbols = self._symbols()
-        s.graphs = [self._graph(g) for g in self.capture.graphs]
-        sites = []
-        for g in self.capture.graphs:
-            for rec in g.sites:
-                sites.append(self._site(g, rec))
-        s.sites = sites
+        s.symbols = translate.symbols(self.capture.graphs, self._dyn, self.mf.input_names, self._examples)
+        codes = [self._wrapper_code(g) for g in self.capture.graphs]
+        s.graphs = [translate.graph(g, code, self.hints) for g, code in zip(self.capture.graphs, codes)]
+        s.sites = [site for g, code in zip(self.capture.graphs, codes)
+                   for site in translate.sites(g, code, self._kernel_facts)]
         s.events = self.recorder.dispatch_events()
         s.findings = derive_findings(s)
         if self._log is not None:
             self._log_new(s)
+
+    def _wrapper_code(self, g: GraphRecord) -> str | None:
+        if g.wrapper_path is None:
+            return None
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            return Path(g.wrapper_path).read_text()
+        return None
 
     def _log_new(self, s: Session) -> None:
         assert self._log is not None
@@ -414,82 +411,10 @@ class LivePipeline:
             workload=tuple(dict(w) for w in self.mf.workload),
         )
 
-    def _symbols(self) -> list[SymbolInfo]:
-        by_pos = {(d.input, d.dim): d.names for d in self._dyn}
-        params = self.mf.input_names
-        seen: dict[str, SymbolInfo] = {}
-        for g in self.capture.graphs:
-            for sym, sources in g.symbols.items():
-                if sym in seen or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", sym):
-                    continue
-                alias = input_name = dim = None
-                for src in sources:
-                    m = _SOURCE.match(src)
-                    if not m:
-                        continue
-                    pos = int(m["pos"]) if m["pos"] is not None else (
-                        params.index(m["name"]) if m["name"] in params else None)
-                    if pos is None:
-                        continue
-                    names = by_pos.get((pos, int(m["dim"])))
-                    input_name = params[pos] if pos < len(params) else f"input {pos}"
-                    dim = int(m["dim"])
-                    if names and len(names) == 1:
-                        alias = names[0]
-                        break
-                seen[sym] = SymbolInfo(sym, alias, tuple(sources)[:16], input_name, dim,
-                                       self._examples.get(alias) if alias else None)
-        return list(seen.values())
-
-    def _graph(self, g: GraphRecord) -> Graph:
-        names = tuple(self._unique(g, r.name) for r in g.sites)
-        code = None
-        if g.wrapper_path:
-            with contextlib.suppress(OSError, UnicodeDecodeError):
-                code = Path(g.wrapper_path).read_text()
-        return Graph(g.name, g.wrapper_path, names, None if names else _no_site_reason(g, self.hints), code)
-
-    def _unique(self, g: GraphRecord, name: str) -> str:
-        return name if g.index == 0 else f"{name}@graph_{g.index}"
-
-    def _site(self, g: GraphRecord, rec: SiteRecord) -> Site:
-        name = self._unique(g, rec.name)
-        tensors = tuple(
-            TensorSpec(n, role, tuple(SizeExpr.from_sympy(e) for e in sizes))
-            for n, role, sizes in rec.tensors
-        )
-        runtime = tuple(
-            TensorSpec(n, "arg", tuple(SizeExpr.from_sympy(e) for e in sizes))
-            for n, sizes in rec.runtime_args if sizes is not None
-        )
-        facts = self._kernel_facts(name, g.wrapper_path)
-        hint_of = {k: h for h, k in rec.hint_keys.items()}
-        variants = []
-        for i, key in enumerate(rec.keys):
-            hint = hint_of.get(key)
-            table = g.timings.get((rec.node, hint), [])
-            triton = [c for c in table if c.is_triton and c.time_ms is not None]
-            winner = min(triton, key=lambda c: c.time_ms).name if triton else None
-            emitted = g.emitted.get((rec.node, hint))
-            f = facts[i] if i < len(facts) else {}
-            variants.append(Variant(
-                index=i, hint=hint, key=key, kernel_name=rec.kernel_names[i],
-                source=f.get("source", ""), source_hash=f.get("source_hash", ""),
-                source_path=f.get("source_path"), config=f.get("config", {}),
-                autotune=tuple(
-                    AutotuneRow(c.name, None if c.time_ms is None else round(c.time_ms * 1000, 3), c.description)
-                    for c in sorted(table, key=lambda c: (c.time_ms is None, c.time_ms or 0))
-                ),
-                winner=winner, emitted=emitted[0] if emitted else None,
-            ))
-        same = [t.sizes for t in runtime] == [t.sizes for t in tensors]
-        return Site(name, g.name, rec.op, tensors, tuple(variants),
-                    runtime_tensors=None if same or not runtime else runtime)
-
-    def _kernel_facts(self, site_name: str, wrapper_path: str | None) -> list[dict[str, Any]]:
+    def _kernel_facts(self, site_name: str) -> list[dict[str, Any]]:
         for ls in self.recorder.sites:
             if ls.name == site_name:
-                return variant_facts(ls.call, wrapper_path or ls.wrapper_file)
+                return variant_facts(ls.call, ls.wrapper_file)
         return []
 
     def baselines(self, sizes: Mapping[str, int], kinds: Sequence[str],
@@ -538,32 +463,6 @@ def fresh_entry(model: Any) -> Callable[..., Any]:
 
 
 _entries = itertools.count()
-
-
-def _no_site_reason(g: GraphRecord, hints: Sequence[int]) -> str:
-    if g.cpp_wrapper:
-        return "cpp_wrapper picks one kernel at compile time, so there is no runtime dispatch"
-    if not hints:
-        return "no multi_kernel_hints were set"
-    if not g.dynamic_inputs:
-        return "no dynamic dim reaches this graph, so every size is static and one kernel suffices"
-    if g.templates == 0:
-        return "no GEMM Inductor could render as a Triton template (no mm/addmm/bmm here)"
-    if not g.finalized:
-        return "an extern kernel (e.g. cuBLAS) beat every Triton template in autotuning"
-    return "the Triton templates chosen here have no dynamic size (Inductor needs one for a size-hint key)"
-
-
-def _distinct_examples(examples: Mapping[str, int]) -> dict[str, int]:
-    """Example sizes must differ, or Dynamo's duck sizing merges their symbols."""
-    out: dict[str, int] = {}
-    used: set[int] = set()
-    for name, v in examples.items():
-        while v in used:
-            v += 1
-        used.add(v)
-        out[name] = v
-    return out
 
 
 def _fmt(sizes: Mapping[str, int]) -> str:
