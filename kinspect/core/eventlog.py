@@ -10,6 +10,7 @@ objects are kept for the next pass).
 
 from __future__ import annotations
 
+import operator
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from itertools import compress, repeat
@@ -94,6 +95,21 @@ class EventLog(Sequence[DispatchEvent]):
             Counter({(names[s], keys[k], p): n for (s, k, p), n in picks.items()}),
             Counter({(names[s], keys[k]): n for (s, k), n in wrong.items()}),
         )
+
+
+    def call_site_tally(self) -> tuple[Counter[tuple[str, int]], dict[tuple[str, Key], int]]:
+        """(calls per site and call site; per site and key, the call site of its first
+        cache miss: the call that decided the variant for every call site)."""
+        if self.call_site is None:
+            return Counter(), {}
+        names, keys = self.site_names, self.keys
+        calls = Counter(zip(self.site_ids, self.call_site))
+        deciders: dict[tuple[str, Key], int] = {}
+        misses = compress(zip(self.site_ids, self.key_ids, self.call_site), map(operator.not_, self.hit))
+        for s, k, c in misses:
+            if c is not None:
+                deciders.setdefault((names[s], keys[k]), c)
+        return Counter({(names[s], c): n for (s, c), n in calls.items() if c is not None}), deciders
 
 
 def _at(col: list[Any] | None, i: int) -> Any:

@@ -175,6 +175,8 @@ class InspectorApp(App[None]):
         self.site: Site | None = self.session.sites[0] if self.session.sites else None
         self.shape: ParsedShape | None = None
         self.explanation: SiteExplanation | None = None
+        self.call_site: int | None = None
+        """The call site highlighted under the current site, if one is."""
         self.selected = 0
         self._events = EventIndex(self.session.events)
         self._cancel = threading.Event()
@@ -194,7 +196,7 @@ class InspectorApp(App[None]):
         yield Banner(self.source.banner(), live=self.source.live, truncated=bool(self.session.truncated),
                      id="banner")
         with Horizontal(id="main"):
-            yield SiteList(self.session.sites, findings, self._events.calls, id="sites")
+            yield SiteList(self.session.sites, findings, self._events.calls, self._events.call_sites, id="sites")
             with Vertical(id="work"):
                 yield ShapeEntry(self._initial_shape(), self._symbol_names(), id="shape")
                 with TabbedContent(id="tabs"):
@@ -267,7 +269,7 @@ class InspectorApp(App[None]):
         self.session = session = self.source.session
         self._events = EventIndex(session.events)
         findings = Counter(f.site for f in session.findings if f.site)
-        self.query_one(SiteList).set_sites(session.sites, findings, self._events.calls)
+        self.query_one(SiteList).set_sites(session.sites, findings, self._events.calls, self._events.call_sites)
         self.query_one(FindingsList).set_findings(session.findings)
         self.query_one(TabbedContent).get_tab("findings").label = f"Findings ({len(session.findings)})"
         self.query_one(Banner).say(self.source.banner(), bool(session.truncated))
@@ -286,8 +288,9 @@ class InspectorApp(App[None]):
 
     # ------------------------------------------------------------ deciding
 
-    def show_site(self, name: str, timeline: bool = True) -> None:
+    def show_site(self, name: str, timeline: bool = True, call_site: int | None = None) -> None:
         self.site = self.session.site(name)
+        self.call_site = call_site
         self.query_one(SiteList).show_site(name)
         self._redecide()
         chosen = self.explanation.decision.chosen if self.explanation and self.explanation.decision else 0
@@ -326,7 +329,9 @@ class InspectorApp(App[None]):
         else:
             observed = self._events.at(site.name, expl.runtime_key)
             baselines = self.session.baselines_at(self.shape.values) if isinstance(self.shape, SymbolShape) else []
-            summary.show(decision_summary(expl, observed, self.source.can_measure, baselines))
+            decider = site.call_site(self._events.decided_by(site.name, expl.runtime_key))
+            summary.show(decision_summary(expl, observed, self.source.can_measure, baselines,
+                                          decider, site.call_site(self.call_site)))
             self._select(expl.decision.chosen)
         if self.query_one(TabbedContent).active == "symbolic":
             self._show_symbolic()
@@ -350,7 +355,10 @@ class InspectorApp(App[None]):
     @on(SiteList.SiteHighlighted)
     def _site_highlighted(self, event: SiteList.SiteHighlighted) -> None:
         if self.site is None or event.name != self.site.name:
-            self.show_site(event.name)
+            self.show_site(event.name, call_site=event.call_site)
+        else:
+            self.call_site = event.call_site
+            self._redecide()
 
     @on(FindingsList.SiteRequested)
     def _finding_chosen(self, event: FindingsList.SiteRequested) -> None:

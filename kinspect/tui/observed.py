@@ -26,14 +26,21 @@ class Observed:
 
 class EventIndex:
     def __init__(self, events: Iterable[DispatchEvent]) -> None:
-        # Counted over a loaded session's integer columns (or with Counters over
+        # Also kept: calls per (site, call site), and the call site of each (site, key)'s
+        # first miss. Counted over a loaded session's integer columns (or with Counters over
         # generators): a loop here took 65 ms of a 100,000-event session's first screen.
         if isinstance(events, EventLog):
             picks, wrong = events.tally()
+            self.call_sites, self._deciders = events.call_site_tally()
         else:
             events = events if isinstance(events, Sequence) else list(events)
             picks = Counter((e.site, e.key, e.picked) for e in events)
             wrong = Counter((e.site, e.key) for e in events if e.picked != e.predicted and e.override is None)
+            self.call_sites = Counter((e.site, e.call_site) for e in events if e.call_site is not None)
+            self._deciders = {}
+            for e in events:
+                if not e.cache_hit and e.call_site is not None:
+                    self._deciders.setdefault((e.site, e.key), e.call_site)
         self._at: dict[tuple[str, Key], Observed] = {}
         self.calls: Counter[str] = Counter()
         for (site, key, picked), n in picks.items():
@@ -47,3 +54,7 @@ class EventIndex:
 
     def at(self, site: str, key: Key) -> Observed | None:
         return self._at.get((site, key))
+
+    def decided_by(self, site: str, key: Key) -> int | None:
+        """The call site whose cache miss chose the variant every call site then ran."""
+        return self._deciders.get((site, key))

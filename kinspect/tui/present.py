@@ -19,7 +19,7 @@ from rich.text import Text
 from kinspect.core.decision import Decision
 from kinspect.core.errors import ShapeError
 from kinspect.core.explain import SiteExplanation
-from kinspect.core.session import Baseline, Finding, Measurement, Session, Site, Variant
+from kinspect.core.session import Baseline, CallSite, Finding, Measurement, Session, Site, Variant
 from kinspect.core.shapes import FullKey, Key, ParsedShape, format_key
 from kinspect.core.symbolic import TensorSpec
 
@@ -162,10 +162,12 @@ def _measure_cells(m: Measurement | None, best: float | None, fastest: bool, pea
 
 
 def decision_summary(
-    expl: SiteExplanation, observed: Observed | None, can_measure: bool, baselines: Sequence[Baseline] = ()
+    expl: SiteExplanation, observed: Observed | None, can_measure: bool, baselines: Sequence[Baseline] = (),
+    decided_by: CallSite | None = None, call_site: CallSite | None = None,
 ) -> Text:
-    """Why the chosen variant, what it costs, what other rules would do, what was seen, and
-    what the whole model costs at these sizes compiled other ways."""
+    """Why the chosen variant, what it costs, what other rules would do, what was seen
+    (and, for a multi-kernel shared by several call sites, which one's cache miss decided
+    for all), and what the whole model costs at these sizes compiled other ways."""
     d = expl.decision
     assert d is not None and expl.runtime_key is not None
     site = expl.site
@@ -182,6 +184,12 @@ def decision_summary(
             out.append(s.mismatch + "\n")
     if observed is not None:
         _observed_line(out, observed, labels)
+    if len(site.call_sites) > 1:
+        _shared_line(out, site, decided_by)
+    if call_site is not None:
+        out.append("call site: ", style="bold")
+        out.append_text(call_site_text(call_site))
+        out.append("\n")
     if baselines:
         _baselines_line(out, baselines)
     out.append(f"runtime key {format_key(expl.runtime_key)}", style="dim")
@@ -243,6 +251,16 @@ def _observed_line(out: Text, observed: Observed, labels: list[str]) -> None:
     if observed.mispredicted:
         out.append(f"; {observed.mispredicted} differ from kinspect's prediction", style="red")
     out.append("\n")
+
+
+def _shared_line(out: Text, site: Site, decided_by: CallSite | None) -> None:
+    n = len(site.call_sites)
+    out.append(f"shared by {n} call sites: ", style="bold")
+    if decided_by is None:
+        out.append(f"the first call at a new shape decides the variant for all {n}\n")
+        return
+    out.append(f"{literal(decided_by.label)} met this shape first (a cache miss) and decided for all {n}; "
+               f"the other {n - 1} hit the shared cache\n")
 
 
 # ---------------------------------------------------------------- source and diff
@@ -350,14 +368,41 @@ def _runtime_cell(t: TensorSpec, di: int, env: Mapping[str, int] | None, shape: 
 
 
 def site_prompt(site: Site, findings: int, calls: int) -> Text:
-    """Two lines: the name, marked `!` when it has findings; its op, variants and calls."""
+    """Two lines: the name, marked `!` when it has findings; its op, variants and calls
+    (and how many places call it, when several share it)."""
     out = Text()
     out.append("! " if findings else "  ", style="bold yellow")
     out.append(literal(site.name))
     detail = f"{literal(site.op)} · {len(site.variants)}v"
+    if len(site.call_sites) > 1:
+        detail += f" · ×{len(site.call_sites)}"
     if calls:
         detail += f" · {calls} calls"
     out.append("\n  " + detail, style="dim")
+    return out
+
+
+def call_site_prompt(call: CallSite, calls: int) -> Text:
+    """One line under its site: the user's module path (or Inductor's buffer), its calls."""
+    out = Text("  └ ", style="dim")
+    out.append(literal(call.label))
+    if calls:
+        out.append(f" {calls}", style="dim")
+    return out
+
+
+def call_site_text(call: CallSite) -> Text:
+    """Where a call site is in the user's code and in the wrapper, for the summary."""
+    out = Text()
+    out.append(literal(call.label), style="bold")
+    if call.module_class:
+        out.append(f" ({literal(call.module_class)})")
+    if call.where:
+        out.append(f" · {literal(call.where)}")
+    if call.code:
+        out.append(f"  {literal(call.code)}", style="dim")
+    if call.line is not None:
+        out.append(f" · wrapper line {call.line}", style="dim")
     return out
 
 

@@ -1,4 +1,5 @@
-"""The size-hint sites of a session, one per multi-kernel, with findings marked."""
+"""The size-hint sites of a session, one per multi-kernel, with findings marked and the
+places the model calls each from listed under it (a transformer's layers)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from kinspect.core.session import Site
-from kinspect.tui.present import site_prompt
+from kinspect.tui.present import call_site_prompt, site_prompt
 
 
 class SiteList(OptionList):
@@ -22,33 +23,52 @@ class SiteList(OptionList):
     ]
 
     class SiteHighlighted(Message):
-        def __init__(self, name: str) -> None:
+        """The user moved to a site, or to one of its call sites (`call_site`)."""
+
+        def __init__(self, name: str, call_site: int | None = None) -> None:
             super().__init__()
             self.name = name
+            self.call_site = call_site
 
     def __init__(
-        self, sites: list[Site], findings: Mapping[str, int], calls: Mapping[str, int], id: str | None = None
+        self, sites: list[Site], findings: Mapping[str, int], calls: Mapping[str, int],
+        call_calls: Mapping[tuple[str, int], int] | None = None, id: str | None = None,
     ) -> None:
-        super().__init__(*_options(sites, findings, calls), id=id)
+        self._rows: list[tuple[str, int | None]] = []
+        super().__init__(*self._build(sites, findings, calls, call_calls or {}), id=id)
 
-    def set_sites(self, sites: list[Site], findings: Mapping[str, int], calls: Mapping[str, int]) -> None:
+    def set_sites(self, sites: list[Site], findings: Mapping[str, int], calls: Mapping[str, int],
+                  call_calls: Mapping[tuple[str, int], int] | None = None) -> None:
         """Show a new list (a live session gains sites and calls as it runs)."""
         with self.prevent(OptionList.OptionHighlighted):
             self.clear_options()
-            self.add_options(_options(sites, findings, calls))
+            self.add_options(self._build(sites, findings, calls, call_calls or {}))
 
     def show_site(self, name: str) -> None:
-        """Highlight a site; moves made here post no SiteHighlighted, only the user's do."""
-        index = self.get_option_index(name)
-        if self.highlighted != index:
+        """Highlight a site (unless one of its call sites is); moves made here post no
+        SiteHighlighted, only the user's do."""
+        current = self.highlighted
+        if current is not None and current < len(self._rows) and self._rows[current][0] == name:
+            return
+        index = self._rows.index((name, None)) if (name, None) in self._rows else None
+        if index is not None and self.highlighted != index:
             with self.prevent(OptionList.OptionHighlighted):
                 self.highlighted = index
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()
-        if event.option_id is not None:
-            self.post_message(self.SiteHighlighted(event.option_id))
+        if event.option_index < len(self._rows):
+            name, call_site = self._rows[event.option_index]
+            self.post_message(self.SiteHighlighted(name, call_site))
 
-
-def _options(sites: list[Site], findings: Mapping[str, int], calls: Mapping[str, int]) -> list[Option]:
-    return [Option(site_prompt(s, findings.get(s.name, 0), calls.get(s.name, 0)), id=s.name) for s in sites]
+    def _build(self, sites: list[Site], findings: Mapping[str, int], calls: Mapping[str, int],
+                 call_calls: Mapping[tuple[str, int], int]) -> list[Option]:
+        self._rows = []
+        out = []
+        for k, s in enumerate(sites):
+            self._rows.append((s.name, None))
+            out.append(Option(site_prompt(s, findings.get(s.name, 0), calls.get(s.name, 0)), id=f"site-{k}"))
+            for c in s.call_sites:
+                self._rows.append((s.name, c.index))
+                out.append(Option(call_site_prompt(c, call_calls.get((s.name, c.index), 0)), id=f"call-{k}-{c.index}"))
+        return out
