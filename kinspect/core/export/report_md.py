@@ -91,7 +91,22 @@ def _sites(s: Session) -> list[str]:
         )
         lines.append("")
         lines += _identical(site)
+        lines += _call_sites(site)
     return lines
+
+
+def _call_sites(site: Site) -> list[str]:
+    """Where the model calls the site from; several call sites share one shape cache."""
+    if not site.call_sites:
+        return []
+    head = (f"Called from {len(site.call_sites)} places, sharing one shape cache: the first call at a new "
+            "shape decides the variant for all of them." if len(site.call_sites) > 1 else "Called from:")
+    rows = (
+        (code(c.label), code(c.module_class or ""), code(c.where or ""), code(c.code or ""),
+         _value(c.line), code(c.node or ""))
+        for c in site.call_sites
+    )
+    return [head, "", *table(("module", "class", "user code", "line of code", "wrapper line", "buffer"), rows), ""]
 
 
 def _identical(site: Site) -> list[str]:
@@ -174,7 +189,23 @@ def _decisions(s: Session) -> list[str]:
             "yes" if not f.mispredicted else f"no ×{sum(f.mispredicted.values())} (predicted {_counts(f.mispredicted)})",
             str(f.overrides) if f.overrides else "",
         ))
-    return lines + table(("site", "key", "calls", "picked", "cache", "predicted = picked", "overrides"), rows)
+    return lines + table(("site", "key", "calls", "picked", "cache", "predicted = picked", "overrides"), rows) \
+        + _deciders(s)
+
+
+def _deciders(s: Session) -> list[str]:
+    """For shared multi-kernels: which call site's miss chose each key's variant for all."""
+    shared = {site.name: site for site in s.sites if len(site.call_sites) > 1}
+    first: dict[tuple[str, Key], int] = {}
+    for e in s.events:
+        if e.site in shared and not e.cache_hit and e.call_site is not None:
+            first.setdefault((e.site, e.key), e.call_site)
+    if not first:
+        return []
+    rows = ((code(site), code(format_key(key)), code(shared[site].call_sites[c].label))
+            for (site, key), c in first.items() if c < len(shared[site].call_sites))
+    return ["", "Shared multi-kernels: the call site whose cache miss decided each key for every call site.", "",
+            *table(("site", "key", "decided by"), rows)]
 
 
 def _us(v: float | None) -> str:
