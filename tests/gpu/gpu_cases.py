@@ -12,3 +12,6 @@ MEASURE_AT = {
     "gemm_2d": [{"M": 2048, "N": 2048}],
 }
 """Shapes each sample is measured at when first recorded."""
+
+GPT2_MEASURE_AT = [{"B": 4, "S": 128}, {"B": 2, "S": 1024}]
+"""Shapes the GPT-2 sample is measured at (it is recorded only where transformers is)."""
