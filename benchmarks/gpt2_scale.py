@@ -1,0 +1,53 @@
+"""GPT-2 small (12 layers) on the GPU: how long kinspect takes to compile and record a
+real transformer whose every multi-kernel is called from 12 layers.
+
+Prints the compile, workload, measurement and save times, and the session's size (sites,
+call sites, events); saves the session so the CPU benchmarks can open it
+(`benchmarks/tui_open.py --session FILE`, `benchmarks/tui_latency.py --session FILE`).
+
+Usage (CUDA, transformers installed): python benchmarks/gpt2_scale.py [-o gpt2_small.session.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("-o", "--output", default="gpt2_small.session.json")
+    p.add_argument("--layers", type=int, default=12)
+    a = p.parse_args()
+    os.environ["GPT2_LAYERS"] = str(a.layers)
+
+    from kinspect.inductor.modelfile import load_model_file
+    from kinspect.inductor.pipeline import LivePipeline, Options
+
+    t0 = time.perf_counter()
+    mf = load_model_file(ROOT / "samples" / "gpt2.py")
+    with LivePipeline(mf, Options()) as live:
+        live.compile()
+        t1 = time.perf_counter()
+        live.run_workload()
+        t2 = time.perf_counter()
+        live.measure({"B": 4, "S": 128})
+        t3 = time.perf_counter()
+        live.save(a.output)
+        t4 = time.perf_counter()
+        s = live.session
+    calls = sum(len(site.call_sites) for site in s.sites)
+    print(f"GPT-2 with {a.layers} layers: {len(s.sites)} sites, {calls} call sites, {len(s.events)} events, "
+          f"{Path(a.output).stat().st_size / 1e6:.1f} MB")
+    print(f"  compile (max-autotune, 3 hints)  {t1 - t0:7.1f} s")
+    print(f"  workload ({len(mf.workload)} steps)          {t2 - t1:7.1f} s")
+    print(f"  measure every variant at B=4 S=128 {t3 - t2:5.1f} s")
+    print(f"  save                             {t4 - t3:7.1f} s")
+
+
+if __name__ == "__main__":
+    main()
