@@ -25,7 +25,7 @@ class EventLog(Sequence[DispatchEvent]):
     nullable columns are None when every value is null."""
 
     __slots__ = ("seq", "site_ids", "site_names", "key_ids", "keys", "picked", "predicted", "hit",
-                 "step", "t_ns", "override", "call_site", "_all")
+                 "step", "t_ns", "override", "call_site", "_all", "_pairs")
 
     def __init__(self, seq: list[int], site_ids: list[int], site_names: Sequence[str], key_ids: list[int],
                  keys: Sequence[Key], picked: list[int], predicted: list[int], hit: list[bool],
@@ -37,6 +37,7 @@ class EventLog(Sequence[DispatchEvent]):
         self.picked, self.predicted, self.hit = picked, predicted, hit
         self.step, self.t_ns, self.override, self.call_site = step, t_ns, override, call_site
         self._all: list[DispatchEvent] | None = None
+        self._pairs: Counter[tuple[int, int]] | None = None
 
     def __len__(self) -> int:
         return len(self.seq)
@@ -96,6 +97,13 @@ class EventLog(Sequence[DispatchEvent]):
             Counter({(names[s], keys[k]): n for (s, k), n in wrong.items()}),
         )
 
+
+    def calls_per_key(self, site: str) -> dict[Key, int]:
+        """How often `site` was called at each key, from the columns (counted once for all sites)."""
+        if self._pairs is None:
+            self._pairs = Counter(zip(self.site_ids, self.key_ids))
+        sid = self.site_names.index(site) if site in self.site_names else -1
+        return {self.keys[k]: n for (s, k), n in self._pairs.items() if s == sid}
 
     def call_site_tally(self) -> tuple[Counter[tuple[str, int]], dict[tuple[str, Key], int]]:
         """(calls per site and call site; per site and key, the call site of its first

@@ -270,6 +270,20 @@ class Baseline:
     error: str | None = None
 
 
+@dataclass(frozen=True)
+class Sweep:
+    """Sizes at which every variant of every site was timed, to map dispatch quality
+    across the shape space (`kinspect sweep`); the timings are ordinary measurements."""
+
+    ranges: Mapping[str, tuple[int, int]]
+    """Each swept size (the user's name) and its range, inclusive."""
+    points: tuple[Mapping[str, int], ...]
+    """The sizes measured, in the order they were: grid points, decision boundaries on
+    both sides, the workload's sizes."""
+    skipped: tuple[tuple[Mapping[str, int], str], ...] = ()
+    """Sizes that were not measured, and why (too large for memory, cancelled)."""
+
+
 SEVERITIES = ("info", "warning", "error")
 
 
@@ -296,6 +310,7 @@ class Session:
     measurements: list[Measurement] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     baselines: list[Baseline] = field(default_factory=list)
+    sweeps: list[Sweep] = field(default_factory=list)
     truncated: str | None = None
     """Set when the file was cut short (a killed recording): what was lost, in words."""
 
