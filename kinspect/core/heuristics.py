@@ -15,6 +15,8 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from kinspect.core.shapes import Key
 
 NO_KEY_DISTANCE = 2**62
@@ -63,6 +65,37 @@ def _ceil_term(x: int, y: int) -> float:
     return UNCOVERED + _inductor_term(x, y)
 
 
+def _log2_array(x: np.ndarray) -> np.ndarray:
+    out = np.full(x.shape, -1.0)
+    np.log2(x, out=out, where=x > 0)
+    return out
+
+
+def _v_log_term(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return np.abs(_log2_array(x) - _log2_array(y))
+
+
+def _v_plain_term(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return np.abs(x - y).astype(np.float64)
+
+
+def _v_ceil_term(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    lx, ly = _log2_array(x), _log2_array(y)
+    return np.where(y >= x, ly - lx, UNCOVERED + np.abs(lx - ly))
+
+
+def _v_sum(terms: np.ndarray) -> np.ndarray:
+    return terms.sum(axis=-1)
+
+
+def _v_l2(terms: np.ndarray) -> np.ndarray:
+    return np.sqrt((terms * terms).sum(axis=-1))
+
+
+def _v_max(terms: np.ndarray) -> np.ndarray:
+    return terms.max(axis=-1, initial=0.0)
+
+
 @dataclass(frozen=True)
 class Heuristic:
     """A named distance: smaller is closer; the first minimum wins, as in Inductor."""
@@ -72,6 +105,11 @@ class Heuristic:
     doc: str
     term: Callable[[int, int], float]
     combine: Callable[[Sequence[float]], float]
+    vterm: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    vcombine: Callable[[np.ndarray], np.ndarray]
+    """The same term and combination over arrays, for what-ifs over many keys at once;
+    they may differ from the scalar ones in the last bit (Inductor's own heuristic is
+    scored exactly by `kinspect.core.batch` instead)."""
     exact: Callable[[Key, Key], float] | None = None
 
     def terms(self, runtime: Key, hint: Key) -> tuple[tuple[float, ...], ...]:
@@ -99,6 +137,8 @@ HEURISTICS: dict[str, Heuristic] = {
             "taken as -1: exactly SizeHintMultiKernelCall._dist_heuristic.",
             _inductor_term,
             _sum_combine,
+            _v_log_term,
+            _v_sum,
             exact=_inductor_distance,
         ),
         Heuristic(
@@ -108,6 +148,8 @@ HEURISTICS: dict[str, Heuristic] = {
             "several slightly-off ones.",
             _inductor_term,
             _l2_combine,
+            _v_log_term,
+            _v_l2,
         ),
         Heuristic(
             "log2-linf",
@@ -115,6 +157,8 @@ HEURISTICS: dict[str, Heuristic] = {
             "The largest single |log2 runtime - log2 hint|: only the worst dimension counts.",
             _inductor_term,
             _max_combine,
+            _v_log_term,
+            _v_max,
         ),
         Heuristic(
             "l1",
@@ -124,6 +168,8 @@ HEURISTICS: dict[str, Heuristic] = {
             "the smaller hint (B=2000 between hints 256 and 4096).",
             _plain_term,
             _sum_combine,
+            _v_plain_term,
+            _v_sum,
         ),
         Heuristic(
             "ceil",
@@ -134,6 +180,8 @@ HEURISTICS: dict[str, Heuristic] = {
             "closest largest hint wins.",
             _ceil_term,
             _sum_combine,
+            _v_ceil_term,
+            _v_sum,
         ),
     )
 }

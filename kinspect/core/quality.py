@@ -207,21 +207,26 @@ def pick(site: Site, key: Key, heuristic: str = "inductor", variants: Sequence[i
     return variants[sub.chosen]
 
 
+def workload_calls(session: Session, site: Site) -> tuple[dict[Key, int], str]:
+    """Calls per key at `site` and where they come from: the recorded calls when there
+    are any (what Inductor really ran), else the model file's workload."""
+    calls = _recorded_calls(session, site.name)
+    if calls:
+        return calls, "recorded calls"
+    for sizes in session.model.workload:
+        try:
+            key = session.runtime_key(site, SymbolShape(dict(sizes)))
+        except KinspectError:
+            continue
+        calls[key] = calls.get(key, 0) + 1
+    return calls, "model workload"
+
+
 def _workload_lost(session: Session, site: Site, timings: Mapping[tuple[str, Key], KeyTimings],
                    heuristic: str, variants: Sequence[int] | None) -> tuple[float, float, int, str]:
-    """(GPU us lost, fastest possible us, weighed calls, source): the recorded calls when
-    there are any (what Inductor really ran; a what-if re-decides each), else the model
-    file's workload."""
-    calls = _recorded_calls(session, site.name)
-    source = "recorded calls"
-    if not calls:
-        source = "model workload"
-        for sizes in session.model.workload:
-            try:
-                key = session.runtime_key(site, SymbolShape(dict(sizes)))
-            except KinspectError:
-                continue
-            calls[key] = calls.get(key, 0) + 1
+    """(GPU us lost, fastest possible us, weighed calls, source) over the workload's calls;
+    a what-if re-decides each call."""
+    calls, source = workload_calls(session, site)
     lost = best = 0.0
     weighed = 0
     for key, n in calls.items():
