@@ -123,6 +123,38 @@ def shared_caches(session: Session) -> list[Finding]:
     return out
 
 
+def slow_picks(session: Session) -> list[Finding]:
+    """Per site, the sizes where Inductor's pick is slower than the fastest variant beyond
+    noise (its p20 above the fastest's p80 and at least 1.05x), as ranges; a site measured
+    at several shapes with none beyond noise says so too."""
+    from kinspect.core.quality import model_quality, ranges_text
+
+    if not session.measurements:
+        return []
+    out = []
+    for q in model_quality(session).sites:
+        if not q.points:
+            continue
+        site = session.site(q.site)
+        slow = [p for p in q.points if p.slower]
+        if not slow:
+            if q.shapes > 1:
+                out.append(Finding(
+                    "slow-pick", f"Inductor's pick is the fastest variant within noise at all {q.shapes} "
+                    "measured shapes (one compile)", "info", site=site.name, graph=site.graph))
+            continue
+        worst = max(slow, key=lambda p: p.regret)
+        text = "; ".join(ranges_text(q.points, site, site.labels()))
+        out.append(Finding(
+            "slow-pick",
+            f"Inductor's pick is slower than the fastest variant beyond noise at {len(slow)} of {q.shapes} "
+            f"measured shapes, worst ×{worst.regret:.2f} (one compile): {text}",
+            "warning", site=site.name, graph=site.graph,
+            variants=tuple(sorted({p.picked for p in slow} | {p.fastest for p in slow})),
+        ))
+    return out
+
+
 def no_site_graphs(session: Session) -> list[Finding]:
     return [
         Finding("no-site", f"{g.name} has no size-hint multi-kernel: {g.no_site_reason}", "info", graph=g.name)
@@ -139,5 +171,6 @@ def derive_findings(session: Session) -> list[Finding]:
         out += key_value_mismatches(site)
     out += mispredictions(session)
     out += shared_caches(session)
+    out += slow_picks(session)
     out += no_site_graphs(session)
     return out
