@@ -124,7 +124,7 @@ class InspectorApp(App[None]):
         Binding("B", "break_miss", "On miss", id="kinspect.break.miss", group=BREAKS,
                 tooltip="Add or remove a breakpoint on every cache miss"),
         Binding("f", "break_not_fastest", "Not fastest", id="kinspect.break.not_fastest", group=BREAKS,
-                tooltip="Add or remove a breakpoint where the pick is not the fastest measured variant"),
+                tooltip="Add or remove a breakpoint where the pick is slower than the fastest measured variant"),
         Binding("w", "break_when", "When…", id="kinspect.break.when", group=BREAKS,
                 tooltip="Type a condition (B > 512 and miss) to break on"),
         Binding("g", "debug_jump", "Jump", id="kinspect.debug.jump",
@@ -765,7 +765,7 @@ class InspectorApp(App[None]):
         self._breakpoints_changed("breakpoint on a cache miss", self.debugger.toggle_miss())
 
     def action_break_not_fastest(self) -> None:
-        self._breakpoints_changed("breakpoint where the pick is not the fastest",
+        self._breakpoints_changed("breakpoint where the pick is slower than the fastest",
                                   self.debugger.toggle_not_fastest())
 
     def action_break_when(self) -> None:

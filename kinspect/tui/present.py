@@ -22,6 +22,7 @@ from kinspect.core.explain import SiteExplanation
 from kinspect.core.session import Baseline, Finding, Measurement, Session, Site, Variant
 from kinspect.core.shapes import FullKey, Key, ParsedShape, format_key
 from kinspect.core.symbolic import TensorSpec
+from kinspect.core.timings import method_title
 
 from kinspect.tui.observed import Observed
 
@@ -219,8 +220,12 @@ def _measured_line(out: Text, expl: SiteExplanation, labels: list[str], can_meas
     regret = expl.regret
     if fastest == d.chosen:
         out.append(" — the chosen variant", style="green")
-    elif regret is not None:
+    elif expl.slower:
         out.append(f" — the chosen variant takes ×{regret:.2f} as long", style="red")
+    elif regret is not None:
+        out.append(f" — the chosen variant is within noise of it (×{regret:.2f})", style="yellow")
+    assert expl.timings is not None
+    out.append(f" · timed by {method_title(expl.timings.method)}", style="dim")
     out.append("\n")
 
 
