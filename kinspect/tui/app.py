@@ -51,7 +51,7 @@ from kinspect.tui.messages import (
     PrepareProgress,
 )
 from kinspect.tui.observed import EventIndex
-from kinspect.tui.present import SYMBOLIC_LEGEND, decision_summary, identical_to, literal, runtime_env
+from kinspect.tui.present import SYMBOLIC_LEGEND, decision_summary, literal, runtime_env
 from kinspect.tui.source import BaselineSource, SessionSource, SteppableSource
 from kinspect.tui.widgets.banner import Banner
 from kinspect.tui.widgets.debug_panel import BreakpointList, ConditionEntry, ConditionInput, EventPanel
@@ -340,10 +340,8 @@ class InspectorApp(App[None]):
     def _select(self, index: int) -> None:
         assert self.site is not None
         self.selected = index
-        variant = self.site.variants[index]
-        twin = identical_to(self.site).get(index)
-        self.query_one("#source-view", SourceView).show(variant, twin)
-        self.query_one("#preview", SourceView).show(variant, twin)  # shown from 120 columns
+        self.query_one("#source-view", SourceView).show(self.site, index)
+        self.query_one("#preview", SourceView).show(self.site, index)  # shown from 120 columns
 
     # ------------------------------------------------------------ messages up
 
