@@ -41,7 +41,7 @@ def main() -> None:
     print(f"{'B':>6} {'variants':>8} {'kernel us (min-max)':>22} {'with CUPTI s':>13} {'events only s':>14}")
     for b in (64, 300, 1000, 4096, 16384):
         t = time.perf_counter()
-        ms = live.measure({"B": b})
+        live.measure({"B": b})
         with_cupti = time.perf_counter() - t
         t = time.perf_counter()
         ms2 = live.measure({"B": b}, cupti=False)

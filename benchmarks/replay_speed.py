@@ -10,7 +10,6 @@ Run: python benchmarks/replay_speed.py [EVENTS]
 
 from __future__ import annotations
 
-import statistics
 import sys
 
 from bigsession import big_session

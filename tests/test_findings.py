@@ -7,6 +7,7 @@ a finding is drawn from and the sentence a user reads.
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 from kinspect.core.decision import decide
 from kinspect.core.findings import derive_findings
@@ -20,7 +21,10 @@ from kinspect.core.session import (
     Site,
     Variant,
 )
+from kinspect.core.sessionio import load
 from kinspect.core.symbolic import SizeExpr, TensorSpec
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 
 HINTS = (64, 256, 4096)
 B = SizeExpr("s0")
@@ -125,6 +129,50 @@ def test_an_emitted_choice_missing_from_the_table_is_still_reported_without_time
     (f,) = derive_findings(with_site(s, replace(site, variants=tuple(v))))
     assert f.message == ("v0 (hint 64) runs triton_mm_fused_epilogue, not triton_mm_0, "
                          "the fastest Triton choice autotuned at its hint")
+
+
+def with_configs(site: Site) -> Site:
+    """Each table's rows described by their config, as Inductor describes its choices."""
+    return replace(site, variants=tuple(
+        replace(v, autotune=tuple(replace(r, description=f"BLOCK_M={64 * (int(r.name[10:]) % 3 + 1)}")
+                                  if r.name.startswith("triton_mm_") else r for r in v.autotune))
+        for v in site.variants))
+
+
+def test_a_variant_running_its_winners_config_under_another_name_is_no_finding():
+    """Each hint's table numbers its choices afresh: v2 runs triton_mm_4 from hint 256's
+    table, the very config (BLOCK_M=128) that won at hint 4096 as triton_mm_2."""
+    s = clean()
+    site = with_configs(s.sites[0])
+    v = list(site.variants)
+    v[2] = replace(v[2], emitted="triton_mm_4", autotune=(AutotuneRow("triton_mm_2", 12.0, "BLOCK_M=128"),))
+    v[1] = replace(v[1], autotune=(*v[1].autotune, AutotuneRow("triton_mm_4", 30.0, "BLOCK_M=128")))
+    assert derive_findings(with_site(s, replace(site, variants=tuple(v)))) == []
+
+
+def test_a_larger_hint_running_a_smaller_hints_other_config_is_reported():
+    s = clean()
+    site = with_configs(s.sites[0])
+    v = list(site.variants)
+    v[2] = replace(v[2], emitted="triton_mm_0")  # hint 64's winner, BLOCK_M=64; hint 4096's is BLOCK_M=192
+    (f,) = derive_findings(with_site(s, replace(site, variants=tuple(v))))
+    assert (f.kind, f.variants) == ("not-autotune-winner", (2,))
+    assert f.message == ("v2 (hint 4096) runs triton_mm_0, a choice autotuned at hint 64, not triton_mm_2, "
+                         "the fastest Triton choice autotuned at its own hint, whose config differs")
+
+
+def test_the_mlp_sample_reports_only_the_variants_whose_config_is_not_the_winners():
+    """Recorded on the H200: v2 runs triton_mm_209 (hint 256's table), the config of its
+    winner triton_mm_229; v0 and v1 run configs that lost at their hints."""
+    session = load(SAMPLES / "mlp.session.json")
+    found = [f.message for f in derive_findings(session) if f.kind == "not-autotune-winner"]
+    assert found == [
+        "v0 (hint 64) runs triton_mm_185, not triton_mm_178, the fastest Triton choice autotuned at its hint "
+        "(17.9 us against 14.1 us when autotuned at hint 64)",
+        "v1 (hint 256) runs triton_mm_209, not triton_mm_210, the fastest Triton choice autotuned at its hint "
+        "(39.2 us against 14.2 us when autotuned at hint 256)",
+    ]
+    assert session.findings == derive_findings(session)  # what `explain` and the inspector show
 
 
 def test_a_dim_twice_a_symbol_is_keyed_as_the_hint_not_its_true_size():

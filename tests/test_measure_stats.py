@@ -27,7 +27,8 @@ def test_summary_is_median_and_p20_p80():
     assert t.p20_us == pytest.approx(2.0) and t.p80_us == pytest.approx(5.0)
 
 
-def test_event_timings_are_shown_before_the_cupti_cross_check():
+def test_event_timings_count_at_a_key_and_cupti_is_the_cross_check():
+    """One method per key: v1, timed by CUPTI alone, is not compared with v0's events."""
     s = synthetic_session(measured=False)
     site = s.sites[0]
     key = site.runtime_key({"s0": 1000})
@@ -38,8 +39,9 @@ def test_event_timings_are_shown_before_the_cupti_cross_check():
     ]
     shown = s.measurements_at(site.name, key)
     assert shown[0].method == "cuda_events" and shown[0].median_us == 20.0
-    assert shown[1].method == "cupti"  # all there is for v1
+    assert 1 not in shown
     assert s.measurements_at(site.name, key, "cupti")[0].median_us == 19.5
+    assert s.timings_at(site.name, key, "cupti").fastest == 0
 
 
 def test_regret_is_the_chosen_variant_over_the_fastest():

@@ -7,7 +7,11 @@ prints `{"shape": TEXT, "sites": [SITE, ...]}`, one SITE per site the shape was 
      "variants": [{"index", "hint", "key", "kernel_name", "distance", "terms",
                    "mismatch"?, "median_us"?, "p20_us"?, "p80_us"?}],
      "chosen", "tied", "reason", "alternatives": {heuristic: index},
-     "fastest"?, "regret"?}
+     "method"?, "fastest"?, "regret"?, "slower"?}
+
+Times, fastest and regret follow `kinspect.core.timings` (one method per key, CUDA
+events before CUPTI; "slower": the chosen variant is slower than the fastest beyond
+noise).
 
 or `{"name", "graph", "op", "error"}` for a site the shape does not determine (a symbol
 it needs is missing). Keys marked ? appear only when they apply.
@@ -16,7 +20,6 @@ it needs is missing). Keys marked ? appear only when they apply.
 from __future__ import annotations
 
 import json
-import sys
 
 from rich.console import Console
 from rich.table import Table
@@ -27,6 +30,7 @@ from kinspect.core.explain import SiteExplanation, explain
 from kinspect.core.session import Baseline, Session
 from kinspect.core.sessionio import baseline_json, load
 from kinspect.core.shapes import SymbolShape, format_key, parse_shape
+from kinspect.core.timings import method_title
 
 
 def run(path: str, shape: str | None, site: str | None, heuristic: str, as_json: bool,
@@ -168,28 +172,44 @@ def _site_table(r: SiteExplanation, wide: bool) -> Table | Text:
     if r.decision is None:
         return Text(f"{r.site.name}: {r.error}", style="yellow")
     d = r.decision
+    caption = "\n".join(filter(None, (d.reason(r.site.labels()), _timing_line(r))))
     t = Table(title=Text(f"{r.site.name} ({r.site.op}) at {format_key(d.runtime_key)}"),
-              caption=Text(d.reason(r.site.labels())), title_justify="left", caption_justify="left")
+              caption=Text(caption), title_justify="left", caption_justify="left")
     cols = ["", "v", "hint", "distance", "median us", "p20-p80", "x fastest", "kernel"]
     if wide:
         cols.insert(3, "key")
     for col in cols:
         t.add_column(col, no_wrap=col != "kernel", justify="right" if col in ("distance", "median us", "x fastest") else "left")
-    fastest = r.fastest
-    best = (r.measured or {}).get(fastest) if fastest is not None else None
+    timings = r.timings
     for v, s in zip(r.site.variants, d.scores):
         mark = "▶" if v.index == d.chosen else ("=" if v.index in d.tied else "")
         m = (r.measured or {}).get(v.index)
-        timed = m is not None and m.median_us is not None
+        timed = timings is not None and timings.median(v.index) is not None
+        ratio = timings.regret(v.index) if timings is not None else None
         row = [
             mark, str(v.index), str(v.hint),
             f"{s.distance:.4f}" + (" !" if s.mismatch else ""),
             f"{m.median_us:.1f}" if timed else (Text(m.error or "", style="red") if m else ""),
             f"{m.p20_us:.1f}-{m.p80_us:.1f}" if timed and m.p20_us is not None and m.p80_us is not None else "",
-            f"{m.median_us / best.median_us:.2f}" if timed and best is not None and best.median_us else "",
+            "" if ratio is None else f"{ratio:.2f}",
             Text(v.kernel_name),
         ]
         if wide:
             row.insert(3, Text(format_key(v.key) if v.key else "none"))
         t.add_row(*row)
     return t
+
+
+def _timing_line(r: SiteExplanation) -> str:
+    """Under the table: which method the times are, and the verdict of the noise rule."""
+    t = r.timings
+    if t is None or t.fastest is None or r.decision is None:
+        return ""
+    line = f"timed by {method_title(t.method)}; fastest v{t.fastest}"
+    regret = r.regret
+    if r.decision.chosen == t.fastest:
+        return line + ": the chosen variant"
+    if regret is None:
+        return line + "; the chosen variant was not timed"
+    verdict = "slower beyond noise" if r.slower else "within noise"
+    return line + f"; the chosen v{r.decision.chosen} takes x{regret:.2f} ({verdict})"

@@ -41,7 +41,7 @@ def run(model: str, out: str | None, hints: str | None, shapes: list[str] | None
     target = Path(out) if out else mf.path.with_suffix(".session.json")
     options = Options(
         hints=parse_hints(hints) if hints else None, train=train,
-        allow_caches=allow_caches, log_path=target.with_suffix(".jsonl"), progress=_progress,
+        allow_caches=allow_caches, log_path=target.with_suffix(".jsonl"), progress=progress,
     )
     with LivePipeline(mf, options) as live:
         live.compile()

@@ -1,7 +1,7 @@
 """Breakpoints over dispatch events: where the replay cursor and the live gate stop.
 
 A breakpoint is one of a few kinds a user sets with one key (on a site, on a cache miss,
-on "the choice is not the fastest measured") or a typed condition
+on "the choice is slower than the fastest measured") or a typed condition
 (`kinspect.core.conditions`), and a kind may carry a condition too. What a condition can
 name depends on the session (its symbols, its measurements), so fields come from an
 `EventContext` built from the session; the same breakpoint works against a later context
@@ -16,7 +16,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from kinspect.core.conditions import (
-    ConditionError,
     Field,
     Node,
     Predicate,
@@ -26,7 +25,7 @@ from kinspect.core.conditions import (
 )
 from kinspect.core.errors import KinspectError
 from kinspect.core.session import DispatchEvent, Session
-from kinspect.core.shapes import Key
+from kinspect.core.timings import timings_by_key
 from kinspect.core.symbolic import TensorSpec
 
 _KEY_DIM = re.compile(r"^t([0-9]{1,2})d([0-9]{1,2})$")
@@ -68,8 +67,7 @@ class EventContext:
 
     Symbol values come from the event's key where a site's tensor dimension is exactly
     one symbol (`s0`, not `2*s1`); elsewhere the symbol has no value (null) at that site.
-    `fastest` and `regret` come from the latest measurement of each variant at the
-    event's site and key. Build a new context when a live session gains sites or
+    `fastest` and `regret` follow `kinspect.core.timings`, as every reader does. Build a new context when a live session gains sites or
     measurements; it is cheap.
     """
 
@@ -93,15 +91,7 @@ class EventContext:
                 if typed and typed not in self._fields:
                     self._fields[typed] = Field(typed, "num", True, get, f"symbol {sym.name}")
                     self._symbol_names.append(typed)
-        self._measured: dict[tuple[str, Key], tuple[int, dict[int, float]]] = {}
-        latest: dict[tuple[str, Key], dict[int, float | None]] = {}
-        for m in session.measurements:
-            latest.setdefault((m.site, m.key), {})[m.variant] = m.median_us
-        for where, medians in latest.items():
-            times = {v: t for v, t in medians.items() if t is not None}
-            if times:
-                best = min(times, key=lambda v: (times[v], v))
-                self._measured[where] = (best, times)
+        self._timings = timings_by_key(session.measurements)
 
     def field(self, name: str) -> Field | None:
         f = self._fields.get(name)
@@ -121,19 +111,18 @@ class EventContext:
         return list(self._symbol_names)
 
     def fastest(self, e: DispatchEvent) -> int | None:
-        found = self._measured.get((e.site, e.key))
-        return None if found is None else found[0]
+        found = self._timings.get((e.site, e.key))
+        return None if found is None else found.fastest
 
     def regret(self, e: DispatchEvent) -> float | None:
         """The picked variant's median over the fastest's (1.0 = the fastest was picked)."""
-        found = self._measured.get((e.site, e.key))
-        if found is None:
-            return None
-        best, times = found
-        picked = times.get(e.picked)
-        if picked is None or times[best] <= 0:
-            return None
-        return picked / times[best]
+        found = self._timings.get((e.site, e.key))
+        return None if found is None else found.regret(e.picked)
+
+    def slower(self, e: DispatchEvent) -> bool:
+        """The pick is slower than the fastest beyond noise (`kinspect.core.timings`)."""
+        found = self._timings.get((e.site, e.key))
+        return found is not None and found.slower(e.picked)
 
 
 _BUILTIN_DOCS = {
@@ -246,12 +235,7 @@ class Breakpoint:
         if self.kind == "miss":
             return _not_hit
         if self.kind == "not_fastest":
-            fastest = ctx.fastest
-
-            def slower(e: DispatchEvent) -> bool:
-                best = fastest(e)
-                return best is not None and e.picked != best
-            return slower
+            return ctx.slower
         return None
 
     def matches(self, event: DispatchEvent, ctx: EventContext) -> bool:
@@ -269,7 +253,7 @@ class Breakpoint:
         head = {
             "site": f"at {self.site}",
             "miss": "on a cache miss",
-            "not_fastest": "when the pick is not the fastest measured",
+            "not_fastest": "when the pick is slower than the fastest measured",
             "condition": "when",
         }[self.kind]
         if self.condition is None:

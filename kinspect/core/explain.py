@@ -15,6 +15,7 @@ from kinspect.core.errors import KinspectError, ShapeError
 from kinspect.core.heuristics import HEURISTICS
 from kinspect.core.session import Measurement, Session, Site
 from kinspect.core.shapes import FullKey, Key, ParsedShape
+from kinspect.core.timings import KeyTimings
 
 
 @dataclass(frozen=True)
@@ -25,23 +26,28 @@ class SiteExplanation:
     error: str | None = None
     alternatives: dict[str, int] | None = None
     """What each other heuristic would pick, for what-if comparison."""
-    measured: dict[int, Measurement] | None = None
+    timings: KeyTimings | None = None
+    """The measurements at this key, read by the one rule for fastest and regret."""
+
+    @property
+    def measured(self) -> dict[int, Measurement] | None:
+        return dict(self.timings.measured) if self.timings is not None and self.timings.measured else None
 
     @property
     def fastest(self) -> int | None:
-        times = {i: m.median_us for i, m in (self.measured or {}).items() if m.median_us is not None}
-        return min(times, key=times.__getitem__) if times else None
+        return None if self.timings is None else self.timings.fastest
 
     @property
     def regret(self) -> float | None:
         """Chosen variant's latency over the fastest measured one (1.0 = optimal)."""
-        best = self.fastest
-        if best is None or self.decision is None:
+        if self.timings is None or self.decision is None:
             return None
-        chosen = (self.measured or {}).get(self.decision.chosen)
-        if chosen is None or chosen.median_us is None:
-            return None
-        return chosen.median_us / self.measured[best].median_us
+        return self.timings.regret(self.decision.chosen)
+
+    @property
+    def slower(self) -> bool:
+        """The chosen variant is slower than the fastest beyond noise."""
+        return self.timings is not None and self.decision is not None and self.timings.slower(self.decision.chosen)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.site.name, "graph": self.site.graph, "op": self.site.op}
@@ -76,8 +82,11 @@ class SiteExplanation:
         if self.alternatives is not None:
             out["alternatives"] = self.alternatives
         if self.measured:
+            assert self.timings is not None
+            out["method"] = self.timings.method
             out["fastest"] = self.fastest
             out["regret"] = self.regret
+            out["slower"] = self.slower
         return out
 
 
@@ -91,8 +100,9 @@ def explain_site(
         return SiteExplanation(site, None, None, error=str(e))
     decision = site.decide(key, heuristic)
     alternatives = {name: site.decide(key, name).chosen for name in HEURISTICS if name != heuristic}
-    measured = session.measurements_at(site.name, key) or None
-    return SiteExplanation(site, key, decision, alternatives=alternatives, measured=measured)
+    timings = session.timings_at(site.name, key)
+    return SiteExplanation(site, key, decision, alternatives=alternatives,
+                           timings=timings if timings.measured else None)
 
 
 def explain(

@@ -8,8 +8,9 @@ only what cannot be derived later (why a graph has no size-hint site).
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 
-from kinspect.core.session import Finding, Session, Site
+from kinspect.core.session import AutotuneRow, Finding, Session, Site, Variant
 from kinspect.core.shapes import format_key
 
 
@@ -32,20 +33,56 @@ def identical_variants(site: Site) -> list[Finding]:
     return out
 
 
+@dataclass(frozen=True)
+class EmittedChoice:
+    """The autotune choice a variant's kernel was generated from, against its hint's winner.
+
+    Each hint's autotune table numbers its choices afresh (`triton_mm_209` at hint 256 and
+    `triton_mm_229` at hint 4096 can be one config), so a choice is its winner when its
+    name or its config (the choice's description) is the winner's."""
+
+    name: str
+    row: AutotuneRow | None
+    """The emitted choice's row, from its own hint's table if it is there."""
+    tuned_at: int | None
+    """The hint whose table holds the emitted choice (None: no table holds it)."""
+    winner: AutotuneRow | None
+    is_winner: bool
+
+
+def emitted_choice(site: Site, v: Variant) -> EmittedChoice | None:
+    """None where the variant does not say which choice it runs or which one won."""
+    if v.emitted is None or v.winner is None:
+        return None
+    winner = next((r for r in v.autotune if r.name == v.winner), None)
+    row, tuned_at = None, None
+    for other in (v, *(o for o in site.variants if o.index != v.index)):
+        row = next((r for r in other.autotune if r.name == v.emitted), None)
+        if row is not None:
+            tuned_at = other.hint
+            break
+    same_config = winner is not None and row is not None and bool(winner.description) \
+        and row.description == winner.description
+    return EmittedChoice(v.emitted, row, tuned_at, winner, v.emitted == v.winner or same_config)
+
+
 def emitted_not_winner(site: Site) -> list[Finding]:
     out = []
     for v in site.variants:
-        if v.winner is None or v.emitted is None or v.winner == v.emitted:
+        c = emitted_choice(site, v)
+        if c is None or c.is_winner:
             continue
-        win = next((r for r in v.autotune if r.name == v.winner), None)
-        got = next((r for r in v.autotune if r.name == v.emitted), None)
-        detail = ""
-        if win is not None and got is not None and win.time_us and got.time_us:
-            detail = f" ({got.time_us:.1f} us against {win.time_us:.1f} us when autotuned at hint {v.hint})"
+        if c.tuned_at is not None and c.tuned_at != v.hint:
+            text = (f"v{v.index} (hint {v.hint}) runs {v.emitted}, a choice autotuned at hint {c.tuned_at}, "
+                    f"not {v.winner}, the fastest Triton choice autotuned at its own hint, whose config differs")
+        else:
+            detail = ""
+            if c.winner is not None and c.row is not None and c.winner.time_us and c.row.time_us:
+                detail = f" ({c.row.time_us:.1f} us against {c.winner.time_us:.1f} us when autotuned at hint {v.hint})"
+            text = (f"v{v.index} (hint {v.hint}) runs {v.emitted}, not {v.winner}, the fastest Triton "
+                    f"choice autotuned at its hint{detail}")
         out.append(Finding(
-            "not-autotune-winner",
-            f"v{v.index} (hint {v.hint}) runs {v.emitted}, not {v.winner}, the fastest Triton "
-            f"choice autotuned at its hint{detail}",
+            "not-autotune-winner", text,
             "warning", site=site.name, graph=site.graph, variants=(v.index,),
         ))
     return out

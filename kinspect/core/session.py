@@ -17,6 +17,7 @@ from kinspect.core.decision import Decision, decide
 from kinspect.core.errors import KinspectError, ShapeError
 from kinspect.core.shapes import FullKey, Key, ParsedShape, SymbolShape
 from kinspect.core.symbolic import TensorSpec
+from kinspect.core.timings import KeyTimings, key_timings
 
 FORMAT = "kinspect-session"
 VERSION = 1
@@ -253,8 +254,6 @@ class Measurement:
     error: str | None = None
 
 
-PRIMARY_METHOD = "cuda_events"
-
 @dataclass(frozen=True)
 class Baseline:
     """The whole model at one shape without size-hint dispatch (or with it, for reference):
@@ -380,17 +379,10 @@ class Session:
         return list(latest.values())
 
     def measurements_at(self, site: str, key: Key, method: str | None = None) -> dict[int, Measurement]:
-        """The latest measurement of each variant of a site at a key.
+        """The measurement of each variant of a site at a key that counts there (see
+        `kinspect.core.timings`); with `method`, the latest by that method alone."""
+        return dict(self.timings_at(site, key, method).measured)
 
-        Without `method`, CUDA-event timings (many interleaved samples) win over the CUPTI
-        cross-check taken alongside them; any other method counts when it is all there is.
-        """
-        out: dict[int, Measurement] = {}
-        for m in self.measurements:
-            if m.site != site or m.key != key or (method is not None and m.method != method):
-                continue
-            held = out.get(m.variant)
-            if method is None and held is not None and held.method == PRIMARY_METHOD and m.method != PRIMARY_METHOD:
-                continue
-            out[m.variant] = m
-        return out
+    def timings_at(self, site: str, key: Key, method: str | None = None) -> KeyTimings:
+        """Fastest, regret and the noise rule at a site and key: `kinspect.core.timings`."""
+        return key_timings((m for m in self.measurements if m.site == site and m.key == key), method)

@@ -327,15 +327,19 @@ def measure_peaks() -> dict[str, float]:
         torch.cuda.synchronize()
         return start.elapsed_time(end) / 1000.0 / n
 
+    def matmul_seconds(n: int) -> float:
+        # Each test's tensors live in its own frame, so they are freed before the next.
+        a = torch.randn(n, n, dtype=torch.bfloat16, device="cuda")
+        b = torch.randn(n, n, dtype=torch.bfloat16, device="cuda")
+        return timed(lambda: a @ b, 10)
+
+    def copy_seconds() -> tuple[float, int]:
+        src = torch.randn(1 << 28, device="cuda")
+        dst = torch.empty_like(src)
+        return timed(lambda: dst.copy_(src), 10), 2 * src.numel() * src.element_size()
+
     n = 8192
-    a = torch.randn(n, n, dtype=torch.bfloat16, device="cuda")
-    b = torch.randn(n, n, dtype=torch.bfloat16, device="cuda")
-    t_mm = timed(lambda: a @ b, 10)
-    del a, b
-    src = torch.randn(1 << 28, device="cuda")
-    dst = torch.empty_like(src)
-    t_copy = timed(lambda: dst.copy_(src), 10)
-    nbytes = 2 * src.numel() * src.element_size()
-    del src, dst
+    t_mm = matmul_seconds(n)
+    t_copy, nbytes = copy_seconds()
     torch.cuda.empty_cache()
     return {"tflops_bf16": 2 * n**3 / t_mm / 1e12, "gbps": nbytes / t_copy / 1e9}

@@ -51,7 +51,7 @@ from kinspect.tui.messages import (
     PrepareProgress,
 )
 from kinspect.tui.observed import EventIndex
-from kinspect.tui.present import SYMBOLIC_LEGEND, decision_summary, identical_to, literal, runtime_env
+from kinspect.tui.present import SYMBOLIC_LEGEND, decision_summary, literal, runtime_env
 from kinspect.tui.source import BaselineSource, SessionSource, SteppableSource
 from kinspect.tui.widgets.banner import Banner
 from kinspect.tui.widgets.debug_panel import BreakpointList, ConditionEntry, ConditionInput, EventPanel
@@ -124,7 +124,7 @@ class InspectorApp(App[None]):
         Binding("B", "break_miss", "On miss", id="kinspect.break.miss", group=BREAKS,
                 tooltip="Add or remove a breakpoint on every cache miss"),
         Binding("f", "break_not_fastest", "Not fastest", id="kinspect.break.not_fastest", group=BREAKS,
-                tooltip="Add or remove a breakpoint where the pick is not the fastest measured variant"),
+                tooltip="Add or remove a breakpoint where the pick is slower than the fastest measured variant"),
         Binding("w", "break_when", "When…", id="kinspect.break.when", group=BREAKS,
                 tooltip="Type a condition (B > 512 and miss) to break on"),
         Binding("g", "debug_jump", "Jump", id="kinspect.debug.jump",
@@ -345,10 +345,8 @@ class InspectorApp(App[None]):
     def _select(self, index: int) -> None:
         assert self.site is not None
         self.selected = index
-        variant = self.site.variants[index]
-        twin = identical_to(self.site).get(index)
-        self.query_one("#source-view", SourceView).show(variant, twin)
-        self.query_one("#preview", SourceView).show(variant, twin)  # shown from 120 columns
+        self.query_one("#source-view", SourceView).show(self.site, index)
+        self.query_one("#preview", SourceView).show(self.site, index)  # shown from 120 columns
 
     # ------------------------------------------------------------ messages up
 
@@ -773,7 +771,7 @@ class InspectorApp(App[None]):
         self._breakpoints_changed("breakpoint on a cache miss", self.debugger.toggle_miss())
 
     def action_break_not_fastest(self) -> None:
-        self._breakpoints_changed("breakpoint where the pick is not the fastest",
+        self._breakpoints_changed("breakpoint where the pick is slower than the fastest",
                                   self.debugger.toggle_not_fastest())
 
     def action_break_when(self) -> None:

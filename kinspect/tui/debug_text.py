@@ -13,6 +13,7 @@ from kinspect.core.errors import KinspectError
 from kinspect.core.session import DispatchEvent, Session
 from kinspect.core.shapes import format_key
 from kinspect.core.timeline import Cell, Timeline
+from kinspect.core.timings import method_title
 from kinspect.tui.debugger import PAUSED, RUNNING, Current
 from kinspect.tui.present import literal
 
@@ -103,19 +104,22 @@ def _decision_line(out: Text, e: DispatchEvent, labels: dict[int, str], paused: 
 
 
 def _measured_line(out: Text, session: Session, e: DispatchEvent, labels: dict[int, str]) -> None:
-    measured = {v: m.median_us for v, m in session.measurements_at(e.site, e.key).items() if m.median_us is not None}
-    if not measured:
+    t = session.timings_at(e.site, e.key)
+    measured = {v: t.median(v) for v in t.measured if t.median(v) is not None}
+    if t.fastest is None:
         out.append("not measured at this key\n", style="dim")
         return
-    fastest = min(measured, key=lambda v: (measured[v], v))
-    out.append("measured: ")
-    out.append(", ".join(f"v{v} {t:.1f} µs" for v, t in sorted(measured.items())))
-    picked = measured.get(e.picked)
-    if e.picked == fastest:
+    out.append(f"measured ({method_title(t.method)}): ")
+    out.append(", ".join(f"v{v} {ms:.1f} µs" for v, ms in measured.items()))
+    regret = t.regret(e.picked)
+    if e.picked == t.fastest:
         out.append(f" — {_v(labels, e.picked)} is the fastest", style="green")
-    elif picked is not None:
-        out.append(f" — {_v(labels, e.picked)} takes ×{picked / measured[fastest]:.2f} "
-                   f"the fastest ({_v(labels, fastest)})", style="red")
+    elif t.slower(e.picked):
+        out.append(f" — {_v(labels, e.picked)} takes ×{regret:.2f} "
+                   f"the fastest ({_v(labels, t.fastest)})", style="red")
+    elif regret is not None:
+        out.append(f" — {_v(labels, e.picked)} is within noise of the fastest "
+                   f"({_v(labels, t.fastest)}, ×{regret:.2f})", style="yellow")
     out.append("\n")
 
 

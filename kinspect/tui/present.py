@@ -19,9 +19,11 @@ from rich.text import Text
 from kinspect.core.decision import Decision
 from kinspect.core.errors import ShapeError
 from kinspect.core.explain import SiteExplanation
+from kinspect.core.findings import emitted_choice
 from kinspect.core.session import Baseline, CallSite, Finding, Measurement, Session, Site, Variant
 from kinspect.core.shapes import FullKey, Key, ParsedShape, format_key
 from kinspect.core.symbolic import TensorSpec
+from kinspect.core.timings import method_title
 
 from kinspect.tui.observed import Observed
 
@@ -227,8 +229,12 @@ def _measured_line(out: Text, expl: SiteExplanation, labels: list[str], can_meas
     regret = expl.regret
     if fastest == d.chosen:
         out.append(" — the chosen variant", style="green")
-    elif regret is not None:
+    elif expl.slower:
         out.append(f" — the chosen variant takes ×{regret:.2f} as long", style="red")
+    elif regret is not None:
+        out.append(f" — the chosen variant is within noise of it (×{regret:.2f})", style="yellow")
+    assert expl.timings is not None
+    out.append(f" · timed by {method_title(expl.timings.method)}", style="dim")
     out.append("\n")
 
 
@@ -266,7 +272,7 @@ def _shared_line(out: Text, site: Site, decided_by: CallSite | None) -> None:
 # ---------------------------------------------------------------- source and diff
 
 
-def config_text(v: Variant, twin: int | None) -> Text:
+def config_text(site: Site, v: Variant, twin: int | None) -> Text:
     out = Text()
     out.append(literal(v.label), style="bold")
     out.append("  ")
@@ -278,13 +284,34 @@ def config_text(v: Variant, twin: int | None) -> Text:
     if v.config:
         out.append("\n")
         out.append(" ".join(f"{literal(str(k))}={literal(str(val))}" for k, val in v.config.items()))
-    if v.winner:
-        out.append("\nautotune winner at this hint: ", style="dim")
-        out.append(literal(v.winner))
+    _choice_line(out, site, v)
     if v.source_path:
         out.append("\n")
         out.append(literal(v.source_path), style="dim")
     return out
+
+
+def _choice_line(out: Text, site: Site, v: Variant) -> None:
+    """Which autotune choice the kernel was generated from, and whether it won at its hint."""
+    c = emitted_choice(site, v)
+    if c is None:
+        if v.winner:
+            out.append("\nautotune winner at this hint: ", style="dim")
+            out.append(literal(v.winner))
+        return
+    out.append("\nruns autotune choice ", style="dim")
+    out.append(literal(c.name))
+    if c.tuned_at is not None and c.tuned_at != v.hint:
+        out.append(f" (from the hint-{c.tuned_at} table)")
+    winner = literal(v.winner or "")
+    if c.name == v.winner:
+        out.append(" — this hint's autotune winner", style="green")
+    elif c.is_winner:
+        out.append(f" — the same config as this hint's autotune winner {winner}", style="green")
+    else:
+        out.append(f" — not this hint's autotune winner {winner}", style="yellow")
+        if c.tuned_at == v.hint and c.row is not None and c.winner is not None and c.row.time_us and c.winner.time_us:
+            out.append(f" ({c.row.time_us:.1f} µs against {c.winner.time_us:.1f} µs)", style="yellow")
 
 
 def variant_diff(a: Variant, b: Variant) -> tuple[str, str | None]:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from kinspect.core.session import Measurement
+from kinspect.core.sessionio import load
 from kinspect.tui.app import InspectorApp
 from kinspect.tui.source import RecordedSource
 from kinspect.tui.widgets.diff_view import DiffView
@@ -218,3 +220,21 @@ async def test_q_quits(recorded_app):
     async with recorded_app.run_test() as pilot:
         await pilot.press("q")
         assert recorded_app.return_code == 0 and not recorded_app.is_running
+
+
+async def test_the_source_tab_says_which_autotune_choice_runs_and_whether_it_won():
+    """The mlp sample as recorded on the H200: v2 (hint 4096) runs triton_mm_209 from hint
+    256's table, which is the config of its own winner triton_mm_229; v1 runs the same
+    choice, which lost at hint 256."""
+    session = load(Path(__file__).resolve().parents[2] / "samples" / "mlp.session.json")
+    app = InspectorApp(RecordedSource(session))
+    async with app.run_test(size=(200, 40)) as pilot:
+        await type_shape(pilot, "B=64")
+        await pilot.press("enter", "j", "j", "enter")
+        text = screen_text(app)
+        assert app.query_one("#tabs").active == "source"
+        assert ("runs autotune choice triton_mm_209 (from the hint-256 table) — the same config as this "
+                "hint's autotune winner triton_mm_229") in text
+        await pilot.press("1", "k", "enter")
+        assert ("runs autotune choice triton_mm_209 — not this hint's autotune winner triton_mm_210 "
+                "(39.2 µs against 14.2 µs)") in screen_text(app)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kinspect.core.export.markdown import code, prose, table
-from kinspect.core.session import DispatchEvent, Measurement, Session, Site
+from kinspect.core.session import DispatchEvent, Session, Site
 from kinspect.core.shapes import Key, format_key
 
 SECTIONS = ("Environment", "Symbols", "Sites", "Findings", "Decisions", "Measurements", "Baselines")
@@ -217,18 +217,16 @@ def _measurements(s: Session) -> list[str]:
         return []
     rows = []
     for site, key in dict.fromkeys((m.site, m.key) for m in s.measurements):
-        by_variant = s.measurements_at(site, key)
+        t = s.timings_at(site, key)
         cupti = s.measurements_at(site, key, "cupti")
-        times = {v: m.median_us for v, m in by_variant.items() if m.median_us is not None}
-        best = min(times, key=lambda v: (times[v], v)) if times else None
-        for v in sorted(by_variant):
-            m = by_variant[v]
-            if m.median_us is None or best is None or times[best] <= 0:
+        for v, m in t.measured.items():
+            ratio = t.regret(v)
+            if ratio is None:
                 regret = prose(m.error) if m.error else ""
-            elif v == best:
+            elif v == t.fastest:
                 regret = "1.00 (fastest)"
             else:
-                regret = f"{m.median_us / times[best]:.2f}"
+                regret = f"{ratio:.2f}" + (" (slower beyond noise)" if t.slower(v) else "")
             spread = f"{_us(m.p20_us)}–{_us(m.p80_us)}" if m.p20_us is not None or m.p80_us is not None else ""
             check = cupti.get(v) if m.method != "cupti" else None
             rows.append((code(site), code(format_key(key)), f"v{v}", code(m.method), _us(m.median_us),
@@ -236,7 +234,8 @@ def _measurements(s: Session) -> list[str]:
     return [
         "Latency in microseconds, the latest measurement of each variant (CUDA events when "
         "taken, with CUPTI's kernel duration beside it as the cross-check); regret is the "
-        "variant's median over the fastest's at the same key.",
+        "variant's median over the fastest's at the same key, and slower beyond noise where "
+        "its p20 is above the fastest's p80 and it takes at least 1.05 times as long.",
         "",
         *table(("site", "key", "variant", "method", "median", "p20–p80", "samples", "CUPTI", "regret"), rows),
     ]

@@ -54,7 +54,7 @@ class BreakpointList(OptionList):
             self.highlighted = min(keep or 0, len(breakpoints) - 1)
         else:
             self.add_option(Option(Text("no breakpoints: b at the selected site, B on a cache miss, "
-                                        "f when not the fastest, w when a condition holds", style="dim"),
+                                        "f when slower than the fastest, w when a condition holds", style="dim"),
                                    disabled=True))
 
     def action_remove(self) -> None:

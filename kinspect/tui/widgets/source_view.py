@@ -8,8 +8,8 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from kinspect.core.session import Variant
-from kinspect.tui.present import config_text, literal
+from kinspect.core.session import Site
+from kinspect.tui.present import config_text, identical_to, literal
 
 
 class SourceView(VerticalScroll):
@@ -21,13 +21,15 @@ class SourceView(VerticalScroll):
         yield Static(classes="config")
         yield Static(classes="code")
 
-    def show(self, variant: Variant, twin: int | None) -> None:
-        """Show a variant; the same one again is free, so callers need not check."""
+    def show(self, site: Site, index: int) -> None:
+        """Show a site's variant; the same one again is free, so callers need not check."""
+        variant = site.variants[index]
+        twin = identical_to(site).get(index)
         ident = (id(variant), twin)
         if ident == self._shown:
             return
         self._shown = ident
-        self.query_one(".config", Static).update(config_text(variant, twin))
+        self.query_one(".config", Static).update(config_text(site, variant, twin))
         code = self.query_one(".code", Static)
         if variant.source:
             code.update(Syntax(literal(variant.source), "python", theme="ansi_dark", line_numbers=True))
