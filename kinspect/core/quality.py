@@ -270,11 +270,11 @@ def ranges_text(points: Sequence[ShapePoint], site: Site, labels: Sequence[str])
     runs: list[list[ShapePoint]] = []
     current: list[ShapePoint] = []
     for p in points:
-        if p.slower:
-            current.append(p)
-        elif current:
+        if current and (not p.slower or (p.picked, p.fastest) != (current[-1].picked, current[-1].fastest)):
             runs.append(current)
             current = []
+        if p.slower:
+            current.append(p)
     if current:
         runs.append(current)
     out = []

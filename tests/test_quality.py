@@ -1,0 +1,128 @@
+"""Dispatch quality over measured shapes: regret, the noise rule, slow-pick ranges, the
+workload's loss, and what-ifs over heuristics and hint subsets."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from kinspect.core.findings import derive_findings
+from kinspect.core.quality import model_quality, site_quality
+from kinspect.core.session import Measurement, Sweep
+from kinspect.core.sessionio import load
+from kinspect.core.shapes import SymbolShape
+from kinspect.core.whatif import current, what_ifs
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+
+
+def linear_with(times: dict[int, dict[int, tuple[float, float, float]]], method: str = "cuda_events"):
+    """The linear sample with its measurements replaced: B -> variant -> (p20, median, p80)."""
+    s = load(SAMPLES / "linear.session.json")
+    site = s.sites[0]
+    s.measurements = [
+        Measurement(site.name, s.runtime_key(site, SymbolShape({"B": b})), v, method, med, p20, p80, 20)
+        for b, by in times.items() for v, (p20, med, p80) in by.items()
+    ]
+    s.sweeps = [Sweep({"B": (16, 8192)}, tuple({"B": b} for b in times))]
+    return s
+
+
+FAST, SLOW = (9.8, 10.0, 10.2), (14.7, 15.0, 15.3)
+
+
+def test_regret_and_the_noise_rule_per_site():
+    s = linear_with({
+        16: {0: FAST, 1: SLOW, 2: SLOW},            # picks v0: fastest
+        100: {0: SLOW, 1: FAST, 2: SLOW},           # picks v0: x1.5, beyond noise
+        128: {0: (10.1, 10.3, 10.6), 1: FAST, 2: SLOW},  # picks v0: x1.03, within noise
+        1000: {0: SLOW, 1: (19.0, 20.0, 21.0), 2: FAST},  # picks v1: x2.0
+    })
+    q = site_quality(s, s.sites[0])
+    assert [p.sizes["B"] for p in q.points] == [16, 100, 128, 1000]
+    assert [p.slower for p in q.points] == [False, True, False, True]
+    assert q.fastest_picked == 0.5
+    assert abs(q.geomean_regret - (1.0 * 1.5 * 1.03 * 2.0) ** 0.25) < 1e-9
+    assert q.worst.regret == 2.0 and dict(q.worst.sizes) == {"B": 1000}
+    js = q.to_json()
+    assert js["worst_sizes"] == {"B": 1000} and js["shapes"] == 4 and js["fastest_picked"] == 0.5
+
+
+def test_a_pick_within_the_spread_is_not_slower_even_at_a_large_ratio():
+    s = linear_with({100: {0: (5.0, 13.0, 20.0), 1: (8.0, 10.0, 12.0), 2: SLOW}})
+    p = site_quality(s, s.sites[0]).points[0]
+    assert p.regret == 1.3 and not p.slower
+
+
+def test_slow_pick_findings_name_the_ranges_the_variants_and_the_worst():
+    s = linear_with({
+        64: {0: FAST, 1: SLOW, 2: SLOW},
+        100: {0: SLOW, 1: FAST, 2: SLOW},
+        120: {0: SLOW, 1: FAST, 2: SLOW},
+        200: {0: SLOW, 1: FAST, 2: SLOW},
+        1000: {0: SLOW, 1: (29.0, 30.0, 31.0), 2: FAST},
+    })
+    slow = [f for f in derive_findings(s) if f.kind == "slow-pick"]
+    assert len(slow) == 1 and slow[0].severity == "warning"
+    text = slow[0].message
+    assert "3 of 5 measured shapes" in text and "worst ×3.00" in text and "one compile" in text
+    assert "B=100..120: v0 (hint 64) runs, v1 (hint 256) is fastest (worst ×1.50 at B=100)" in text
+    assert "B=1000: v1 (hint 256) runs, v2 (hint 4096) is fastest (worst ×3.00 at B=1000)" in text
+
+
+def test_a_sweep_with_nothing_beyond_noise_says_so():
+    s = linear_with({16: {0: FAST, 1: SLOW, 2: SLOW}, 2000: {0: SLOW, 1: SLOW, 2: FAST}})
+    slow = [f for f in derive_findings(s) if f.kind == "slow-pick"]
+    assert [f.severity for f in slow] == ["info"] and "all 2 measured shapes" in slow[0].message
+
+
+def test_the_workload_weighs_the_loss_by_the_recorded_calls():
+    s = linear_with({100: {0: SLOW, 1: FAST, 2: SLOW}, 1000: {0: SLOW, 1: FAST, 2: FAST}})
+    q = site_quality(s, s.sites[0])  # B=100 picks v0 (5 us lost a call), B=1000 picks v1 (none)
+    calls = {e.key: 0 for e in s.events}
+    for e in s.events:
+        calls[e.key] += 1
+    site = s.sites[0]
+    n100 = calls[s.runtime_key(site, SymbolShape({"B": 100}))]
+    n1000 = calls[s.runtime_key(site, SymbolShape({"B": 1000}))]
+    assert q.workload_source == "recorded calls" and q.workload_calls == n100 + n1000
+    assert abs(q.workload_lost - n100 * 5.0 / ((n100 + n1000) * 10.0)) < 1e-9 and n100 and n1000
+    s.events = []
+    assert site_quality(s, site).workload_source == "model workload"
+
+
+def test_the_model_summary_covers_every_site_and_both_methods_agree_on_one_rule():
+    s = load(SAMPLES / "mlp.session.json")
+    q = model_quality(s)
+    assert q.shapes == sum(x.shapes for x in q.sites) == 2
+    worst_site, worst = q.worst
+    assert worst_site == "multi_kernel_1" and worst.regret > 1.5
+    cupti_only = replace(s, measurements=[m for m in s.measurements if m.method == "cupti"])
+    assert model_quality(cupti_only).shapes == 2
+
+
+def test_what_if_names_the_best_rule_and_hint_subset():
+    s = linear_with({
+        100: {0: SLOW, 1: FAST, 2: SLOW},
+        1000: {0: SLOW, 1: SLOW, 2: FAST},
+        4000: {0: SLOW, 1: SLOW, 2: FAST},
+    })
+    results = what_ifs(s)
+    assert len(results) == 5 * 7  # heuristics x non-empty subsets of 3 hints
+    now = current(results, [64, 256, 4096])
+    assert now is not None and abs(now.geomean_regret - 1.5 ** (2 / 3)) < 1e-9
+    best = results[0]
+    assert best.geomean_regret == 1.0 and best.worst_regret == 1.0
+    only_4096 = next(w for w in results if w.heuristic == "inductor" and w.hints == (4096,))
+    assert abs(only_4096.geomean_regret - 1.5 ** (1 / 3)) < 1e-9
+
+
+def test_what_if_is_fast_on_many_measured_keys():
+    """Not a timing assertion: benchmarks/quality_speed.py measures; this checks the
+    vectorised path answers a 500-key site without per-key Python."""
+    s = linear_with({b: {0: SLOW, 1: FAST, 2: SLOW} for b in range(10, 510)})
+    t0 = time.perf_counter()
+    results = what_ifs(s)
+    assert results and results[0].shapes == 500
+    assert time.perf_counter() - t0 < 30
