@@ -3,7 +3,6 @@ workload's loss, and what-ifs over heuristics and hint subsets."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -118,11 +117,7 @@ def test_what_if_names_the_best_rule_and_hint_subset():
     assert abs(only_4096.geomean_regret - 1.5 ** (1 / 3)) < 1e-9
 
 
-def test_what_if_is_fast_on_many_measured_keys():
-    """Not a timing assertion: benchmarks/quality_speed.py measures; this checks the
-    vectorised path answers a 500-key site without per-key Python."""
+def test_what_if_covers_every_fully_measured_key():
     s = linear_with({b: {0: SLOW, 1: FAST, 2: SLOW} for b in range(10, 510)})
-    t0 = time.perf_counter()
     results = what_ifs(s)
-    assert results and results[0].shapes == 500
-    assert time.perf_counter() - t0 < 30
+    assert {w.shapes for w in results} == {500}
