@@ -99,9 +99,14 @@ class EventLog(Sequence[DispatchEvent]):
 
 
     def calls_per_key(self, site: str) -> dict[Key, int]:
-        """How often `site` was called at each key, from the columns (counted once for all sites)."""
+        """How often the workload called `site` at each key (events of a workload step: not
+        the compile's or a measurement's runs), counted once for all sites."""
         if self._pairs is None:
-            self._pairs = Counter(zip(self.site_ids, self.key_ids))
+            if self.step is None:
+                self._pairs = Counter()
+            else:
+                in_step = map(operator.is_not, self.step, repeat(None))
+                self._pairs = Counter(compress(zip(self.site_ids, self.key_ids), in_step))
         sid = self.site_names.index(site) if site in self.site_names else -1
         return {self.keys[k]: n for (s, k), n in self._pairs.items() if s == sid}
 

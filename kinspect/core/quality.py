@@ -208,8 +208,9 @@ def pick(site: Site, key: Key, heuristic: str = "inductor", variants: Sequence[i
 
 
 def workload_calls(session: Session, site: Site) -> tuple[dict[Key, int], str]:
-    """Calls per key at `site` and where they come from: the recorded calls when there
-    are any (what Inductor really ran), else the model file's workload."""
+    """Calls per key at `site` and where they come from: the recorded workload's calls when
+    there are any (what Inductor really ran; the compile's and measurements' runs are not
+    the workload), else the model file's workload."""
     calls = _recorded_calls(session, site.name)
     if calls:
         return calls, "recorded calls"
@@ -250,7 +251,7 @@ def _recorded_calls(session: Session, site: str) -> dict[Key, int]:
         return events.calls_per_key(site)
     out: dict[Key, int] = {}
     for e in events:
-        if e.site == site:
+        if e.site == site and e.step is not None:
             out[e.key] = out.get(e.key, 0) + 1
     return out
 
