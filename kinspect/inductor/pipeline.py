@@ -102,6 +102,11 @@ class LivePipeline:
 
     # ------------------------------------------------------------ lifecycle
 
+    @property
+    def examples(self) -> dict[str, int]:
+        """The model's example sizes as compiled (distinct, so Dynamo keeps their symbols apart)."""
+        return dict(self._examples) if self._examples else distinct_examples(self.mf.examples)
+
     def _say(self, text: str) -> None:
         if self.options.progress is not None:
             self.options.progress(text)
