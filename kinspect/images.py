@@ -1,0 +1,100 @@
+"""Decision maps as image files (PNG, SVG), drawn with matplotlib.
+
+For pull requests and bug reports people would rather look at a picture than a terminal
+screenshot. The maps are the core's `DecisionMap` / `Heatmap` objects, the same the
+inspector's Map tab draws, so the picture and the terminal agree. matplotlib is an
+optional extra (`pip install 'kinspect[plot]'`); without it this module says so in one
+line instead of failing on import.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from kinspect.core.decision_map import DecisionMap, Heatmap, decision_map
+from kinspect.core.errors import KinspectError
+from kinspect.core.session import Session
+from kinspect.core.timings import timings_by_key
+
+FORMATS = (".png", ".svg")
+
+
+def _pyplot():  # type: ignore[no-untyped-def]
+    try:
+        import matplotlib
+    except ImportError:
+        raise KinspectError("drawing images needs matplotlib: pip install 'kinspect[plot]'") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def maps(session: Session) -> list[DecisionMap | Heatmap]:
+    timings = timings_by_key(session.measurements)
+    return [m for s in session.sites if (m := decision_map(session, s, timings)) is not None]
+
+
+def draw(session: Session, out: str | Path, site: str | None = None) -> int:
+    """Write every site's map (or one site's) into one figure; returns how many maps."""
+    out = Path(out)
+    if out.suffix.lower() not in FORMATS:
+        raise KinspectError(f"{out.name}: an image file ends in {' or '.join(FORMATS)}")
+    found = [m for m in maps(session) if site is None or m.site == site]
+    if site is not None and not any(s.name == site for s in session.sites):
+        session.site(site)  # raises the one-line "no site named" error
+    if not found:
+        raise KinspectError("no map to draw: measure at two or more sizes first (kinspect sweep model.py --range ...)")
+    plt = _pyplot()
+    fig, axes = plt.subplots(len(found), 1, figsize=(9, 3.6 * len(found)), squeeze=False)
+    for ax, m in zip(axes[:, 0], found):
+        if isinstance(m, Heatmap):
+            _heatmap(fig, ax, m)
+        else:
+            _curves(ax, m)
+    fig.tight_layout()
+    try:
+        fig.savefig(out)
+    except OSError as e:
+        raise KinspectError(f"{out}: cannot write ({e.strerror or e})") from None
+    finally:
+        plt.close(fig)
+    return len(found)
+
+
+def _curves(ax, m: DecisionMap) -> None:  # type: ignore[no-untyped-def]
+    for v, label in zip(m.variants, m.labels):
+        pts = [(p.x, p.times[v]) for p in m.points if v in p.times]
+        ax.plot([x for x, _ in pts], [t for _, t in pts], marker=".", linewidth=1.2, label=label)
+    for slower, color, label in ((False, "tab:green", "Inductor's pick (fastest within noise)"),
+                                 (True, "tab:red", "Inductor's pick (slower beyond noise)")):
+        pts = [(p.x, p.times[p.point.picked]) for p in m.points
+               if p.point.slower == slower and p.point.picked in p.times]
+        if pts:
+            ax.scatter([x for x, _ in pts], [t for _, t in pts], s=36, color=color, zorder=3, label=label)
+    for i, b in enumerate(m.boundaries):
+        ax.axvline(math.sqrt(b.last * b.first), color="tab:red", linestyle="--", linewidth=0.8,
+                   label="pick changes" if i == 0 else None)
+    for i, c in enumerate(m.crossovers):
+        ax.axvline(math.sqrt(c.last * c.first), color="tab:green", linestyle=":", linewidth=0.8,
+                   label="fastest changes" if i == 0 else None)
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(lambda v, _pos: f"{v:g}")
+    ax.set_xlabel(f"{m.symbol}" + (" (" + " ".join(f"{k}={v}" for k, v in m.fixed.items()) + ")" if m.fixed else ""))
+    ax.set_ylabel("kernel µs")
+    worst = max(m.points, key=lambda p: p.point.regret)
+    ax.set_title(f"{m.site}: worst pick ×{worst.point.regret:.2f} at {m.symbol}={worst.x} (one compile)")
+    ax.legend(fontsize="small")
+    ax.grid(True, which="both", alpha=0.3)
+
+
+def _heatmap(fig, ax, m: Heatmap) -> None:  # type: ignore[no-untyped-def]
+    data = [[math.nan if r is None else r for r in row] for row in m.regret]
+    im = ax.imshow(data, origin="lower", aspect="auto", cmap="Reds", vmin=1.0)
+    ax.set_xticks(range(len(m.xs)), [str(x) for x in m.xs], rotation=45)
+    ax.set_yticks(range(len(m.ys)), [str(y) for y in m.ys])
+    ax.set_xlabel(m.x_symbol)
+    ax.set_ylabel(m.y_symbol)
+    ax.set_title(f"{m.site}: regret (pick / fastest), one compile")
+    fig.colorbar(im, ax=ax)
