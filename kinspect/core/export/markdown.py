@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from urllib.parse import quote as _url_quote
 
 _BREAKS = re.compile(r"[\r\n\t\x0b\x0c\x85\u2028\u2029]+")
 _PROSE_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&])")
@@ -46,3 +47,9 @@ def table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
     out = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
     out += ["| " + " | ".join(row) + " |" for row in rows]
     return out
+
+
+def quote(target: str) -> str:
+    """A link target (an image beside the report) percent-encoded, so spaces or brackets
+    in a file name cannot end the link or start markup."""
+    return _url_quote(target)

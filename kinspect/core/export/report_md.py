@@ -11,28 +11,83 @@ distinct keys, not 100,000 rows.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kinspect.core.export.markdown import code, prose, table
+from kinspect.core.export.markdown import code, prose, quote, table
 from kinspect.core.session import DispatchEvent, Session, Site
+from kinspect.core.quality import model_quality
 from kinspect.core.shapes import Key, format_key
+from kinspect.core.whatif import current, what_ifs
 
-SECTIONS = ("Environment", "Symbols", "Sites", "Findings", "Decisions", "Measurements", "Baselines")
+SECTIONS = ("Environment", "Symbols", "Sites", "Findings", "Quality", "Decisions", "Measurements", "Baselines")
 
 
-def render(session: Session) -> str:
+def render(session: Session, images: Sequence[str] = ()) -> str:
+    """The report; `images` are files written beside it (decision maps), linked under Quality."""
     title = session.model.name or session.model.path or "session"
     lines = [f"# kinspect report: {prose(title)}", ""]
     if session.truncated:
         lines += [f"> **Truncated recording:** {prose(session.truncated)}", ""]
-    for name, part in zip(SECTIONS, (_environment, _symbols, _sites, _findings, _decisions, _measurements,
-                                         _baselines)):
+    for name, part in zip(SECTIONS, (_environment, _symbols, _sites, _findings, _quality, _decisions,
+                                         _measurements, _baselines)):
         lines += [f"## {name}", ""]
         lines += part(session) or ["None recorded."]
         lines.append("")
+        if name == "Quality" and images:
+            lines += [f"![decision map]({quote(image)})" for image in images] + [""]
     return "\n".join(lines)
+
+
+def _share(x: float | None) -> str:
+    return "" if x is None else f"{100 * x:.0f}%"
+
+
+def _times(x: float | None) -> str:
+    return "" if x is None else f"×{x:.2f}"
+
+
+def _quality(s: Session) -> list[str]:
+    q = model_quality(s)
+    if not q.shapes:
+        return []
+    rows = []
+    for sq in q.sites:
+        if not sq.points:
+            continue
+        worst = sq.worst
+        assert worst is not None
+        rows.append((code(sq.site), str(sq.shapes), _share(sq.fastest_picked), _times(sq.geomean_regret),
+                     f"{_times(worst.regret)} at {code(_sizes(worst.sizes, worst.key))}",
+                     _share(sq.workload_lost), prose(sq.workload_source) if sq.workload_calls else ""))
+    site, worst = q.worst  # type: ignore[misc]
+    rows.append(("**whole model**", str(q.shapes), _share(q.fastest_picked), _times(q.geomean_regret),
+                 f"{_times(worst.regret)} at {code(site)} {code(_sizes(worst.sizes, worst.key))}",
+                 _share(q.workload_lost), ""))
+    lines = [
+        "At every measured shape, Inductor's pick against the fastest variant by the same rule as "
+        "everywhere in kinspect (CUDA-event timings preferred; slower only beyond noise: the pick's p20 "
+        "above the fastest's p80 and at least ×1.05). Lost = GPU time lost over the workload, as a share "
+        "of the fastest possible. All from one compile: autotuning differs between compiles.",
+        "",
+        *table(("site", "shapes", "fastest picked", "geomean regret", "worst", "workload lost", "weighed by"), rows),
+    ]
+    results = what_ifs(s)
+    if results:
+        now = current(results, s.model.hints or sorted({v.hint for x in s.sites for v in x.variants if v.hint}))
+        shown = results[:5] + ([now] if now is not None and now not in results[:5] else [])
+        lines += ["", "What-if, on the same measurements (no recompile; compiling with fewer hints can emit "
+                  "other kernels, so verify by recompiling):", ""]
+        lines += table(("heuristic", "hints", "geomean regret", "worst", "workload lost", ""),
+                       ((code(w.heuristic), code(", ".join(map(str, w.hints))), _times(w.geomean_regret),
+                         _times(w.worst_regret), _share(w.workload_lost),
+                         "best" if w is results[0] else ("current" if w is now else "")) for w in shown))
+    return lines
+
+
+def _sizes(sizes: Mapping[str, int], key: Key) -> str:
+    return " ".join(f"{k}={v}" for k, v in sizes.items()) if sizes else format_key(key)
 
 
 def _value(v: Any) -> str:
