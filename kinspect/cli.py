@@ -15,7 +15,7 @@ from typing import NoReturn
 
 from kinspect.core.errors import KinspectError
 
-COMMANDS = ("open", "explain", "record", "export")
+COMMANDS = ("open", "explain", "record", "export", "sweep", "plot")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -69,6 +69,25 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--allow-caches", action="store_true",
                    help="keep Inductor's caches on: faster, but a cache hit skips the compile-time facts (autotune tables, symbolic sizes)")
 
+    w = sub.add_parser(
+        "sweep", help="GPU: time every variant of every site across a range of sizes; save the map",
+        description="Compile model.py with hints, run its workload, then time every variant of every site at "
+                    "log-spaced sizes over each --range, both sides of every decision boundary, and the "
+                    "workload's sizes. With two ranges the sizes form a grid. A size not swept stays at its "
+                    "example value; where a key's dim is a product (B*S rows), sweeping B moves that product "
+                    "with S at its example. Ctrl-C stops and keeps what was measured.")
+    w.add_argument("model")
+    w.add_argument("--range", dest="ranges", action="append", required=True, metavar="NAME=LO..HI",
+                   help="a size and its range, e.g. B=1..16384 (repeat for a second size: a grid)")
+    w.add_argument("--points", type=int, default=48, help="grid points in all (default 48; a 2-D grid takes about its square root per size)")
+    w.add_argument("-o", "--output", metavar="FILE", help="session file (default: MODEL.session.json beside it)")
+    w.add_argument("--hints", help="multi_kernel_hints, comma-separated (default: the model's, else 64,256,4096)")
+
+    pl = sub.add_parser("plot", help="draw each site's decision map as an image (.png or .svg; needs matplotlib)")
+    pl.add_argument("session")
+    pl.add_argument("-o", "--output", required=True, metavar="FILE", help="image file: .png or .svg")
+    pl.add_argument("--site", help="only this site")
+
     i = sub.add_parser("inspect", help="the default: kinspect PATH opens model.py live (CUDA) or its recording, or a session")
     i.add_argument("path")
     for command in sub.choices.values():  # `--debug` after the subcommand works too
@@ -113,6 +132,14 @@ def _dispatch(args: argparse.Namespace) -> int:
 
         return record.run(args.model, args.output, args.hints, args.shapes, args.train,
                           args.allow_caches, args.measure, args.l2_flush, args.baselines)
+    if args.command == "sweep":
+        from kinspect.commands import sweep
+
+        return sweep.run(args.model, args.ranges, args.points, args.output, args.hints)
+    if args.command == "plot":
+        from kinspect.commands import plot
+
+        return plot.run(args.session, args.output, args.site)
     if args.command == "open":
         from kinspect.commands import inspect
 

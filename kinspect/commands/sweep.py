@@ -1,0 +1,48 @@
+"""`kinspect sweep model.py --range B=1..16384`: every variant of every site timed across
+the shape space on the GPU, saved with the session, summed up as dispatch quality."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from rich.console import Console
+
+from kinspect.commands.quality_view import quality_table, what_if_table
+from kinspect.core.quality import model_quality
+from kinspect.core.sweep_plan import describe, parse_ranges
+from kinspect.core.whatif import what_ifs
+
+
+def run(model: str, ranges: list[str], points: int, out: str | None, hints: str | None) -> int:
+    from kinspect.commands.record import parse_hints, progress
+    from kinspect.inductor.modelfile import load_model_file
+    from kinspect.inductor.pipeline import LivePipeline, Options, require_cuda
+    from kinspect.inductor.sweep import run_sweep
+
+    say = progress
+    spans = parse_ranges(ranges)
+    mf = load_model_file(model)
+    require_cuda()
+    target = Path(out) if out else mf.path.with_suffix(".session.json")
+    options = Options(hints=parse_hints(hints) if hints else None, log_path=target.with_suffix(".jsonl"),
+                      progress=say)
+    cancel = threading.Event()
+    with LivePipeline(mf, options) as live:
+        live.compile()
+        live.run_workload()
+        try:
+            sweep = run_sweep(live, spans, points, say, cancel)
+        finally:
+            live.save(target)
+        session = live.session
+    kept = len(sweep.points)
+    say(f"saved {target}: {describe(spans, kept)}" + (f"; {len(sweep.skipped)} skipped" if sweep.skipped else ""))
+    for sizes, why in sweep.skipped[:10]:
+        say(f"  skipped {' '.join(f'{k}={v}' for k, v in sizes.items())}: {why}")
+    console = Console(highlight=False)
+    console.print(quality_table(model_quality(session)))
+    results = what_ifs(session)
+    if results:
+        console.print(what_if_table(results, session))
+    return 130 if any(why == "interrupted" for _, why in sweep.skipped) else 0
