@@ -23,7 +23,7 @@ from textual import events
 
 from kinspect.core.synthetic import synthetic_session
 from kinspect.tui.app import InspectorApp
-from kinspect.tui.source import RecordedSource
+from kinspect.core.source import RecordedSource
 from kinspect.tui.widgets.variants_table import VariantsTable
 
 

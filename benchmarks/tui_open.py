@@ -30,7 +30,7 @@ import asyncio, sys, time
 t0 = time.perf_counter()
 from kinspect.core.sessionio import load
 from kinspect.tui.app import InspectorApp
-from kinspect.tui.source import RecordedSource
+from kinspect.core.source import RecordedSource
 from kinspect.tui.widgets.variants_table import VariantsTable
 async def main():
     app = InspectorApp(RecordedSource(load(sys.argv[1]), sys.argv[1]))
@@ -45,7 +45,7 @@ asyncio.run(main())
 
 async def first_screen(path: Path) -> tuple[float, float]:
     from kinspect.tui.app import InspectorApp
-    from kinspect.tui.source import RecordedSource
+    from kinspect.core.source import RecordedSource
     from kinspect.tui.widgets.variants_table import VariantsTable
 
     t0 = time.perf_counter()

@@ -52,7 +52,7 @@ from kinspect.tui.messages import (
 )
 from kinspect.tui.observed import EventIndex
 from kinspect.tui.present import SYMBOLIC_LEGEND, decision_summary, identical_to, literal, runtime_env
-from kinspect.tui.source import BaselineSource, SessionSource, SteppableSource
+from kinspect.core.source import BaselineSource, SessionSource, SteppableSource
 from kinspect.tui.widgets.banner import Banner
 from kinspect.tui.widgets.debug_panel import BreakpointList, ConditionEntry, ConditionInput, EventPanel
 from kinspect.tui.widgets.decision_summary import DecisionSummary

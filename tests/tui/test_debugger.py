@@ -10,7 +10,7 @@ from tui_helpers import footer_dimmed, screen_segments, screen_text, session_wit
 from kinspect.core.sessionio import load
 from kinspect.core.shapes import format_key
 from kinspect.tui.app import InspectorApp
-from kinspect.tui.source import RecordedSource
+from kinspect.core.source import RecordedSource
 from kinspect.tui.widgets.timeline_view import TimelineView
 
 EVENTS = 60

@@ -9,7 +9,7 @@ from __future__ import annotations
 from tui_helpers import session_with_finding
 
 from kinspect.tui.app import InspectorApp
-from kinspect.tui.source import RecordedSource
+from kinspect.core.source import RecordedSource
 
 
 def app(events: int = 0) -> InspectorApp:

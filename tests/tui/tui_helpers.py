@@ -14,7 +14,7 @@ from kinspect.core.session import Finding, Measurement, Session, Site
 from kinspect.core.shapes import Key
 from kinspect.core.synthetic import synthetic_session
 from kinspect.tui.app import InspectorApp
-from kinspect.tui.source import ProgressCallback
+from kinspect.core.source import ProgressCallback
 
 
 def _render(app: InspectorApp) -> Console:
