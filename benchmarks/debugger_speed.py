@@ -30,10 +30,10 @@ from textual import events
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "tui"))
 
+from kinspect.core.source import RecordedSource  # noqa: E402
 from kinspect.core.synthetic import synthetic_session  # noqa: E402
 from kinspect.tui.app import InspectorApp  # noqa: E402
 from kinspect.tui.debugger import PAUSED  # noqa: E402
-from kinspect.core.source import RecordedSource  # noqa: E402
 
 HOLD_S = 2.0
 

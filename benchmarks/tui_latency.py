@@ -21,9 +21,9 @@ import time
 
 from textual import events
 
+from kinspect.core.source import RecordedSource
 from kinspect.core.synthetic import synthetic_session
 from kinspect.tui.app import InspectorApp
-from kinspect.core.source import RecordedSource
 from kinspect.tui.widgets.variants_table import VariantsTable
 
 

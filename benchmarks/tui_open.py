@@ -22,15 +22,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from kinspect.core.sessionio import load, save
+from kinspect.core.sessionfile.files import load, save
 from kinspect.core.synthetic import synthetic_session
 
 _COLD = """
 import asyncio, sys, time
 t0 = time.perf_counter()
-from kinspect.core.sessionio import load
-from kinspect.tui.app import InspectorApp
+from kinspect.core.sessionfile.files import load
 from kinspect.core.source import RecordedSource
+from kinspect.tui.app import InspectorApp
 from kinspect.tui.widgets.variants_table import VariantsTable
 async def main():
     app = InspectorApp(RecordedSource(load(sys.argv[1]), sys.argv[1]))
@@ -44,8 +44,8 @@ asyncio.run(main())
 
 
 async def first_screen(path: Path) -> tuple[float, float]:
-    from kinspect.tui.app import InspectorApp
     from kinspect.core.source import RecordedSource
+    from kinspect.tui.app import InspectorApp
     from kinspect.tui.widgets.variants_table import VariantsTable
 
     t0 = time.perf_counter()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kinspect.core.session import Session
-from kinspect.core.sessionio import save
+from kinspect.core.sessionfile.files import save
 from kinspect.core.synthetic import synthetic_session
 
 REPO = Path(__file__).resolve().parent.parent

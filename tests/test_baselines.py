@@ -11,7 +11,9 @@ import pytest
 
 from kinspect.core.errors import SessionError
 from kinspect.core.session import Baseline
-from kinspect.core.sessionio import load, save, session_from_json, session_to_json
+from kinspect.core.sessionfile.files import load, save
+from kinspect.core.sessionfile.read import session_from_json
+from kinspect.core.sessionfile.write import session_to_json
 from kinspect.core.synthetic import synthetic_session
 from kinspect.inductor.baseline import _clean, run_baseline
 

@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 
 from kinspect.core.eventlog import EventLog
-from kinspect.core.sessionio import load, save
+from kinspect.core.sessionfile.files import load, save
 from kinspect.core.synthetic import synthetic_session
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from kinspect.core.decision import decide
 from kinspect.core.session import Session
-from kinspect.core.sessionio import save
+from kinspect.core.sessionfile.files import save
 from kinspect.core.synthetic import synthetic_session
 
 ADDMM_1000 = [[4096], [1000, 1024], [4096, 1024], [1000, 4096]]

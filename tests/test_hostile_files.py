@@ -10,7 +10,8 @@ import pytest
 
 from kinspect.core.errors import SessionError
 from kinspect.core.session import SymbolInfo
-from kinspect.core.sessionio import load, save, session_to_json
+from kinspect.core.sessionfile.files import load, save
+from kinspect.core.sessionfile.write import session_to_json
 from kinspect.core.synthetic import synthetic_session
 
 MARKUP = [

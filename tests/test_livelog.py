@@ -3,7 +3,7 @@
 
 The dispatches come from Inductor's own SizeHintMultiKernelCall with stand-in kernels on
 meta tensors (as in test_recorder.py), so the log is written by the same code path as
-on a GPU; what a user gets back is checked through `sessionio.load`, the way the
+on a GPU; what a user gets back is checked through `load`, the way the
 inspector opens a recording.
 """
 
@@ -21,9 +21,9 @@ import pytest
 from standins import StandIn
 
 from kinspect.core.decision import decide
-from kinspect.core.livelog import LiveLog
 from kinspect.core.session import Finding, Measurement
-from kinspect.core.sessionio import load
+from kinspect.core.sessionfile.files import load
+from kinspect.core.sessionfile.log import LiveLog
 from kinspect.core.synthetic import synthetic_session
 from kinspect.inductor.recorder import Recorder
 
@@ -177,7 +177,7 @@ def test_a_record_larger_than_a_whole_chunk_is_written_whole(tmp_path):
 CHILD = r"""
 import os, signal, sys
 import torch
-from kinspect.core.livelog import LiveLog
+from kinspect.core.sessionfile.log import LiveLog
 from kinspect.core.synthetic import synthetic_session
 from kinspect.inductor.recorder import Recorder
 from torch._inductor.codegen.multi_kernel import SizeHintMultiKernelCall

@@ -13,7 +13,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from kinspect.core.sessionio import load
+from kinspect.core.sessionfile.files import load
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from kinspect.commands.stderr_log import driver_drawing_to, log_path_for, stderr_to_log
 from kinspect.core.errors import KinspectError
-from kinspect.core.sessionio import load
+from kinspect.core.sessionfile.files import load
 from kinspect.core.source import RecordedSource, SessionSource
 
 RECORDING_SUFFIX = ".session.json"

@@ -3,7 +3,7 @@
 A session is what `kinspect record` writes and what the inspector, `explain` and the
 exports read, with or without a GPU. It holds compile-time facts (symbols, sites and
 their variants), run-time facts (dispatch events, measurements) and kinspect's findings.
-Reading and writing live in `kinspect.core.sessionio`; this module only models.
+Reading and writing live in `kinspect.core.sessionfile`; this module only models.
 """
 
 from __future__ import annotations
@@ -193,6 +193,10 @@ class Measurement:
 
 
 PRIMARY_METHOD = "cuda_events"
+
+BASELINE_KINDS = ("eager", "static", "exact_hint", "hinted")
+"""What a baseline can be: the file reader refuses any other kind, the live pipeline runs these."""
+
 
 @dataclass(frozen=True)
 class Baseline:

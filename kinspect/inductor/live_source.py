@@ -19,10 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from kinspect.core.errors import KinspectError
-from kinspect.core.session import Baseline, Measurement, Session, Site
+from kinspect.core.session import BASELINE_KINDS, Baseline, Measurement, Session, Site
 from kinspect.core.shapes import Key, format_key
 from kinspect.core.source import EventGate, ProgressCallback
-from kinspect.inductor.baseline import KINDS
 from kinspect.inductor.modelfile import load_model_file
 from kinspect.inductor.pipeline import DEFAULT_HINTS, LivePipeline, Options, StepResult
 
@@ -81,7 +80,7 @@ class LiveSource:
     def baselines(self, site: Site, key: Key, progress: Callable[[str], None],
                   cancel: threading.Event) -> list[Baseline]:
         """The whole model at the sizes that give `key`: eager, static, exact hint, hinted."""
-        return self._ready().baselines(self.sizes_for(site, key), KINDS, progress=progress,
+        return self._ready().baselines(self.sizes_for(site, key), BASELINE_KINDS, progress=progress,
                                        cancel=cancel, store=False)
 
     # ------------------------------------------------------------ running

@@ -23,7 +23,6 @@ from typing import Any
 
 from kinspect.core.errors import KinspectError
 from kinspect.core.findings import derive_findings
-from kinspect.core.livelog import LiveLog
 from kinspect.core.session import (
     AutotuneRow,
     Baseline,
@@ -36,6 +35,7 @@ from kinspect.core.session import (
     SymbolInfo,
     Variant,
 )
+from kinspect.core.sessionfile.log import LiveLog
 from kinspect.core.roofline import gemm_flops, min_bytes
 from kinspect.core.shapes import Key, format_key
 from kinspect.core.symbolic import SizeExpr, TensorSpec
@@ -512,7 +512,7 @@ class LivePipeline:
         return out
 
     def save(self, path: str | Path) -> None:
-        from kinspect.core.sessionio import save
+        from kinspect.core.sessionfile.files import save
 
         self._refresh()
         save(self.session, path)

@@ -35,6 +35,7 @@ from kinspect.core.explain import SiteExplanation, explain_site
 from kinspect.core.heuristics import HEURISTICS
 from kinspect.core.session import Site
 from kinspect.core.shapes import FullKey, Key, ParsedShape, SymbolShape, format_key, parse_shape
+from kinspect.core.source import BaselineSource, SessionSource, SteppableSource
 from kinspect.core.stepping import PauseGate
 from kinspect.tui.commands import InspectorCommands
 from kinspect.tui.debug_text import debugger_text
@@ -52,7 +53,6 @@ from kinspect.tui.messages import (
 )
 from kinspect.tui.observed import EventIndex
 from kinspect.tui.present import SYMBOLIC_LEGEND, decision_summary, identical_to, literal, runtime_env
-from kinspect.core.source import BaselineSource, SessionSource, SteppableSource
 from kinspect.tui.widgets.banner import Banner
 from kinspect.tui.widgets.debug_panel import BreakpointList, ConditionEntry, ConditionInput, EventPanel
 from kinspect.tui.widgets.decision_summary import DecisionSummary

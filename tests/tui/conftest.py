@@ -13,8 +13,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the shar
 
 from tui_helpers import session_with_finding  # noqa: E402
 
-from kinspect.tui.app import InspectorApp
 from kinspect.core.source import RecordedSource
+from kinspect.tui.app import InspectorApp
 
 
 @pytest.hookimpl(tryfirst=True)

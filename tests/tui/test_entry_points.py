@@ -9,7 +9,8 @@ import pytest
 
 from kinspect import cli
 from kinspect.commands import inspect
-from kinspect.core.sessionio import log_header, save
+from kinspect.core.sessionfile.files import save
+from kinspect.core.sessionfile.log import log_header
 from kinspect.core.synthetic import synthetic_session
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "models"

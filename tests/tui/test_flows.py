@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 from kinspect.core.session import Measurement
-from kinspect.tui.app import InspectorApp
 from kinspect.core.source import RecordedSource
+from kinspect.tui.app import InspectorApp
 from kinspect.tui.widgets.diff_view import DiffView
 from kinspect.tui.widgets.shape_entry import ShapeInput
 from kinspect.tui.widgets.variants_table import VariantsTable

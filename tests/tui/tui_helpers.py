@@ -12,9 +12,9 @@ from rich.segment import Segment
 
 from kinspect.core.session import Finding, Measurement, Session, Site
 from kinspect.core.shapes import Key
+from kinspect.core.source import ProgressCallback
 from kinspect.core.synthetic import synthetic_session
 from kinspect.tui.app import InspectorApp
-from kinspect.core.source import ProgressCallback
 
 
 def _render(app: InspectorApp) -> Console:
