@@ -54,12 +54,16 @@ from kinspect.tui.messages import (
 from kinspect.tui.observed import EventIndex
 from kinspect.tui.present import SYMBOLIC_LEGEND, decision_summary, identical_to, literal, runtime_env
 from kinspect.tui.widgets.banner import Banner
-from kinspect.tui.widgets.debug_panel import BreakpointList, ConditionEntry, ConditionInput, EventPanel
+from kinspect.tui.widgets.breakpoint_list import BreakpointList
+from kinspect.tui.widgets.condition_entry import ConditionEntry
+from kinspect.tui.widgets.condition_input import ConditionInput
 from kinspect.tui.widgets.decision_summary import DecisionSummary
 from kinspect.tui.widgets.diff_view import DiffView
+from kinspect.tui.widgets.event_panel import EventPanel
 from kinspect.tui.widgets.findings_list import FindingsList
 from kinspect.tui.widgets.measure_bar import MeasureBar
-from kinspect.tui.widgets.shape_entry import ShapeEntry, ShapeInput
+from kinspect.tui.widgets.shape_entry import ShapeEntry
+from kinspect.tui.widgets.shape_input import ShapeInput
 from kinspect.tui.widgets.site_list import SiteList
 from kinspect.tui.widgets.source_view import SourceView
 from kinspect.tui.widgets.symbolic_table import SymbolicTable
