@@ -28,12 +28,13 @@ from pathlib import Path
 from bigsession import big_session
 from textual import events
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "tui"))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "tui")]  # tests.synthetic, fake_live, standins
 
 from kinspect.core.source import RecordedSource  # noqa: E402
-from kinspect.core.synthetic import synthetic_session  # noqa: E402
 from kinspect.tui.app import InspectorApp  # noqa: E402
 from kinspect.tui.debugger import PAUSED  # noqa: E402
+from tests.synthetic import synthetic_session  # noqa: E402
 
 HOLD_S = 2.0
 

@@ -22,8 +22,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from kinspect.core.sessionfile.files import load, save
-from kinspect.core.synthetic import synthetic_session
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository, for tests.synthetic
+
+from kinspect.core.sessionfile.files import load, save  # noqa: E402
+from tests.synthetic import synthetic_session  # noqa: E402
 
 _COLD = """
 import asyncio, sys, time

@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 from standins import StandIn
+from synthetic import synthetic_session
 
 from kinspect.core.decision import decide
 from kinspect.core.session import Finding, Measurement
 from kinspect.core.sessionfile.files import load
 from kinspect.core.sessionfile.log import LiveLog
-from kinspect.core.synthetic import synthetic_session
 from kinspect.inductor.recorder import Recorder
 
 torch = pytest.importorskip("torch")
@@ -178,8 +178,8 @@ CHILD = r"""
 import os, signal, sys
 import torch
 from kinspect.core.sessionfile.log import LiveLog
-from kinspect.core.synthetic import synthetic_session
 from kinspect.inductor.recorder import Recorder
+from synthetic import synthetic_session
 from torch._inductor.codegen.multi_kernel import SizeHintMultiKernelCall
 
 class StandIn:
@@ -220,7 +220,7 @@ def start_child(tmp_path: Path, count: int, big: bool) -> tuple[subprocess.Popen
     script = tmp_path / "child.py"
     script.write_text(CHILD)
     path = tmp_path / "killed.session.jsonl"
-    env = {**os.environ, "TORCHINDUCTOR_DISABLE_MULTI_KERNEL_CACHE": "1", "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "TORCHINDUCTOR_DISABLE_MULTI_KERNEL_CACHE": "1", "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")])}
     proc = subprocess.Popen([sys.executable, str(script), str(path), str(count), "big" if big else "small"],
                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     return proc, path

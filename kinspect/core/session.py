@@ -291,9 +291,6 @@ class Session:
                 return s.alias or s.name
         return symbol
 
-    def events_of(self, site: str) -> list[DispatchEvent]:
-        return [e for e in self.events if e.site == site]
-
     def baselines_at(self, sizes: Mapping[str, int]) -> list[Baseline]:
         """The latest baseline of each kind taken where the model's sizes include `sizes`
         (by the model's size names or the symbols they alias): baselines are whole-model

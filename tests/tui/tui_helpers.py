@@ -9,11 +9,11 @@ import time
 
 from rich.console import Console
 from rich.segment import Segment
+from synthetic import synthetic_session
 
 from kinspect.core.session import Finding, Measurement, Session, Site
 from kinspect.core.shapes import Key
 from kinspect.core.source import ProgressCallback
-from kinspect.core.synthetic import synthetic_session
 from kinspect.tui.app import InspectorApp
 
 
