@@ -5,10 +5,10 @@ a shape typed, a variant selected); the app asks `kinspect.core` what follows an
 each widget what it shows. Compiling, measuring and the debugger's run of a live model
 happen in thread workers that only post messages.
 
-The app is a controller for three features: deciding sites (here), measuring and timing
-baselines (here, in thread workers), and the debugger, whose tabs, keys and live run
-`DebuggerView` drives; the debugger's keys are bound here, act in the Debugger and
-Timeline tabs, where the footer shows them, and each hands over to the view in one line.
+The app controls three features: it decides sites and runs measurements and baselines
+itself, and hands the debugger (its tabs, keys and live run) to `DebuggerView`. The
+debugger's keys stay bound here, so the footer shows them in the Debugger and Timeline
+tabs with the app's own; each of their actions hands over in one line.
 """
 
 from __future__ import annotations
