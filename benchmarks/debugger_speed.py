@@ -28,12 +28,13 @@ from pathlib import Path
 from bigsession import big_session
 from textual import events
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "tui"))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "tui")]  # tests.synthetic, fake_live, standins
 
-from kinspect.core.synthetic import synthetic_session  # noqa: E402
+from kinspect.core.source import RecordedSource  # noqa: E402
 from kinspect.tui.app import InspectorApp  # noqa: E402
 from kinspect.tui.debugger import PAUSED  # noqa: E402
-from kinspect.tui.source import RecordedSource  # noqa: E402
+from tests.synthetic import synthetic_session  # noqa: E402
 
 HOLD_S = 2.0
 
@@ -61,7 +62,7 @@ async def replay(n_events: int, keys: int) -> dict[str, list[float]]:
         frames: list[float] = []
         shown: list[float] = []
         display = app._display
-        show = app._show_debugger
+        show = app.debug_view.show
 
         def timed_display(screen, renderable):  # type: ignore[no-untyped-def]
             frames.append(time.perf_counter())
@@ -72,7 +73,7 @@ async def replay(n_events: int, keys: int) -> dict[str, list[float]]:
             shown.append(time.perf_counter())
 
         app._display = timed_display  # type: ignore[method-assign]
-        app._show_debugger = timed_show  # type: ignore[method-assign]
+        app.debug_view.show = timed_show  # type: ignore[method-assign]
         await pilot.press("6", "g", *str(n_events // 2), "enter")
         await pilot.pause(0.2)
 
@@ -157,14 +158,14 @@ async def live() -> tuple[list[float], float, float]:
         while app.debugger.state != PAUSED:
             await pilot.pause(0.001)
         shown: list[tuple[float, int]] = []
-        show = app._show_debugger
+        show = app.debug_view.show
 
         def timed_show() -> None:
             show()
             if app.debugger.state == PAUSED:
                 shown.append((time.perf_counter(), app.debugger.paused.seq))
 
-        app._show_debugger = timed_show  # type: ignore[method-assign]
+        app.debug_view.show = timed_show  # type: ignore[method-assign]
         for _ in range(100):
             seq = app.debugger.paused.seq
             key_at.clear()

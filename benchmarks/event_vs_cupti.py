@@ -31,16 +31,16 @@ def probe(launcher, variants, label: str) -> list[tuple]:
     import torch
     from torch.profiler import ProfilerActivity, profile
 
-    from kinspect.inductor.measure import _graph, _kernel_durations, _warm_up
+    from kinspect.inductor.measure import kernel_durations, launch_graph, warm_up
 
     rows = []
     for v in variants:
         name = str(launcher.kernels[v].inductor_meta.get("kernel_name", ""))
-        eager = statistics.median(_kernel_durations(lambda: launcher.launch(v), 20, name))
+        eager = statistics.median(kernel_durations(lambda: launcher.launch(v), 20, name))
         launcher.restore()
-        rough = max(_warm_up(launcher, v), 1.0)
+        rough = max(warm_up(launcher, v), 1.0)
         n = min(50, max(1, int(200 / rough)))
-        graph = _graph(launcher, v, n)
+        graph = launch_graph(launcher, v, n)
         if graph is None:
             rows.append((label, v, eager, None, None, None, None, None))
             continue
@@ -67,25 +67,25 @@ def _median_span(graph, reps: int) -> float:
     """Median CUDA-event span (us) of one replay, queued behind a sleep kernel so the CPU's launch never shows."""
     import torch
 
-    from kinspect.inductor.measure import _elapsed_us, _timed
+    from kinspect.inductor.measure import event_span, span_us
 
     spans = []
     for _ in range(reps):
         torch.cuda._sleep(2_000_000)
-        timed = _timed(graph.replay)
+        timed = event_span(graph.replay)
         torch.cuda.synchronize()
-        spans.append(_elapsed_us(timed))
+        spans.append(span_us(timed))
     return statistics.median(spans)
 
 
 def _fit(launcher, v: int, rough: float) -> tuple[float, float]:
     """Least-squares line through (n, median span of a graph of n launches)."""
-    from kinspect.inductor.measure import _graph
+    from kinspect.inductor.measure import launch_graph
 
     points = []
     n = 1
     while n == 1 or n * rough <= 2000:
-        g = _graph(launcher, v, n)
+        g = launch_graph(launcher, v, n)
         points.append((n, _median_span(g, 7)))
         del g
         n *= 2

@@ -14,15 +14,19 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
+import sys
 import time
+from pathlib import Path
 
-from kinspect.core.findings import slow_picks
-from kinspect.core.quality import model_quality
-from kinspect.core.session import Measurement
-from kinspect.core.shapes import SymbolShape
-from kinspect.core.synthetic import synthetic_session
-from kinspect.core.timings import timings_by_key
-from kinspect.core.whatif import what_ifs
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository, for tests.synthetic
+
+from kinspect.core.findings import slow_picks  # noqa: E402
+from kinspect.core.quality import model_quality  # noqa: E402
+from kinspect.core.session import Measurement  # noqa: E402
+from kinspect.core.shapes import SymbolShape  # noqa: E402
+from kinspect.core.timings import timings_by_key  # noqa: E402
+from kinspect.core.whatif import what_ifs  # noqa: E402
+from tests.synthetic import synthetic_session  # noqa: E402
 
 
 def build(sites: int, variants: int, keys: int, events: int):

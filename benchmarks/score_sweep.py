@@ -30,7 +30,7 @@ import numpy as np  # noqa: E402
 from timing import best_of  # noqa: E402
 
 from kinspect.core.batch import layout_of, score_array, score_keys  # noqa: E402
-from kinspect.core.synthetic import linear_site  # noqa: E402
+from tests.synthetic import linear_site  # noqa: E402
 
 TARGET = 50.0
 

@@ -17,14 +17,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
+import sys
 import time
+from pathlib import Path
 
 from textual import events
 
-from kinspect.core.synthetic import synthetic_session
-from kinspect.tui.app import InspectorApp
-from kinspect.tui.source import RecordedSource
-from kinspect.tui.widgets.variants_table import VariantsTable
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository, for tests.synthetic
+
+from kinspect.core.source import RecordedSource  # noqa: E402
+from kinspect.tui.app import InspectorApp  # noqa: E402
+from kinspect.tui.widgets.variants_table import VariantsTable  # noqa: E402
+from tests.synthetic import synthetic_session  # noqa: E402
 
 
 def pct(values: list[float], q: float) -> float:

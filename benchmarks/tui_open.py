@@ -22,15 +22,17 @@ import tempfile
 import time
 from pathlib import Path
 
-from kinspect.core.sessionio import load, save
-from kinspect.core.synthetic import synthetic_session
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository, for tests.synthetic
+
+from kinspect.core.sessionfile.files import load, save  # noqa: E402
+from tests.synthetic import synthetic_session  # noqa: E402
 
 _COLD = """
 import asyncio, sys, time
 t0 = time.perf_counter()
-from kinspect.core.sessionio import load
+from kinspect.core.sessionfile.files import load
+from kinspect.core.source import RecordedSource
 from kinspect.tui.app import InspectorApp
-from kinspect.tui.source import RecordedSource
 from kinspect.tui.widgets.variants_table import VariantsTable
 async def main():
     app = InspectorApp(RecordedSource(load(sys.argv[1]), sys.argv[1]))
@@ -44,8 +46,8 @@ asyncio.run(main())
 
 
 async def first_screen(path: Path) -> tuple[float, float]:
+    from kinspect.core.source import RecordedSource
     from kinspect.tui.app import InspectorApp
-    from kinspect.tui.source import RecordedSource
     from kinspect.tui.widgets.variants_table import VariantsTable
 
     t0 = time.perf_counter()

@@ -2,7 +2,7 @@
 version 1, before it was released) into the columnar layout that kinspect writes now.
 
 The old events become a key table and event columns as plain JSON, the result is read
-back through `sessionio` with every check, and written by `sessionio.save`, so the file
+back through `session_from_json` with every check, and written by `save`, so the file
 is exactly what kinspect writes. Files already in the columnar layout are re-saved
 unchanged in content. Nothing is done to a file that fails to load.
 
@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from kinspect.core.errors import KinspectError
-from kinspect.core.sessionio import EVENT_COLUMNS, save, session_from_json
+from kinspect.core.sessionfile.files import save
+from kinspect.core.sessionfile.read import EVENT_COLUMNS, session_from_json
 
 
 def columnar(doc: dict[str, Any]) -> dict[str, Any]:

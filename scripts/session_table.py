@@ -3,7 +3,7 @@
 import sys
 
 from kinspect.core.explain import explain_site
-from kinspect.core.sessionio import load
+from kinspect.core.sessionfile.files import load
 from kinspect.core.shapes import FullKey, format_key
 
 for path in sys.argv[1:]:

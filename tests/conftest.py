@@ -9,10 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from synthetic import synthetic_session
 
 from kinspect.core.session import Session
-from kinspect.core.sessionio import save
-from kinspect.core.synthetic import synthetic_session
+from kinspect.core.sessionfile.files import save
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -8,11 +8,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from synthetic import synthetic_session
 
 from kinspect.core.errors import SessionError
 from kinspect.core.session import Baseline
-from kinspect.core.sessionio import load, save, session_from_json, session_to_json
-from kinspect.core.synthetic import synthetic_session
+from kinspect.core.sessionfile.files import load, save
+from kinspect.core.sessionfile.read import session_from_json
+from kinspect.core.sessionfile.write import session_to_json
 from kinspect.inductor.baseline import _clean, run_baseline
 
 REPO = Path(__file__).resolve().parent.parent

@@ -9,7 +9,7 @@ import pytest
 from standins import StandIn
 
 from kinspect.core.boundaries import boundaries, crossovers, log_grid
-from kinspect.core.sessionio import load
+from kinspect.core.sessionfile.files import load
 from kinspect.core.shapes import SymbolShape
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"

@@ -9,12 +9,12 @@ import dataclasses
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from synthetic import synthetic_session
 
 from kinspect.core.breakpoints import Breakpoint, EventContext, parse_condition
 from kinspect.core.conditions import ConditionError
 from kinspect.core.errors import KinspectError
 from kinspect.core.session import DispatchEvent, Session
-from kinspect.core.synthetic import synthetic_session
 
 
 @pytest.fixture(scope="module")

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from synthetic import synthetic_session
 
 from kinspect.core.eventlog import EventLog
-from kinspect.core.sessionio import load, save
-from kinspect.core.synthetic import synthetic_session
+from kinspect.core.sessionfile.files import load, save
 
 
 @pytest.fixture(scope="module")

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from synthetic import synthetic_session
 
 from kinspect.core.decision import decide
 from kinspect.core.session import Session
-from kinspect.core.sessionio import save
-from kinspect.core.synthetic import synthetic_session
+from kinspect.core.sessionfile.files import save
 
 ADDMM_1000 = [[4096], [1000, 1024], [4096, 1024], [1000, 4096]]
 

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from synthetic import synthetic_session
 
 from kinspect.core.export import FORMATS, export, render
 from kinspect.core.export.markdown import code, prose
 from kinspect.core.export.report_md import SECTIONS
 from kinspect.core.session import Baseline, Finding, Session
-from kinspect.core.sessionio import load
+from kinspect.core.sessionfile.files import load
 from kinspect.core.shapes import format_key
-from kinspect.core.synthetic import synthetic_session
 
 SCHEMA = Path(__file__).resolve().parent.parent / "kinspect" / "core" / "session.schema.json"
 

@@ -21,7 +21,7 @@ from kinspect.core.session import (
     Site,
     Variant,
 )
-from kinspect.core.sessionio import load
+from kinspect.core.sessionfile.files import load
 from kinspect.core.symbolic import SizeExpr, TensorSpec
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"

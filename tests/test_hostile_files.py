@@ -7,11 +7,12 @@ import json
 from dataclasses import replace
 
 import pytest
+from synthetic import synthetic_session
 
 from kinspect.core.errors import SessionError
 from kinspect.core.session import SymbolInfo
-from kinspect.core.sessionio import load, save, session_to_json
-from kinspect.core.synthetic import synthetic_session
+from kinspect.core.sessionfile.files import load, save
+from kinspect.core.sessionfile.write import session_to_json
 
 MARKUP = [
     "[bold red]boom[/bold red]",

@@ -1,13 +1,25 @@
-"""kinspect.core is pure: no module under it imports torch, textual or triton, even lazily
-at import time, so headless commands and the tests' model of Inductor run anywhere."""
+"""The layers' import contracts, proven by importing every module with the forbidden
+packages blocked (in a fresh interpreter each) and by reading every import statement,
+so an import inside a function, which runs only when called, is caught too.
+
+- kinspect.core is pure: no torch, textual or triton, and none of the layers above it,
+  so headless commands and the tests' model of Inductor run anywhere;
+- kinspect.tui never imports torch, triton or kinspect.inductor: a live source reaches
+  it as an argument (kinspect.core.source), so opening a recording never loads torch;
+- kinspect.commands imports textual only through kinspect.tui;
+- kinspect.inductor never imports the TUI or the commands.
+"""
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -15,13 +27,28 @@ PROBE = textwrap.dedent(
     """
     import importlib, json, pkgutil, sys
 
-    BLOCKED = {"torch", "textual", "triton"}
+    BLOCKED = json.loads(sys.argv[2])
+    VIA = json.loads(sys.argv[3])
     attempts = []
 
+    def under(name, prefixes):
+        return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+    def importer():
+        '''The module whose import statement is running, past importlib's own frames.'''
+        f = sys._getframe(2)
+        while f is not None:
+            name = f.f_globals.get("__name__", "")
+            if not (name == "importlib" or name.startswith(("importlib.", "_frozen_importlib"))):
+                return name
+            f = f.f_back
+        return ""
+
     class Block:
-        '''Refuse the blocked packages, and remember who asked.'''
+        '''Refuse the blocked packages unless a module of VIA (or the package itself)
+        asks, and remember who was refused.'''
         def find_spec(self, name, path=None, target=None):
-            if name.split(".")[0] in BLOCKED:
+            if under(name, BLOCKED) and not under(importer(), VIA + BLOCKED):
                 attempts.append(name)
                 raise ImportError(f"{name} is blocked in this test")
             return None
@@ -36,36 +63,81 @@ PROBE = textwrap.dedent(
             importlib.import_module(info.name)
         except ImportError as e:
             errors[info.name] = str(e)
-    leaked = sorted(m for m in sys.modules if m.split(".")[0] in BLOCKED)
+    leaked = sorted(m for m in sys.modules if under(m, BLOCKED))
     print(json.dumps({"modules": names, "errors": errors, "attempts": attempts, "leaked": leaked}))
     """
 )
 
+LAYERS = {
+    "kinspect.core": ["torch", "textual", "triton", "kinspect.inductor", "kinspect.tui", "kinspect.commands"],
+    "kinspect.tui": ["torch", "triton", "kinspect.inductor", "kinspect.commands"],
+    "kinspect.commands": ["textual"],
+    "kinspect.inductor": ["textual", "kinspect.tui", "kinspect.commands"],
+}
+"""Each layer and what it never imports itself."""
+VIA = {"kinspect.commands": ["kinspect.tui"]}
+"""Where a layer may reach a blocked package through another layer."""
 
-def probe(package: str, *paths: Path) -> dict:
+
+def probe(package: str, blocked: list[str], via: list[str] = (), *paths: Path) -> dict:
     env_path = [str(p) for p in (*paths, REPO)]
     result = subprocess.run(
-        [sys.executable, "-c", f"import sys; sys.path[:0] = {env_path!r}\n" + PROBE, package],
+        [sys.executable, "-c", f"import sys; sys.path[:0] = {env_path!r}\n" + PROBE, package,
+         json.dumps(blocked), json.dumps(list(via))],
         capture_output=True, text=True, timeout=120, cwd=REPO,
     )
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
 
-def test_every_core_module_imports_without_torch_textual_or_triton():
-    report = probe("kinspect.core")
+def modules_on_disk(package: str) -> set[str]:
+    root = REPO.joinpath(*package.split("."))
+    return {
+        "kinspect." + ".".join(p.relative_to(REPO / "kinspect").with_suffix("").parts).removesuffix(".__init__")
+        for p in root.rglob("*.py")
+    }
+
+
+def imported(path: Path) -> set[str]:
+    """Every module an import statement in `path` names, at any depth of the code."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+            names.update(f"{node.module}.{a.name}" for a in node.names)
+    return names
+
+
+@pytest.mark.parametrize("layer", list(LAYERS))
+def test_every_module_of_a_layer_imports_without_what_it_must_not_import(layer):
+    report = probe(layer, LAYERS[layer], VIA.get(layer, []))
     assert report["errors"] == {}
     assert report["attempts"] == []
-    assert report["leaked"] == []
-    # The walk really covered the core, subpackages included.
-    modules = set(report["modules"])
-    for name in ("kinspect.core.shapes", "kinspect.core.decision", "kinspect.core.sessionio", "kinspect.core.batch"):
+    if layer not in VIA:
+        assert report["leaked"] == []
+    # The walk really covered the layer, subpackages included.
+    assert modules_on_disk(layer) <= set(report["modules"])
+
+
+def test_the_core_walk_reaches_its_subpackages():
+    modules = set(probe("kinspect.core", LAYERS["kinspect.core"])["modules"])
+    for name in ("kinspect.core.shapes", "kinspect.core.decision", "kinspect.core.sessionfile.read",
+                 "kinspect.core.export.perfetto", "kinspect.core.source"):
         assert name in modules
-    on_disk = {
-        "kinspect." + ".".join(p.relative_to(REPO / "kinspect").with_suffix("").parts).removesuffix(".__init__")
-        for p in (REPO / "kinspect" / "core").rglob("*.py")
-    }
-    assert on_disk <= modules
+
+
+@pytest.mark.parametrize("layer", list(LAYERS))
+def test_no_import_statement_of_a_layer_names_what_it_must_not_import(layer):
+    """Imports inside functions too: they escape the probe until they run."""
+    forbidden = LAYERS[layer]
+    found = {}
+    for path in REPO.joinpath(*layer.split(".")).rglob("*.py"):
+        bad = sorted(n for n in imported(path) if any(n == f or n.startswith(f + ".") for f in forbidden))
+        if bad:
+            found[str(path.relative_to(REPO))] = bad
+    assert found == {}
 
 
 def test_the_probe_catches_a_module_that_imports_torch(tmp_path):
@@ -75,6 +147,28 @@ def test_the_probe_catches_a_module_that_imports_torch(tmp_path):
     (pkg / "clean.py").write_text("import json\n")
     (pkg / "sneaky.py").write_text("def f():\n    pass\n\ntry:\n    import torch._inductor\nexcept ImportError:\n    torch = None\n")
     (pkg / "loud.py").write_text("from textual.app import App\n")
-    report = probe("impure", tmp_path)
+    report = probe("impure", ["torch", "textual", "triton"], [], tmp_path)
     assert set(report["errors"]) == {"impure.loud"}
     assert sorted(report["attempts"]) == ["textual", "torch"]
+
+
+def test_the_probe_lets_a_package_through_only_by_the_layer_allowed_to_import_it(tmp_path):
+    for name, files in {
+        "screen": {"draw.py": "from textual.app import App\n"},
+        "cli": {"through.py": "import screen.draw\n", "around.py": "import textual\n",
+                "inner.py": "import screen\n"},
+    }.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text("")
+        for file, text in files.items():
+            (tmp_path / name / file).write_text(text)
+    report = probe("cli", ["textual"], ["screen"], tmp_path)
+    assert set(report["errors"]) == {"cli.around"}
+    assert report["attempts"] == ["textual"]
+    assert "textual.app" in report["leaked"]  # loaded, through screen.draw
+
+
+def test_the_import_reader_sees_imports_inside_functions(tmp_path):
+    path = tmp_path / "lazy.py"
+    path.write_text("import json\n\ndef later():\n    from torch._inductor import config\n")
+    assert imported(path) == {"json", "torch._inductor", "torch._inductor.config"}

@@ -3,7 +3,7 @@
 
 The dispatches come from Inductor's own SizeHintMultiKernelCall with stand-in kernels on
 meta tensors (as in test_recorder.py), so the log is written by the same code path as
-on a GPU; what a user gets back is checked through `sessionio.load`, the way the
+on a GPU; what a user gets back is checked through `load`, the way the
 inspector opens a recording.
 """
 
@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 from standins import StandIn
+from synthetic import synthetic_session
 
 from kinspect.core.decision import decide
-from kinspect.core.livelog import LiveLog
 from kinspect.core.session import Finding, Measurement
-from kinspect.core.sessionio import load
-from kinspect.core.synthetic import synthetic_session
+from kinspect.core.sessionfile.files import load
+from kinspect.core.sessionfile.log import LiveLog
 from kinspect.inductor.recorder import Recorder
 
 torch = pytest.importorskip("torch")
@@ -177,9 +177,9 @@ def test_a_record_larger_than_a_whole_chunk_is_written_whole(tmp_path):
 CHILD = r"""
 import os, signal, sys
 import torch
-from kinspect.core.livelog import LiveLog
-from kinspect.core.synthetic import synthetic_session
+from kinspect.core.sessionfile.log import LiveLog
 from kinspect.inductor.recorder import Recorder
+from synthetic import synthetic_session
 from torch._inductor.codegen.multi_kernel import SizeHintMultiKernelCall
 
 class StandIn:
@@ -220,7 +220,7 @@ def start_child(tmp_path: Path, count: int, big: bool) -> tuple[subprocess.Popen
     script = tmp_path / "child.py"
     script.write_text(CHILD)
     path = tmp_path / "killed.session.jsonl"
-    env = {**os.environ, "TORCHINDUCTOR_DISABLE_MULTI_KERNEL_CACHE": "1", "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "TORCHINDUCTOR_DISABLE_MULTI_KERNEL_CACHE": "1", "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")])}
     proc = subprocess.Popen([sys.executable, str(script), str(path), str(count), "big" if big else "small"],
                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     return proc, path

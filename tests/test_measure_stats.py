@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from synthetic import synthetic_session
 
 from kinspect.core.explain import explain_site
 from kinspect.core.roofline import gemm_flops, min_bytes, share
 from kinspect.core.session import Measurement
-from kinspect.core.sessionio import load, save
+from kinspect.core.sessionfile.files import load, save
 from kinspect.core.shapes import FullKey
-from kinspect.core.synthetic import synthetic_session
 from kinspect.inductor.measure import quantile, summarize
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from kinspect.core.findings import derive_findings
 from kinspect.core.quality import model_quality, site_quality
 from kinspect.core.session import Measurement, Sweep
-from kinspect.core.sessionio import load
+from kinspect.core.sessionfile.files import load
 from kinspect.core.shapes import SymbolShape
 from kinspect.core.whatif import current, what_ifs
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from synthetic import synthetic_session
 
 from kinspect.core.breakpoints import Breakpoint
 from kinspect.core.errors import KinspectError
 from kinspect.core.replay import Replay
 from kinspect.core.session import DispatchEvent, Session
-from kinspect.core.synthetic import synthetic_session
 from kinspect.core.timeline import Timeline
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from kinspect.core.sessionio import load
+from kinspect.core.sessionfile.files import load
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples"
@@ -44,9 +44,8 @@ def test_a_recorded_sample_opens_validates_and_explains(path, kinspect_cli):
     jsonschema.Draft202012Validator(SCHEMA).validate(json.loads(path.read_text(encoding="utf-8")))
     assert session.truncated is None
     assert session.sites, "a sample is chosen to have at least one size-hint site"
-    for site in session.sites:
-        for e in session.events_of(site.name):
-            assert e.predicted == e.picked or e.override is not None, f"{site.name} event {e.seq}"
+    for e in session.events:
+        assert e.predicted == e.picked or e.override is not None, f"{e.site} event {e.seq}"
     gpu = session.environment.gpu
     assert gpu and gpu != "synthetic" and re.search(r"NVIDIA|AMD|GPU", gpu), gpu
 

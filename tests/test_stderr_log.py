@@ -44,7 +44,7 @@ def test_the_inspector_draws_through_the_terminal_it_was_given(tmp_path):
     from textual.app import App
     from textual.drivers.linux_driver import LinuxDriver
 
-    from kinspect.commands.stderr_log import driver_drawing_to
+    from kinspect.tui.terminal_driver import driver_drawing_to
 
     async def drivers(terminal):  # a driver is made inside the app's event loop
         app = App()

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kinspect.core.errors import ShapeError
-from kinspect.core.sessionio import load
+from kinspect.core.sessionfile.files import load
 from kinspect.core.sweep_plan import parse_ranges, plan
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"

@@ -8,10 +8,10 @@ import pytest
 import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from synthetic import mm_two_dims_site
 
 from kinspect.core.errors import ShapeError
 from kinspect.core.symbolic import MAX_DEPTH, ExprError, SizeExpr, TensorSpec, check_tree
-from kinspect.core.synthetic import mm_two_dims_site
 
 s0, s1 = sympy.symbols("s0 s1", integer=True, positive=True)
 

@@ -17,7 +17,7 @@ from kinspect.core.breakpoints import Breakpoint, EventContext, parse_condition
 from kinspect.core.explain import explain_site
 from kinspect.core.export.report_md import render
 from kinspect.core.session import DispatchEvent, Environment, Measurement, Session, Site, SymbolInfo, Variant
-from kinspect.core.sessionio import save
+from kinspect.core.sessionfile.files import save
 from kinspect.core.shapes import FullKey
 from kinspect.core.symbolic import SizeExpr, TensorSpec
 from kinspect.core.timings import KeyTimings, key_timings

@@ -28,7 +28,8 @@ from rich.text import Text
 from kinspect.core.errors import KinspectError
 from kinspect.core.explain import SiteExplanation, explain
 from kinspect.core.session import Baseline, Session
-from kinspect.core.sessionio import baseline_json, load
+from kinspect.core.sessionfile.files import load
+from kinspect.core.sessionfile.write import baseline_json
 from kinspect.core.shapes import SymbolShape, format_key, parse_shape
 from kinspect.core.timings import method_title
 

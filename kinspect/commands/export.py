@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kinspect.core.export import export
-from kinspect.core.sessionio import load
+from kinspect.core.sessionfile.files import load
 
 
 def run(session_path: str, fmt: str, out: str) -> int:

@@ -13,10 +13,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from kinspect.commands.stderr_log import driver_drawing_to, log_path_for, stderr_to_log
+from kinspect.commands.stderr_log import log_path_for, stderr_to_log
 from kinspect.core.errors import KinspectError
-from kinspect.core.sessionio import load
-from kinspect.tui.source import RecordedSource, SessionSource
+from kinspect.core.sessionfile.files import load
+from kinspect.core.source import RecordedSource, SessionSource
+from kinspect.tui.terminal_driver import driver_drawing_to
 
 RECORDING_SUFFIX = ".session.json"
 SESSION_SUFFIXES = (".json", ".jsonl")

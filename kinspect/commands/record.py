@@ -68,7 +68,7 @@ def run(model: str, out: str | None, hints: str | None, shapes: list[str] | None
 
 
 def parse_baselines(text: str | None) -> list[str]:
-    from kinspect.inductor.baseline import KINDS
+    from kinspect.core.session import BASELINE_KINDS as KINDS
 
     kinds = [k for k in (text or "").replace(" ", "").split(",") if k]
     bad = [k for k in kinds if k not in KINDS]

@@ -5,7 +5,7 @@ measures in the same process, and what that prints goes to descriptor 2 as well:
 and Inductor log through handlers bound to `sys.stderr` when torch was imported (the
 autotune tables), CUPTI and Triton write from C. Any of it lands in the middle of the
 screen. So while the inspector runs on a live model, descriptor 2 points at a log file and
-Textual draws through a duplicate of the terminal's descriptor.
+Textual draws through a duplicate of the terminal's descriptor (kinspect.tui.terminal_driver).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 
 @contextmanager
@@ -43,18 +43,3 @@ def stderr_to_log(path: Path) -> Iterator[IO[str]]:
 def log_path_for(model: Path) -> Path:
     """`model.kinspect.log` beside the model, where the user will look for it."""
     return model.with_name(model.stem + ".kinspect.log")
-
-
-def driver_drawing_to(terminal: IO[str]) -> type[Any] | None:
-    """Textual's Linux driver, drawing on `terminal` instead of `sys.__stderr__` (None
-    where that driver does not apply)."""
-    if sys.platform == "win32":
-        return None
-    from textual.drivers.linux_driver import LinuxDriver
-
-    class TerminalDriver(LinuxDriver):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            self._file = terminal  # what the driver's writer thread writes to
-
-    return TerminalDriver

@@ -3,7 +3,7 @@
 A session is what `kinspect record` writes and what the inspector, `explain` and the
 exports read, with or without a GPU. It holds compile-time facts (symbols, sites and
 their variants), run-time facts (dispatch events, measurements) and kinspect's findings.
-Reading and writing live in `kinspect.core.sessionio`; this module only models.
+Reading and writing live in `kinspect.core.sessionfile`; this module only models.
 """
 
 from __future__ import annotations
@@ -254,6 +254,10 @@ class Measurement:
     error: str | None = None
 
 
+BASELINE_KINDS = ("eager", "static", "exact_hint", "hinted")
+"""What a baseline can be: the file reader refuses any other kind, the live pipeline runs these."""
+
+
 @dataclass(frozen=True)
 class Baseline:
     """The whole model at one shape without size-hint dispatch (or with it, for reference):
@@ -361,9 +365,6 @@ class Session:
             if s.name == symbol:
                 return s.alias or s.name
         return symbol
-
-    def events_of(self, site: str) -> list[DispatchEvent]:
-        return [e for e in self.events if e.site == site]
 
     def baselines_at(self, sizes: Mapping[str, int]) -> list[Baseline]:
         """The latest baseline of each kind taken where the model's sizes include `sizes`

@@ -29,16 +29,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kinspect.core.errors import KinspectError
-
-KINDS = ("eager", "static", "exact_hint", "hinted")
+from kinspect.core.session import BASELINE_KINDS
 _TIMEOUT_S = 900
 
 
 def run_baseline(model: str, kind: str, sizes: Mapping[str, int], hints: Sequence[int],
                  timeout: float = _TIMEOUT_S) -> dict[str, Any]:
     """Run one baseline in a child process; returns {kind, wall_us, gpu_us, kernels} or {kind, error}."""
-    if kind not in KINDS:
-        raise KinspectError(f"unknown baseline {kind!r}; known: {', '.join(KINDS)}")
+    if kind not in BASELINE_KINDS:
+        raise KinspectError(f"unknown baseline {kind!r}; known: {', '.join(BASELINE_KINDS)}")
     cmd = [sys.executable, "-m", "kinspect.inductor.baseline", str(model), kind,
            ",".join(str(h) for h in hints), *(f"{k}={v}" for k, v in sizes.items())]
     try:

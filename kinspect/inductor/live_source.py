@@ -1,9 +1,9 @@
 """The inspector's live session source: a model.py compiling and running on this GPU.
 
-The inspector (kinspect.tui) takes any object with the `SessionSource` shape; this one
-wraps a `LivePipeline`. Everything slow (the compile, running the workload, measuring)
-happens in methods the inspector calls from a thread worker, with progress reported as
-text and a cancel event honoured between steps. The pipeline's lock serialises GPU work,
+The inspector (kinspect.tui) takes any object with the `SessionSource` shape of
+kinspect.core.source; this one wraps a `LivePipeline`. Everything slow (the compile,
+running the workload, measuring) happens in methods the inspector calls from a thread
+worker, with progress reported as text and a cancel event honoured between steps. The pipeline's lock serialises GPU work,
 so a measurement never interleaves with a workload step.
 
 Live stepping: `set_gate` installs a callable the recorder calls before each dispatch
@@ -14,19 +14,16 @@ model's thread there) and may return a variant to force instead of Inductor's ch
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from kinspect.core.errors import KinspectError
-from kinspect.core.session import Baseline, DispatchEvent, Measurement, Session, Site
+from kinspect.core.session import BASELINE_KINDS, Baseline, Measurement, Session, Site
 from kinspect.core.shapes import Key, format_key
-from kinspect.inductor.baseline import KINDS
+from kinspect.core.source import EventGate, ProgressCallback
 from kinspect.inductor.modelfile import load_model_file
 from kinspect.inductor.pipeline import DEFAULT_HINTS, LivePipeline, Options, StepResult
-
-Progress = Callable[[int, int, str], None]
-EventGate = Callable[[DispatchEvent], "int | None"]
 
 
 class LiveSource:
@@ -69,7 +66,7 @@ class LiveSource:
         self.pipeline.compile()
         self.prepared = True
 
-    def measure(self, site: Site, key: Key, progress: Progress, cancel: threading.Event) -> list[Measurement]:
+    def measure(self, site: Site, key: Key, progress: ProgressCallback, cancel: threading.Event) -> list[Measurement]:
         pipeline = self._ready()
         sizes = self.sizes_for(site, key)
         done = [0]
@@ -83,13 +80,10 @@ class LiveSource:
     def baselines(self, site: Site, key: Key, progress: Callable[[str], None],
                   cancel: threading.Event) -> list[Baseline]:
         """The whole model at the sizes that give `key`: eager, static, exact hint, hinted."""
-        return self._ready().baselines(self.sizes_for(site, key), KINDS, progress=progress,
+        return self._ready().baselines(self.sizes_for(site, key), BASELINE_KINDS, progress=progress,
                                        cancel=cancel, store=False)
 
     # ------------------------------------------------------------ running
-
-    def run_sizes(self, sizes: Mapping[str, int], step: int | None = None) -> StepResult:
-        return self._ready().run_sizes(sizes, step)
 
     def run_workload(self, on_step: Callable[[StepResult], None] | None = None,
                      cancel: threading.Event | None = None) -> list[StepResult]:

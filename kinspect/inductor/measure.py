@@ -93,7 +93,7 @@ class VariantLauncher:
         self._snapshot.clear()
 
 
-def _warm_up(launcher: VariantLauncher, v: int) -> float:
+def warm_up(launcher: VariantLauncher, v: int) -> float:
     """Run a variant a few times (compiling it if it never ran); its rough time in us."""
     import torch
 
@@ -108,7 +108,7 @@ def _warm_up(launcher: VariantLauncher, v: int) -> float:
     return start.elapsed_time(end) * 1000.0 / 3
 
 
-def _graph(launcher: VariantLauncher, v: int, n: int) -> Any:
+def launch_graph(launcher: VariantLauncher, v: int, n: int) -> Any:
     """A CUDA graph of n back-to-back launches of variant v (None if it cannot be captured)."""
     import torch
 
@@ -150,7 +150,7 @@ def time_variants(
     rough: dict[int, float] = {}
     for v in variants:
         try:
-            rough[v] = max(_warm_up(launcher, v), 1.0)
+            rough[v] = max(warm_up(launcher, v), 1.0)
         except torch.cuda.OutOfMemoryError:
             torch.cuda.empty_cache()
             results[v] = "CUDA out of memory"
@@ -177,16 +177,16 @@ def time_variants(
         for v in order:
             if flush is not None:
                 flush.zero_()
-                pending.append((v, _timed(lambda v=v: launcher.launch(v)), None))
+                pending.append((v, event_span(lambda v=v: launcher.launch(v)), None))
             else:
-                pending.append((v, _timed(plans[v].run_long), _timed(plans[v].run_short)))
+                pending.append((v, event_span(plans[v].run_long), event_span(plans[v].run_short)))
         torch.cuda.synchronize()
         for v, long, short in pending:
             if short is None:
-                samples[v].append(max(_elapsed_us(long) - pair, 0.0))
+                samples[v].append(max(span_us(long) - pair, 0.0))
             else:
                 n = plans[v].n
-                samples[v].append(max((_elapsed_us(long) - _elapsed_us(short)) / n - gap, 0.0))
+                samples[v].append(max((span_us(long) - span_us(short)) / n - gap, 0.0))
         launcher.restore()
     del plans
     for v in rough:
@@ -202,8 +202,8 @@ class _Plan:
         self.launcher, self.v = launcher, v
         self.n = min(50, max(1, int(200 / rough_us)))
         self.m = max(1, self.n // 4)
-        self.long = _graph(launcher, v, self.m + self.n) if graphs else None
-        self.short = _graph(launcher, v, self.m) if self.long is not None else None
+        self.long = launch_graph(launcher, v, self.m + self.n) if graphs else None
+        self.short = launch_graph(launcher, v, self.m) if self.long is not None else None
         self.gpu_us = rough_us * ((self.m * 2 + self.n) if graphs else 1)
 
     def run_long(self) -> None:
@@ -220,8 +220,8 @@ class _Plan:
                 self.launcher.launch(self.v)
 
 
-def _timed(fn: Callable[[], Any]) -> tuple[Any, Any]:
-    """Queue fn between two timing events; read them with `_elapsed_us` after a sync."""
+def event_span(fn: Callable[[], Any]) -> tuple[Any, Any]:
+    """Queue fn between two timing events; read them with `span_us` after a sync."""
     import torch
 
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -231,11 +231,11 @@ def _timed(fn: Callable[[], Any]) -> tuple[Any, Any]:
     return start, end
 
 
-def _elapsed_us(events: tuple[Any, Any]) -> float:
+def span_us(events: tuple[Any, Any]) -> float:
     return events[0].elapsed_time(events[1]) * 1000.0
 
 
-def _kernel_durations(fn: Callable[[], Any], launches: int, name: str = "") -> list[float]:
+def kernel_durations(fn: Callable[[], Any], launches: int, name: str = "") -> list[float]:
     """CUPTI's durations (us) of the GPU kernels `fn` launches, through torch.profiler."""
     import torch
     from torch.profiler import ProfilerActivity, profile
@@ -258,7 +258,7 @@ def cupti_times(launcher: VariantLauncher, variants: Sequence[int], launches: in
     out: dict[int, Timing] = {}
     for v in variants:
         name = str(launcher.kernels[v].inductor_meta.get("kernel_name", ""))
-        durations = _kernel_durations(lambda v=v: launcher.launch(v), launches, name)
+        durations = kernel_durations(lambda v=v: launcher.launch(v), launches, name)
         launcher.restore()
         if durations:
             out[v] = summarize(durations)
@@ -284,7 +284,7 @@ def measure_overheads() -> dict[str, float]:
     def mm() -> None:
         torch.mm(a, b, out=c)
 
-    true_us = statistics.median(_kernel_durations(mm, n))
+    true_us = statistics.median(kernel_durations(mm, n))
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
@@ -299,11 +299,11 @@ def measure_overheads() -> dict[str, float]:
     graph_us, pair_us = [], []
     for _ in range(10):
         torch.cuda._sleep(_SLEEP_CYCLES)
-        long, short = _timed(graphs[m + n].replay), _timed(graphs[m].replay)
-        pairs = [_timed(mm) for _ in range(4)]
+        long, short = event_span(graphs[m + n].replay), event_span(graphs[m].replay)
+        pairs = [event_span(mm) for _ in range(4)]
         torch.cuda.synchronize()
-        graph_us.append((_elapsed_us(long) - _elapsed_us(short)) / n)
-        pair_us += [_elapsed_us(p) for p in pairs]
+        graph_us.append((span_us(long) - span_us(short)) / n)
+        pair_us += [span_us(p) for p in pairs]
     del graphs
     return {
         "launch_gap_us": round(max(statistics.median(graph_us) - true_us, 0.0), 3),

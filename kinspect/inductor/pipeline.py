@@ -22,7 +22,6 @@ from typing import Any
 
 from kinspect.core.errors import KinspectError
 from kinspect.core.findings import derive_findings
-from kinspect.core.livelog import LiveLog
 from kinspect.core.roofline import gemm_flops, min_bytes
 from kinspect.core.session import (
     Baseline,
@@ -31,6 +30,7 @@ from kinspect.core.session import (
     ModelInfo,
     Session,
 )
+from kinspect.core.sessionfile.log import LiveLog
 from kinspect.core.shapes import Key, format_key
 from kinspect.inductor import translate
 from kinspect.inductor.baseline import run_baseline
@@ -442,7 +442,7 @@ class LivePipeline:
         return out
 
     def save(self, path: str | Path) -> None:
-        from kinspect.core.sessionio import save
+        from kinspect.core.sessionfile.files import save
 
         self._refresh()
         save(self.session, path)

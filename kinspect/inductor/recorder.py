@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kinspect.core.decision import decide
-from kinspect.core.livelog import LiveLog
 from kinspect.core.session import DispatchEvent
+from kinspect.core.sessionfile.log import LiveLog
 from kinspect.core.shapes import Key
 
 

@@ -5,10 +5,10 @@ a shape typed, a variant selected); the app asks `kinspect.core` what follows an
 each widget what it shows. Compiling, measuring and the debugger's run of a live model
 happen in thread workers that only post messages.
 
-The debugger has one set of keys for both kinds of session: over a recording it moves a
-replay cursor both ways; over a live model it pauses the model's thread before a
-dispatch (`PauseGate`) and may force the variant that runs. Its keys act in the
-Debugger and Timeline tabs, where the footer shows them.
+The app controls three features: it decides sites and runs measurements and baselines
+itself, and hands the debugger (its tabs, keys and live run) to `DebuggerView`. The
+debugger's keys stay bound here, so the footer shows them in the Debugger and Timeline
+tabs with the app's own; each of their actions hands over in one line.
 """
 
 from __future__ import annotations
@@ -34,14 +34,14 @@ from kinspect.core.errors import KinspectError, ShapeError
 from kinspect.core.explain import SiteExplanation, explain_site
 from kinspect.core.heuristics import HEURISTICS
 from kinspect.core.session import Site
-from kinspect.core.shapes import FullKey, Key, ParsedShape, SymbolShape, format_key, parse_shape
-from kinspect.core.stepping import PauseGate
+from kinspect.core.shapes import Key, ParsedShape, SymbolShape, format_key, parse_shape
+from kinspect.core.source import BaselineSource, SessionSource, SteppableSource
 from kinspect.tui.commands import InspectorCommands
-from kinspect.tui.debug_text import debugger_text
-from kinspect.tui.debugger import IDLE, PAUSED, RUNNING, Debugger
-from kinspect.tui.dialogs import ExportScreen, JumpScreen, OverrideScreen
+from kinspect.tui.debugger import IDLE, Debugger
+from kinspect.tui.debugger_view import DEBUG_ACTIONS, DEBUG_TABS, DebuggerView
+from kinspect.tui.dialogs import ExportScreen, JumpScreen
 from kinspect.tui.help_screen import HelpScreen
-from kinspect.tui.live_run import RunStop, SourceGuard
+from kinspect.tui.live_run import SourceGuard
 from kinspect.tui.messages import (
     BaselinesFinished,
     LivePaused,
@@ -52,14 +52,16 @@ from kinspect.tui.messages import (
 )
 from kinspect.tui.observed import EventIndex
 from kinspect.tui.present import SYMBOLIC_LEGEND, decision_summary, literal, runtime_env
-from kinspect.tui.source import BaselineSource, SessionSource, SteppableSource
 from kinspect.tui.widgets.banner import Banner
-from kinspect.tui.widgets.debug_panel import BreakpointList, ConditionEntry, ConditionInput, EventPanel
+from kinspect.tui.widgets.breakpoint_list import BreakpointList
+from kinspect.tui.widgets.condition_entry import ConditionEntry
+from kinspect.tui.widgets.condition_input import ConditionInput
 from kinspect.tui.widgets.decision_summary import DecisionSummary
 from kinspect.tui.widgets.diff_view import DiffView
 from kinspect.tui.widgets.findings_list import FindingsList
 from kinspect.tui.widgets.measure_bar import MeasureBar
-from kinspect.tui.widgets.shape_entry import ShapeEntry, ShapeInput
+from kinspect.tui.widgets.shape_entry import ShapeEntry
+from kinspect.tui.widgets.shape_input import ShapeInput
 from kinspect.tui.widgets.site_list import SiteList
 from kinspect.tui.widgets.source_view import SourceView
 from kinspect.tui.widgets.symbolic_table import SymbolicTable
@@ -73,11 +75,6 @@ CONTINUE = Binding.Group("Continue", compact=True)
 ENDS = Binding.Group("First/last")
 BREAKS = Binding.Group("Break", compact=True)
 TAB_IDS = ("variants", "source", "diff", "symbolic", "findings", "debugger", "timeline")
-DEBUG_TABS = ("debugger", "timeline")
-
-REPLAY_ONLY = {"debug_back", "debug_reverse", "debug_jump", "debug_first", "debug_last"}
-DEBUG_ACTIONS = REPLAY_ONLY | {"debug_step", "debug_continue", "debug_restart", "debug_override",
-                               "break_site", "break_miss", "break_not_fastest", "break_when"}
 
 
 _Handler = TypeVar("_Handler", bound=Callable[..., Any])
@@ -181,11 +178,10 @@ class InspectorApp(App[None]):
         self._events = EventIndex(self.session.events)
         self._cancel = threading.Event()
         self._quit = threading.Event()
-        self._steppable = source if isinstance(source, SteppableSource) and source.live else None
-        self.debugger = Debugger(self.session, live=self._steppable is not None)
-        self._run_stop: RunStop | None = None
+        steppable = source if isinstance(source, SteppableSource) and source.live else None
+        self.debugger = Debugger(self.session, live=steppable is not None)
         self._guard = SourceGuard(getattr(source, "close", None))
-        self._keys_state: tuple[bool | None, ...] = ()
+        self.debug_view = DebuggerView(self, self.debugger, steppable, self._guard)
         self._diff_pair: tuple[int, int] | None = None
         """Variants the diff tab shows next time it is shown."""
 
@@ -214,15 +210,10 @@ class InspectorApp(App[None]):
                         yield SymbolicTable(id="symbolic-table")
                     with TabPane(f"Findings ({len(self.session.findings)})", id="findings"):
                         yield FindingsList(self.session.findings, id="findings-list")
-                    with TabPane("Debugger", id="debugger"), Vertical(id="debug-body"):
-                        yield EventPanel(id="event-panel")
-                        yield VariantsTable(id="debug-variants")
-                        with Vertical(id="breakpoints"):
-                            yield BreakpointList(id="breakpoint-list")
-                            yield ConditionEntry(id="condition")
+                    with TabPane("Debugger", id="debugger"):
+                        yield from self.debug_view.compose_debugger()
                     with TabPane("Timeline", id="timeline"):
-                        with Vertical(id="timeline-box"):
-                            yield TimelineView(id="timeline-view")
+                        yield from self.debug_view.compose_timeline()
         yield MeasureBar(id="measure-bar")
         yield Footer(compact=True)
 
@@ -231,8 +222,7 @@ class InspectorApp(App[None]):
             self.shape = parse_shape(self.query_one(ShapeEntry).text)
         except ShapeError:
             self.shape = None
-        self.query_one(BreakpointList).show(self.debugger.breakpoints)
-        self.query_one(ConditionEntry).set_fields(self.debugger.ctx.field_names())
+        self.debug_view.mounted()
         if not self.source.prepared:
             self.preparing = True
             self.query_one(MeasureBar).start("compiling…")
@@ -241,7 +231,7 @@ class InspectorApp(App[None]):
             self._show_no_sites()
         else:
             self.show_site(self.site.name)
-        self._show_debugger()
+        self.debug_view.show()
         self.query_one("#variants-table", VariantsTable).focus()
 
     def _initial_shape(self) -> str:
@@ -264,7 +254,7 @@ class InspectorApp(App[None]):
             text += "\n" + "\n".join(reasons)
         self.query_one(DecisionSummary).show(Text(text))
 
-    def _reload_session(self) -> None:
+    def reload_session(self) -> None:
         """Show the source's session as it is now: compiled at last, or grown by a live run."""
         self.session = session = self.source.session
         self._events = EventIndex(session.events)
@@ -274,8 +264,7 @@ class InspectorApp(App[None]):
         self.query_one(TabbedContent).get_tab("findings").label = f"Findings ({len(session.findings)})"
         self.query_one(Banner).say(self.source.banner(), bool(session.truncated))
         self.query_one(ShapeEntry).set_symbols(self._initial_shape(), self._symbol_names())
-        self.debugger.load(session)
-        self.query_one(ConditionEntry).set_fields(self.debugger.ctx.field_names())
+        self.debug_view.load(session)
         names = [s.name for s in session.sites]
         if self.site is not None and self.site.name in names:
             self.show_site(self.site.name)
@@ -284,7 +273,7 @@ class InspectorApp(App[None]):
         else:
             self.site = None
             self._show_no_sites()
-        self._show_debugger()
+        self.debug_view.show()
 
     # ------------------------------------------------------------ deciding
 
@@ -299,7 +288,7 @@ class InspectorApp(App[None]):
         if tab == "diff":
             self._show_diff()
         elif tab == "timeline" and timeline:
-            self._show_timeline()
+            self.debug_view.show_timeline()
 
     def _show_diff(self) -> None:
         """The diff's selectors cost a rebuild per site, so the tab fills only when shown."""
@@ -310,7 +299,7 @@ class InspectorApp(App[None]):
     def use_heuristic(self, name: str) -> None:
         self.heuristic = name
         self._redecide()
-        self._show_debugger()
+        self.debug_view.show()
 
     def _redecide(self) -> None:
         """Decide the current site for the current shape and hand every widget its part."""
@@ -387,7 +376,7 @@ class InspectorApp(App[None]):
         """The footer shows the debugger's keys in its tabs only: refresh it on every switch."""
         self.refresh_bindings()
         if event.pane.id == "timeline":
-            self._show_timeline()
+            self.debug_view.show_timeline()
         elif event.pane.id == "diff":
             self._show_diff()
 
@@ -398,7 +387,7 @@ class InspectorApp(App[None]):
     # ------------------------------------------------------------ actions
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in DEBUG_ACTIONS and self._active_tab() not in DEBUG_TABS:
+        if action in DEBUG_ACTIONS and self.active_tab() not in DEBUG_TABS:
             return False  # out of the debugger's tabs: out of the footer too
         return self.applies(action)
 
@@ -411,27 +400,8 @@ class InspectorApp(App[None]):
         if action == "cancel_measure":
             return self.measuring
         if action in DEBUG_ACTIONS:
-            return True if not self.preparing and self._debug_applies(action) else None
+            return True if not self.preparing and self.debug_view.applies(action) else None
         return True
-
-    def _debug_applies(self, action: str) -> bool:
-        d = self.debugger
-        if action.startswith("break_"):
-            return action != "break_site" or self.site is not None
-        if not d.live:
-            assert d.replay is not None
-            if action in ("debug_step", "debug_last"):
-                return d.replay.index < len(d.replay.events) - 1
-            if action in ("debug_back", "debug_first"):
-                return d.replay.index > 0
-            return action != "debug_override" and bool(d.replay.events)
-        if action in REPLAY_ONLY:
-            return False
-        if action == "debug_override":
-            return d.state == PAUSED
-        if action == "debug_continue":
-            return d.state != RUNNING
-        return not self.measuring
 
     def palette_bindings(self) -> list[Binding]:
         """The app's keyed actions that apply now, for the command palette (the debugger's
@@ -444,11 +414,11 @@ class InspectorApp(App[None]):
         return out
 
     async def run_from_palette(self, action: str) -> None:
-        if action.split("(")[0] in DEBUG_ACTIONS and self._active_tab() not in DEBUG_TABS:
+        if action.split("(")[0] in DEBUG_ACTIONS and self.active_tab() not in DEBUG_TABS:
             self.action_show_tab("debugger")
         await self.run_action(action)
 
-    def _active_tab(self) -> str:
+    def active_tab(self) -> str:
         try:
             return self.query_one(TabbedContent).active
         except NoMatches:  # asked before the tabs exist
@@ -486,7 +456,7 @@ class InspectorApp(App[None]):
     def action_toggle_terms(self) -> None:
         self.show_terms = not self.show_terms
         self._redecide()
-        self._show_debugger()
+        self.debug_view.show()
 
     def action_next_heuristic(self) -> None:
         names = list(HEURISTICS)
@@ -573,7 +543,7 @@ class InspectorApp(App[None]):
         self.notify(f"{what} {n} variant{'s' if n != 1 else ''} of {literal(message.site)}", markup=False)
         self._redecide()
         self.debugger.load(self.session)  # fastest and regret changed
-        self._show_debugger()
+        self.debug_view.show()
 
     @on(Worker.StateChanged)
     @_while_running
@@ -582,38 +552,29 @@ class InspectorApp(App[None]):
         if group == "measure" and state == WorkerState.ERROR:
             self.measuring = False
             self.query_one(MeasureBar).stop()
-            self._failed("baselines failed" if event.worker.name == "_baselines" else "measurement failed",
+            self.report_failure("baselines failed" if event.worker.name == "_baselines" else "measurement failed",
                          event.worker.error)
         elif group == "prepare" and state in (WorkerState.SUCCESS, WorkerState.ERROR):
             self.preparing = False
             self.query_one(MeasureBar).stop()
             if state == WorkerState.ERROR:
-                self._failed("compiling failed", event.worker.error)
+                self.report_failure("compiling failed", event.worker.error)
                 self.query_one(DecisionSummary).show(Text(literal(_error_text("compiling failed", event.worker.error)),
                                                           style="bold red"))
                 return
-            self._reload_session()
+            self.reload_session()
             self.notify(f"ready: {len(self.session.sites)} sites, {len(self.session.events)} dispatches recorded",
                         markup=False)
         elif group == "live-run" and state in (WorkerState.SUCCESS, WorkerState.ERROR):
-            self.debugger.run_ended()
-            self._refresh_keys()
-            self._reload_session()
-            if state == WorkerState.ERROR:
-                self._failed("the workload failed", event.worker.error)
-            elif not self._quit.is_set():
-                self.notify(f"the workload ran to its end; {len(self.session.events)} dispatches recorded",
-                            markup=False)
+            self.debug_view.run_ended(state, event.worker.error)
 
-    def _failed(self, what: str, err: BaseException | None) -> None:
+    def report_failure(self, what: str, err: BaseException | None) -> None:
         self.notify(literal(_error_text(what, err)), severity="error", markup=False, timeout=10)
 
     def on_unmount(self) -> None:
         self._cancel.set()
         self._quit.set()
-        if self._run_stop is not None:
-            self._run_stop.set()
-        self.debugger.close()
+        self.debug_view.close()
         self._guard.close()
 
     # ------------------------------------------------------------ compiling
@@ -627,205 +588,76 @@ class InspectorApp(App[None]):
     def on_prepare_progress(self, message: PrepareProgress) -> None:
         self.query_one(MeasureBar).say(message.what)
 
-    # ------------------------------------------------------------ the debugger's view
-
-    def _show_debugger(self) -> None:
-        """Draw the current event: the panel, its site's variants at its key, the timeline."""
-        d = self.debugger
-        cur = d.current
-        panel = self.query_one(EventPanel)
-        panel.update(debugger_text(self.session, cur, live=d.live, state=d.state, pending=d.pending_override,
-                                   preparing=self.preparing, runs=d.runs))
-        table = self.query_one("#debug-variants", VariantsTable)
-        site = None
-        if cur is not None:
-            site = next((s for s in self.session.sites if s.name == cur.event.site), None)
-        table.display = site is not None
-        if site is not None and cur is not None:
-            expl = explain_site(self.session, site, FullKey(cur.event.key), self.heuristic)
-            table.show(expl, self.session.environment.peaks.get("tflops_bf16"), self.show_terms)
-            if self.site is None or self.site.name != site.name:
-                self.show_site(site.name, timeline=False)  # drawn below
-        if self.query_one(TabbedContent).active == "timeline":
-            self._show_timeline()
-
-    def _show_timeline(self) -> None:
-        d = self.debugger
-        cur = d.current
-        index, label = None, ""
-        if cur is not None and cur.index is not None:
-            index = cur.index
-        elif cur is not None:  # a live pause, before a dispatch the session has not yet
-            index, label = d.timeline.total - 1, f"paused before dispatch {cur.event.seq}"
-        self.query_one(TimelineView).show(d.timeline, index, self.site.name if self.site else None,
-                                          jumpable=not d.live and not self.preparing, label=label)
-
-    def _refresh_keys(self) -> None:
-        """Refresh the footer when a debugger key's state changed: rebuilding it costs more
-        than a step, and most steps change no key."""
-        state = tuple(self.applies(a) for a in sorted(DEBUG_ACTIONS | {"measure"}))
-        if state != self._keys_state:
-            self._keys_state = state
-            self.refresh_bindings()
-
-    def _moved(self, moved: bool, why_not: str) -> None:
-        if moved:
-            self._show_debugger()
-        else:
-            self.notify(why_not, timeout=3, markup=False)
-        self._refresh_keys()
-
-    # ------------------------------------------------------------ debugger keys
+    # ------------------------------------------------------------ the debugger (DebuggerView)
 
     def action_debug_step(self) -> None:
-        d = self.debugger
-        if not d.live:
-            self._moved(d.move("step"), "at the last event")
-        elif d.state == IDLE:
-            self._start_run(stepping=True)
-        else:
-            d.step()
-            self._after_live_command()
+        self.debug_view.step()
 
     def action_debug_back(self) -> None:
-        self._moved(self.debugger.move("back"), "at the first event")
+        self.debug_view.back()
 
     def action_debug_continue(self) -> None:
-        d = self.debugger
-        if not d.live:
-            why = "no breakpoint stops after this event" if d.breakpoints else \
-                "no breakpoints: b, B, f or w sets one"
-            self._moved(d.move("cont"), why)
-        elif d.state == IDLE:
-            self._start_run(stepping=False)
-        else:
-            d.cont()
-            self._after_live_command()
+        self.debug_view.cont()
 
     def action_debug_reverse(self) -> None:
-        d = self.debugger
-        why = "no breakpoint stops before this event" if d.breakpoints else "no breakpoints: b, B, f or w sets one"
-        self._moved(d.move("reverse"), why)
+        self.debug_view.reverse()
 
     def action_debug_first(self) -> None:
-        self._moved(self.debugger.move("first"), "at the first event")
+        self.debug_view.first()
 
     def action_debug_last(self) -> None:
-        self._moved(self.debugger.move("last"), "at the last event")
+        self.debug_view.last()
 
     def action_debug_jump(self) -> None:
-        d = self.debugger
-
-        def go(seq: int) -> str | None:
-            try:
-                d.goto_seq(seq)
-            except KinspectError as e:
-                return str(e)
-            return None
-
-        def jumped(seq: int | None) -> None:
-            if seq is not None:
-                self._moved(True, "")
-
-        self.push_screen(JumpScreen(go, len(d.session.events)), jumped)
+        self.debug_view.jump()
 
     def action_debug_restart(self) -> None:
-        d = self.debugger
-        if not d.live:
-            assert d.replay is not None
-            d.replay.restart()
-            self._moved(True, "")
-        elif d.state == IDLE:
-            self._start_run(stepping=True)
-        else:
-            d.restart()
-            self._after_live_command()
+        self.debug_view.restart()
 
     def action_debug_override(self) -> None:
-        d = self.debugger
-        cur = d.current
-        if cur is None:
-            return
-        site = next((s for s in self.session.sites if s.name == cur.event.site), None)
-        labels = [v.label for v in site.variants] if site is not None else \
-            [f"v{i}" for i in range(d.ctx.variant_counts.get(cur.event.site, 0))]
-
-        def chosen(variant: int | None) -> None:
-            if variant is None:
-                return
-            try:
-                d.override(variant)
-            except KinspectError as e:
-                self.notify(literal(str(e)), severity="error", markup=False)
-                return
-            self._show_debugger()
-
-        self.push_screen(OverrideScreen(cur.event.site, labels), chosen)
+        self.debug_view.override()
 
     def action_break_site(self) -> None:
-        if self.site is not None:
-            added = self.debugger.toggle_site(self.site.name)
-            self._breakpoints_changed(f"breakpoint at {self.site.name}", added)
+        self.debug_view.break_site()
 
     def action_break_miss(self) -> None:
-        self._breakpoints_changed("breakpoint on a cache miss", self.debugger.toggle_miss())
+        self.debug_view.break_miss()
 
     def action_break_not_fastest(self) -> None:
-        self._breakpoints_changed("breakpoint where the pick is slower than the fastest",
-                                  self.debugger.toggle_not_fastest())
+        self.debug_view.break_not_fastest()
 
     def action_break_when(self) -> None:
-        if self.query_one(TabbedContent).active != "debugger":
-            self.action_show_tab("debugger")
-        self.query_one(ConditionInput).focus()
-
-    def _breakpoints_changed(self, what: str, added: bool) -> None:
-        self.query_one(BreakpointList).show(self.debugger.breakpoints)
-        if self._active_tab() != "debugger":  # there the list shows it
-            self.notify(literal(f"{what} {'added' if added else 'removed'}"), timeout=3, markup=False)
-        self._show_debugger()
+        self.debug_view.break_when()
 
     @on(BreakpointList.Removed)
     def _breakpoint_removed(self, event: BreakpointList.Removed) -> None:
-        bp = self.debugger.remove(event.index)
-        self._breakpoints_changed(f"breakpoint {bp.describe()}", False)
+        self.debug_view.breakpoint_removed(event.index)
 
     @on(ConditionEntry.Changed)
     def _condition_typed(self, event: ConditionEntry.Changed) -> None:
-        entry = self.query_one(ConditionEntry)
-        if not event.text.strip():
-            entry.error = None
-            return
-        try:
-            self.debugger.check_condition(event.text)
-        except KinspectError as e:
-            entry.error = str(e)
-        else:
-            entry.error = None
+        self.debug_view.condition_typed(event.text)
 
     @on(ConditionEntry.Submitted)
     def _condition_submitted(self, event: ConditionEntry.Submitted) -> None:
-        entry = self.query_one(ConditionEntry)
-        if not event.text.strip():
-            self.query_one(EventPanel).focus()
-            return
-        try:
-            bp = self.debugger.check_condition(event.text)
-        except KinspectError as e:
-            entry.error = str(e)
-            return
-        self.debugger.add(bp)
-        entry.clear()
-        self.query_one(EventPanel).focus()
-        self._breakpoints_changed(f"breakpoint {bp.describe()}", True)
+        self.debug_view.condition_submitted(event.text)
 
     @on(ConditionEntry.Done)
     def _condition_done(self) -> None:
-        self.query_one(EventPanel).focus()
+        self.debug_view.condition_done()
 
     @on(TimelineView.Jump)
     def _timeline_jump(self, event: TimelineView.Jump) -> None:
-        self._moved(self.debugger.goto_index(event.index), "already there")
+        self.debug_view.timeline_jump(event.index)
+
+    @_while_running
+    def on_live_paused(self, message: LivePaused) -> None:
+        self.debug_view.paused(message.event)
+
+    @_while_running
+    def on_live_step_done(self, message: LiveStepDone) -> None:
+        self.debug_view.step_done(message.step, message.error)
+
+    # ------------------------------------------------------------ sites on the timeline, exports
 
     @on(TimelineView.SiteChosen)
     def _timeline_site(self, event: TimelineView.SiteChosen) -> None:
@@ -840,52 +672,6 @@ class InspectorApp(App[None]):
                             markup=False)
 
         self.push_screen(ExportScreen(self.session, fmt), written)
-
-    # ------------------------------------------------------------ the live run
-
-    def _start_run(self, stepping: bool) -> None:
-        assert self._steppable is not None
-        gate = self.debugger.start_run(stepping, lambda e: self.post_message(LivePaused(e)))
-        self._run_stop = RunStop(gate)
-        self._refresh_keys()
-        self._show_debugger()
-        self._live_run(self._steppable, gate, self._run_stop)
-
-    def _after_live_command(self) -> None:
-        """The model runs until its next pause, usually within milliseconds: the footer
-        is refreshed only if it is still running a moment later, so a step rebuilds it
-        at most when something really changed."""
-        self.set_timer(0.15, self._refresh_keys)
-        self._show_debugger()
-
-    @work(thread=True, exclusive=True, group="live-run", exit_on_error=False)
-    def _live_run(self, source: SteppableSource, gate: PauseGate, stop: RunStop) -> None:
-        """Run the workload with the gate installed, again after each restart; the gate
-        blocks this thread at a pause (no CPU), and quitting releases it."""
-        with self._guard.using():
-            source.set_gate(gate.before)
-            try:
-                while True:
-                    source.run_workload(lambda r: self.post_message(LiveStepDone(r.step, r.error)), stop)
-                    if stop.quitting or not gate.take_restart():
-                        return
-            finally:
-                source.set_gate(None)
-
-    @_while_running
-    def on_live_paused(self, message: LivePaused) -> None:
-        self.debugger.on_paused(message.event)
-        self._refresh_keys()
-        self._show_debugger()
-        if self.query_one(TabbedContent).active not in DEBUG_TABS:
-            self.notify(literal(f"paused before dispatch {message.event.seq} at {message.event.site} "
-                                "(6: the debugger)"), timeout=5, markup=False)
-
-    @_while_running
-    def on_live_step_done(self, message: LiveStepDone) -> None:
-        if message.error:
-            self.notify(literal(f"workload step {message.step}: {message.error}"), severity="error", markup=False)
-        self._reload_session()
 
 
 def _error_text(what: str, err: BaseException | None) -> str:

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from kinspect.core.sessionio import load
+from kinspect.core.sessionfile.files import load
 
 from gpu_cases import GPT2_MEASURE_AT, ROOT, SAMPLES
 

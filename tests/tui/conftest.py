@@ -13,8 +13,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the shar
 
 from tui_helpers import session_with_finding  # noqa: E402
 
+from kinspect.core.source import RecordedSource
 from kinspect.tui.app import InspectorApp
-from kinspect.tui.source import RecordedSource
 
 
 @pytest.hookimpl(tryfirst=True)

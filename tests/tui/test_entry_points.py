@@ -6,11 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+from synthetic import synthetic_session
 
 from kinspect import cli
 from kinspect.commands import inspect
-from kinspect.core.sessionio import log_header, save
-from kinspect.core.synthetic import synthetic_session
+from kinspect.core.sessionfile.files import save
+from kinspect.core.sessionfile.log import log_header
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "models"
 

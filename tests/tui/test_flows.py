@@ -6,11 +6,11 @@ import re
 from pathlib import Path
 
 from kinspect.core.session import Measurement
-from kinspect.core.sessionio import load
+from kinspect.core.sessionfile.files import load
+from kinspect.core.source import RecordedSource
 from kinspect.tui.app import InspectorApp
-from kinspect.tui.source import RecordedSource
 from kinspect.tui.widgets.diff_view import DiffView
-from kinspect.tui.widgets.shape_entry import ShapeInput
+from kinspect.tui.widgets.shape_input import ShapeInput
 from kinspect.tui.widgets.variants_table import VariantsTable
 
 from tui_helpers import screen_text, session_with_finding, type_shape

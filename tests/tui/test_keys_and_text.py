@@ -12,8 +12,8 @@ from textual.widgets import Static
 from tui_helpers import screen_segments, screen_text, session_with_finding
 
 from kinspect.core.session import Variant
+from kinspect.core.source import RecordedSource
 from kinspect.tui.app import InspectorApp
-from kinspect.tui.source import RecordedSource
 
 
 def all_bindings():

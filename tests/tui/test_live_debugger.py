@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 
 import pytest
+from synthetic import synthetic_session
 from tui_helpers import footer_dimmed, screen_text, toasts, wait_until
 
-from kinspect.core.synthetic import synthetic_session
 from kinspect.tui.app import InspectorApp
 from kinspect.tui.debugger import IDLE, PAUSED
 

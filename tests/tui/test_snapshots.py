@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from tui_helpers import session_with_finding
 
+from kinspect.core.source import RecordedSource
 from kinspect.tui.app import InspectorApp
-from kinspect.tui.source import RecordedSource
 
 
 def app(events: int = 0) -> InspectorApp:

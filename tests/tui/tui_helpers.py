@@ -9,12 +9,12 @@ import time
 
 from rich.console import Console
 from rich.segment import Segment
+from synthetic import synthetic_session
 
 from kinspect.core.session import Finding, Measurement, Session, Site
 from kinspect.core.shapes import Key
-from kinspect.core.synthetic import synthetic_session
+from kinspect.core.source import ProgressCallback
 from kinspect.tui.app import InspectorApp
-from kinspect.tui.source import ProgressCallback
 
 
 def _render(app: InspectorApp) -> Console:

@@ -15,13 +15,13 @@ from pathlib import Path
 from kinspect.core.errors import KinspectError
 from kinspect.core.export import perfetto, report_md
 from kinspect.core.session import Session
-from kinspect.core.sessionio import save
+from kinspect.core.sessionfile.files import save
 
 FORMATS = ("json", "md", "perfetto")
 
 
 def render(session: Session, fmt: str) -> str:
-    """The text of a Markdown or Perfetto export (JSON goes through `sessionio.save`)."""
+    """The text of a Markdown or Perfetto export (JSON goes through `sessionfile.files.save`)."""
     if fmt == "md":
         return report_md.render(session)
     if fmt == "perfetto":

@@ -7,63 +7,19 @@ user is mid-word.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive
-from textual.suggester import Suggester
 from textual.widgets import Input, Label, Static
 
 from kinspect.core.errors import ShapeError
 from kinspect.core.shapes import ParsedShape, parse_shape
 from kinspect.tui.present import literal
-
-_TAIL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
-_ASSIGNED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*=")
-
-
-class SymbolSuggester(Suggester):
-    """Completes the symbol name being typed, or offers the next symbol not yet given.
-
-    `symbols` holds each symbol's names (its alias first, then Inductor's), so giving
-    `B` stops `s0`, the same symbol, from being offered.
-    """
-
-    def __init__(self, symbols: Sequence[Sequence[str]]) -> None:
-        super().__init__(use_cache=False, case_sensitive=True)
-        self.symbols = [list(names) for names in symbols]
-
-    async def get_suggestion(self, value: str) -> str | None:
-        if value.lstrip().startswith(("(", "[")):
-            return None
-        m = _TAIL_NAME.search(value)
-        partial = m.group(0) if m else ""
-        before = value[: len(value) - len(partial)]
-        if before and not (before[-1].isspace() or before[-1] == ","):
-            return None
-        used = set(_ASSIGNED.findall(value))
-        for names in self.symbols:
-            if used.intersection(names):
-                continue
-            for name in names:
-                if name.startswith(partial):
-                    return before + name + "="
-        return None
-
-
-class ShapeInput(Input):
-    BINDINGS = [
-        Binding("escape", "done", "Back to table", show=False, id="kinspect.shape.done",
-                tooltip="Leave the shape entry and return to the variants table"),
-    ]
-
-    def action_done(self) -> None:
-        self.post_message(ShapeEntry.Done())
+from kinspect.tui.widgets.shape_input import ShapeInput, SymbolSuggester
 
 
 class ShapeEntry(Vertical):
@@ -114,6 +70,10 @@ class ShapeEntry(Vertical):
 
     def on_mount(self) -> None:
         self._show_status()
+
+    def on_shape_input_left(self, event: ShapeInput.Left) -> None:
+        event.stop()
+        self.post_message(self.Done())
 
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()

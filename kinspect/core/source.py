@@ -1,7 +1,10 @@
 """Where the inspector's session comes from: a recording, a live compile, or a test fake.
 
-The app takes a source as its one constructor argument, so the live pipeline plugs in
-without the UI importing it, and tests drive the real app with a fake. The slow methods
+The contract lives in the core because three layers meet at it: `kinspect.inductor`
+implements it (LiveSource), `kinspect.commands` picks a source, and `kinspect.tui` drives
+one, and none of them may import another for it. The app takes a source as its one
+constructor argument, so the live pipeline plugs in without the UI importing it, and
+tests drive the real app with a fake. The slow methods
 (`prepare`, `measure`, `run_workload`) run in thread workers: they must not touch the
 UI, they report through callbacks the app turns into messages, and they stop early when
 `cancel` is set. `measure` returns the measurements it made; the app adds them to the

@@ -1,8 +1,9 @@
-"""Sessions built without a GPU: for tests, benchmarks and trying the inspector.
+"""Sessions built without a GPU, for the tests and the benchmarks.
 
-They follow Inductor's rules (keys built by hint substitution, picks by the real
-heuristic) but every kernel, latency and timestamp is invented, and the environment
-says so (`gpu: "synthetic"`), so nobody mistakes one for a recording.
+A fixture, not part of kinspect: nothing in the package needs one. The sessions follow
+Inductor's rules (keys built by hint substitution, picks by the real heuristic) but every
+kernel, latency and timestamp is invented, and the environment says so
+(`gpu: "synthetic"`), so nobody mistakes one for a recording.
 """
 
 from __future__ import annotations

@@ -13,13 +13,14 @@ import jsonschema
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from synthetic import synthetic_session
 
 from kinspect.core.errors import KinspectError, SessionError
-from kinspect.core.livelog import LiveLog
 from kinspect.core.session import Finding, Site, TensorSpec
-from kinspect.core.sessionio import load, save, session_to_json
+from kinspect.core.sessionfile.files import load, save
+from kinspect.core.sessionfile.log import LiveLog
+from kinspect.core.sessionfile.write import session_to_json
 from kinspect.core.symbolic import SizeExpr
-from kinspect.core.synthetic import synthetic_session
 
 SCHEMA = json.loads(files("kinspect.core").joinpath("session.schema.json").read_text(encoding="utf-8"))
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)

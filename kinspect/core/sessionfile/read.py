@@ -1,0 +1,294 @@
+"""A session file's sections into the session model, each field checked on the way.
+
+The events come as columns of small integers, each distinct shape key once in a key
+table, and become an `EventLog` over those columns, so opening a big recording builds no
+per-event objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kinspect.core.errors import SessionError
+from kinspect.core.eventlog import EventLog
+from kinspect.core.session import (
+    BASELINE_KINDS,
+    FORMAT,
+    SEVERITIES,
+    VERSION,
+    AutotuneRow,
+    Baseline,
+    Environment,
+    Finding,
+    Graph,
+    Measurement,
+    ModelInfo,
+    Session,
+    Site,
+    SymbolInfo,
+    Variant,
+)
+from kinspect.core.sessionfile.checks import (
+    _SOURCE_OK,
+    MAX_RANK,
+    MAX_SOURCE,
+    MAX_TENSORS,
+    MAX_TEXT,
+    MAX_WRAPPER,
+    _bool,
+    _fail,
+    _int,
+    _int_column,
+    _key,
+    _list,
+    _num,
+    _obj,
+    _opt_int,
+    _opt_str,
+    _ref_column,
+    _scalar_map,
+    _str,
+    _variant_column,
+)
+from kinspect.core.shapes import MAX_SIZE, Key
+from kinspect.core.symbolic import ExprError, SizeExpr, TensorSpec
+
+EVENT_COLUMNS = ("seq", "site", "key", "picked", "predicted", "hit", "step", "t_ns", "override")
+"""The columns of `events`, in the order of DispatchEvent's fields."""
+_NULLABLE = frozenset({"step", "t_ns", "override"})
+"""Columns whose values may be null, and that may be left out (all null)."""
+
+
+def _tensor(value: Any, path: str) -> TensorSpec:
+    d = _obj(value, path)
+    sizes = []
+    for j, s in enumerate(_list(d.get("sizes"), f"{path}.sizes", MAX_RANK)):
+        try:
+            sizes.append(SizeExpr.from_json(s))
+        except ExprError as e:
+            raise _fail(f"{path}.sizes[{j}]", str(e)) from None
+    return TensorSpec(
+        name=_str(d.get("name"), f"{path}.name"),
+        role=_str(d.get("role", "input"), f"{path}.role"),
+        sizes=tuple(sizes),
+    )
+
+
+def _environment(d: Any) -> Environment:
+    d = _obj(d, "environment")
+    peaks = {
+        _str(k, "environment.peaks key"): _num(v, f"environment.peaks.{k}")
+        for k, v in _obj(d.get("peaks", {}), "environment.peaks").items()
+    }
+    return Environment(
+        created=_str(d.get("created"), "environment.created"),
+        torch=_opt_str(d.get("torch"), "environment.torch"),
+        triton=_opt_str(d.get("triton"), "environment.triton"),
+        python=_opt_str(d.get("python"), "environment.python"),
+        gpu=_opt_str(d.get("gpu"), "environment.gpu"),
+        cuda=_opt_str(d.get("cuda"), "environment.cuda"),
+        platform=_opt_str(d.get("platform"), "environment.platform"),
+        config=_scalar_map(d.get("config", {}), "environment.config"),
+        peaks=peaks,
+    )
+
+
+def _model(d: Any) -> ModelInfo:
+    d = _obj(d if d is not None else {}, "model")
+    workload = []
+    for i, step in enumerate(_list(d.get("workload", []), "model.workload", 1_000_000)):
+        workload.append(
+            {_str(k, f"model.workload[{i}] key"): _int(v, f"model.workload[{i}].{k}") for k, v in _obj(step, f"model.workload[{i}]").items()}
+        )
+    return ModelInfo(
+        path=_opt_str(d.get("path"), "model.path", MAX_TEXT),
+        name=_opt_str(d.get("name"), "model.name"),
+        hints=tuple(_int(h, f"model.hints[{i}]") for i, h in enumerate(_list(d.get("hints", []), "model.hints", 256))),
+        workload=tuple(workload),
+    )
+
+
+def _symbol(d: Any, path: str) -> SymbolInfo:
+    d = _obj(d, path)
+    return SymbolInfo(
+        name=_str(d.get("name"), f"{path}.name", 64),
+        alias=_opt_str(d.get("alias"), f"{path}.alias", 64),
+        sources=tuple(_str(s, f"{path}.sources[{i}]") for i, s in enumerate(_list(d.get("sources", []), f"{path}.sources", 64))),
+        input=_opt_str(d.get("input"), f"{path}.input"),
+        dim=_opt_int(d.get("dim"), f"{path}.dim", 0, MAX_RANK),
+        example=_opt_int(d.get("example"), f"{path}.example"),
+    )
+
+
+def _variant(d: Any, path: str, index: int) -> Variant:
+    d = _obj(d, path)
+    rows = []
+    for i, r in enumerate(_list(d.get("autotune", []), f"{path}.autotune", 10_000)):
+        r = _obj(r, f"{path}.autotune[{i}]")
+        rows.append(
+            AutotuneRow(
+                name=_str(r.get("name"), f"{path}.autotune[{i}].name", MAX_TEXT),
+                time_us=_num(r.get("time_us"), f"{path}.autotune[{i}].time_us"),
+                description=_str(r.get("description", ""), f"{path}.autotune[{i}].description", MAX_TEXT),
+            )
+        )
+    key = d.get("key")
+    return Variant(
+        index=index,
+        hint=_opt_int(d.get("hint"), f"{path}.hint"),
+        key=None if key is None else _key(key, f"{path}.key"),
+        kernel_name=_str(d.get("kernel_name"), f"{path}.kernel_name"),
+        source=_str(d.get("source", ""), f"{path}.source", MAX_SOURCE, _SOURCE_OK),
+        source_hash=_str(d.get("source_hash", ""), f"{path}.source_hash"),
+        config=_scalar_map(d.get("config", {}), f"{path}.config"),
+        autotune=tuple(rows),
+        winner=_opt_str(d.get("winner"), f"{path}.winner", MAX_TEXT),
+        emitted=_opt_str(d.get("emitted"), f"{path}.emitted", MAX_TEXT),
+        source_path=_opt_str(d.get("source_path"), f"{path}.source_path", MAX_TEXT),
+    )
+
+
+def _site(d: Any, path: str) -> Site:
+    d = _obj(d, path)
+    variants = _list(d.get("variants"), f"{path}.variants", 256)
+    if not variants:
+        raise _fail(f"{path}.variants", "a site needs at least one variant")
+    rt = d.get("runtime_tensors")
+    return Site(
+        name=_str(d.get("name"), f"{path}.name"),
+        graph=_str(d.get("graph", ""), f"{path}.graph"),
+        op=_str(d.get("op", ""), f"{path}.op"),
+        tensors=tuple(_tensor(t, f"{path}.tensors[{i}]") for i, t in enumerate(_list(d.get("tensors", []), f"{path}.tensors", MAX_TENSORS))),
+        variants=tuple(_variant(v, f"{path}.variants[{i}]", i) for i, v in enumerate(variants)),
+        runtime_tensors=None if rt is None else tuple(
+            _tensor(t, f"{path}.runtime_tensors[{i}]") for i, t in enumerate(_list(rt, f"{path}.runtime_tensors", MAX_TENSORS))
+        ),
+        call=_opt_str(d.get("call"), f"{path}.call", MAX_TEXT),
+    )
+
+
+def _graph(d: Any, path: str) -> Graph:
+    d = _obj(d, path)
+    return Graph(
+        name=_str(d.get("name"), f"{path}.name"),
+        wrapper_path=_opt_str(d.get("wrapper_path"), f"{path}.wrapper_path", MAX_TEXT),
+        sites=tuple(_str(s, f"{path}.sites[{i}]") for i, s in enumerate(_list(d.get("sites", []), f"{path}.sites", 10_000))),
+        no_site_reason=_opt_str(d.get("no_site_reason"), f"{path}.no_site_reason", MAX_TEXT),
+        wrapper_code=_opt_str(d.get("wrapper_code"), f"{path}.wrapper_code", MAX_WRAPPER, _SOURCE_OK),
+    )
+
+
+def _baseline(d: Any, path: str) -> Baseline:
+    d = _obj(d, path)
+    kind = _str(d.get("kind"), f"{path}.kind")
+    if kind not in BASELINE_KINDS:
+        raise _fail(f"{path}.kind", f"must be one of {', '.join(BASELINE_KINDS)}")
+    sizes = {_str(k, f"{path}.sizes key", 64): _int(v, f"{path}.sizes.{k}") for k, v in _obj(d.get("sizes"), f"{path}.sizes").items()}
+    return Baseline(
+        sizes=sizes, kind=kind,
+        wall_us=_num(d.get("wall_us"), f"{path}.wall_us"),
+        gpu_us=_num(d.get("gpu_us"), f"{path}.gpu_us"),
+        error=_opt_str(d.get("error"), f"{path}.error", MAX_TEXT),
+    )
+
+
+def _events(value: Any, sites: Sequence[Site], keys: Sequence[Key]) -> EventLog:
+    d = _obj(value, "events")
+    cols: dict[str, list[Any] | None] = {}
+    for name in EVENT_COLUMNS:
+        col = d.get(name)
+        cols[name] = None if col is None and name in _NULLABLE else _list(col, f"events.{name}")
+    n = len(cols["seq"] or ())
+    for name, col in cols.items():
+        if col is not None and len(col) != n:
+            raise _fail("events", f"columns differ in length (seq has {n} entries, {name} has {len(col)})")
+    seq, site, key, picked, predicted, hit, step, t_ns, override = cols.values()
+    _int_column(seq, "events.seq", MAX_SIZE)
+    _ref_column(site, "events.site", "site", "sites", len(sites))
+    _ref_column(key, "events.key", "key", "keys", len(keys))
+    if not set(map(type, hit)) <= {bool}:
+        for i, x in enumerate(hit):
+            _bool(x, f"events.hit[{i}]")
+    for name, col in (("step", step), ("t_ns", t_ns)):
+        if col is not None:
+            _int_column(col, f"events.{name}", MAX_SIZE, nullable=True)
+    counts = [len(s.variants) for s in sites]
+    for name, col in (("picked", picked), ("predicted", predicted), ("override", override)):
+        if col is not None:
+            _variant_column(col, f"events.{name}", site, sites, counts)
+    return EventLog(seq, site, [s.name for s in sites], key, keys, picked, predicted, hit, step, t_ns, override)
+
+
+def _measurement(d: Any, path: str) -> Measurement:
+    d = _obj(d, path)
+    return Measurement(
+        site=_str(d.get("site"), f"{path}.site"),
+        key=_key(d.get("key"), f"{path}.key"),
+        variant=_int(d.get("variant"), f"{path}.variant", 0, 255),
+        method=_str(d.get("method"), f"{path}.method"),
+        median_us=_num(d.get("median_us"), f"{path}.median_us"),
+        p20_us=_num(d.get("p20_us"), f"{path}.p20_us"),
+        p80_us=_num(d.get("p80_us"), f"{path}.p80_us"),
+        samples=_int(d.get("samples", 0), f"{path}.samples"),
+        l2_flush=_bool(d.get("l2_flush", False), f"{path}.l2_flush"),
+        tflops=_num(d.get("tflops"), f"{path}.tflops"),
+        gbps=_num(d.get("gbps"), f"{path}.gbps"),
+        error=_opt_str(d.get("error"), f"{path}.error", MAX_TEXT),
+    )
+
+
+def _finding(d: Any, path: str) -> Finding:
+    d = _obj(d, path)
+    severity = _str(d.get("severity", "warning"), f"{path}.severity")
+    if severity not in SEVERITIES:
+        raise _fail(f"{path}.severity", f"must be one of {', '.join(SEVERITIES)}")
+    return Finding(
+        kind=_str(d.get("kind"), f"{path}.kind"),
+        message=_str(d.get("message"), f"{path}.message", MAX_TEXT),
+        severity=severity,
+        site=_opt_str(d.get("site"), f"{path}.site"),
+        graph=_opt_str(d.get("graph"), f"{path}.graph"),
+        variants=tuple(_int(v, f"{path}.variants[{i}]", 0, 255) for i, v in enumerate(_list(d.get("variants", []), f"{path}.variants", 256))),
+    )
+
+
+def _check_version(d: Mapping[str, Any], fmt: str) -> None:
+    if d.get("format") != fmt:
+        raise SessionError(f"not a kinspect session: missing \"format\": \"{fmt}\"")
+    version = d.get("version")
+    if version is None:
+        raise SessionError("session has no \"version\"")
+    if type(version) is not int or version != VERSION:  # true and 1.0 equal 1 in Python
+        raise SessionError(f"session format version {version!r} is not supported (this kinspect reads version {VERSION})")
+
+
+def session_from_json(d: Any) -> Session:
+    d = _obj(d, "session")
+    _check_version(d, FORMAT)
+    sites = [_site(x, f"sites[{i}]") for i, x in enumerate(_list(d.get("sites", []), "sites", 10_000))]
+    keys = [_key(x, f"keys[{i}]") for i, x in enumerate(_list(d.get("keys", []), "keys"))]
+    s = Session(
+        environment=_environment(d.get("environment")),
+        model=_model(d.get("model")),
+        symbols=[_symbol(x, f"symbols[{i}]") for i, x in enumerate(_list(d.get("symbols", []), "symbols", 1024))],
+        graphs=[_graph(x, f"graphs[{i}]") for i, x in enumerate(_list(d.get("graphs", []), "graphs", 10_000))],
+        sites=sites,
+        events=[] if d.get("events") is None else _events(d["events"], sites, keys),
+        measurements=[_measurement(x, f"measurements[{i}]") for i, x in enumerate(_list(d.get("measurements", []), "measurements"))],
+        findings=[_finding(x, f"findings[{i}]") for i, x in enumerate(_list(d.get("findings", []), "findings"))],
+        baselines=[_baseline(x, f"baselines[{i}]") for i, x in enumerate(_list(d.get("baselines", []), "baselines", 10_000))],
+    )
+    _check_references(s)
+    return s
+
+
+def _check_references(s: Session) -> None:
+    names = [x.name for x in s.sites]
+    if len(set(names)) != len(names):
+        raise SessionError("sites: two sites share a name")
+    variants = {x.name: len(x.variants) for x in s.sites}
+    for i, m in enumerate(s.measurements):
+        n = variants.get(m.site)
+        if n is None or m.variant >= n:
+            raise SessionError(f"measurements[{i}]: no variant {m.variant} of site {m.site!r}")

@@ -1,0 +1,56 @@
+"""Where a runtime shape is typed, with symbol names completed as they are typed."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from textual.binding import Binding
+from textual.message import Message
+from textual.suggester import Suggester
+from textual.widgets import Input
+
+_TAIL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
+_ASSIGNED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*=")
+
+
+class SymbolSuggester(Suggester):
+    """Completes the symbol name being typed, or offers the next symbol not yet given.
+
+    `symbols` holds each symbol's names (its alias first, then Inductor's), so giving
+    `B` stops `s0`, the same symbol, from being offered.
+    """
+
+    def __init__(self, symbols: Sequence[Sequence[str]]) -> None:
+        super().__init__(use_cache=False, case_sensitive=True)
+        self.symbols = [list(names) for names in symbols]
+
+    async def get_suggestion(self, value: str) -> str | None:
+        if value.lstrip().startswith(("(", "[")):
+            return None
+        m = _TAIL_NAME.search(value)
+        partial = m.group(0) if m else ""
+        before = value[: len(value) - len(partial)]
+        if before and not (before[-1].isspace() or before[-1] == ","):
+            return None
+        used = set(_ASSIGNED.findall(value))
+        for names in self.symbols:
+            if used.intersection(names):
+                continue
+            for name in names:
+                if name.startswith(partial):
+                    return before + name + "="
+        return None
+
+
+class ShapeInput(Input):
+    BINDINGS = [
+        Binding("escape", "done", "Back to table", show=False, id="kinspect.shape.done",
+                tooltip="Leave the shape entry and return to the variants table"),
+    ]
+
+    class Left(Message):
+        """Escape: the user left the input; the entry around it says so to the app."""
+
+    def action_done(self) -> None:
+        self.post_message(self.Left())
