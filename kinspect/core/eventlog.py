@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import operator
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import compress, repeat
 from typing import Any, overload
 
@@ -109,6 +109,17 @@ class EventLog(Sequence[DispatchEvent]):
                 self._pairs = Counter(compress(zip(self.site_ids, self.key_ids), in_step))
         sid = self.site_names.index(site) if site in self.site_names else -1
         return {self.keys[k]: n for (s, k), n in self._pairs.items() if s == sid}
+
+    def site_keys(self) -> dict[str, set[Key]]:
+        """The distinct keys each site was called with."""
+        out: dict[str, set[Key]] = {}
+        for s, k in set(zip(self.site_ids, self.key_ids)):
+            out.setdefault(self.site_names[s], set()).add(self.keys[k])
+        return out
+
+    def where(self, mask: Iterable[bool]) -> Iterator[DispatchEvent]:
+        """The events where `mask` (one flag per event, computed over columns) holds."""
+        return (self[i] for i in compress(range(len(self)), mask))
 
     def call_site_tally(self) -> tuple[Counter[tuple[str, int]], dict[tuple[str, Key], int]]:
         """(calls per site and call site; per site and key, the call site of its first

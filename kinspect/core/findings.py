@@ -7,11 +7,15 @@ only what cannot be derived later (why a graph has no size-hint site).
 
 from __future__ import annotations
 
+import operator
 from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from itertools import repeat
 
-from kinspect.core.session import AutotuneRow, Finding, Session, Site, Variant
-from kinspect.core.shapes import format_key
+from kinspect.core.eventlog import EventLog
+from kinspect.core.session import AutotuneRow, DispatchEvent, Finding, Session, Site, Variant
+from kinspect.core.shapes import Key, format_key
 
 
 def identical_variants(site: Site) -> list[Finding]:
@@ -105,11 +109,32 @@ def key_value_mismatches(site: Site) -> list[Finding]:
     return out
 
 
-def structure_mismatches(session: Session, site: Site) -> list[Finding]:
+def _site_keys(session: Session) -> dict[str, set[Key]]:
+    events = session.events
+    if isinstance(events, EventLog):
+        return events.site_keys()
+    out: dict[str, set[Key]] = {}
+    for e in events:
+        out.setdefault(e.site, set()).add(e.key)
+    return out
+
+
+def _where(session: Session, columns: Callable[[EventLog], Iterable[bool]],
+           test: Callable[[DispatchEvent], bool]) -> Iterable[DispatchEvent]:
+    """The events passing `test`, found over the columns of a loaded session (a mask from
+    `columns`) without building every event."""
+    events = session.events
+    if isinstance(events, EventLog):
+        return events.where(columns(events))
+    return (e for e in events if test(e))
+
+
+def structure_mismatches(session: Session, site: Site, seen_keys: Mapping[str, set[Key]] | None = None
+                         ) -> list[Finding]:
     hint_key = next((k for k in site.keys if k is not None), None)
     if hint_key is None:
         return []
-    seen = {e.key for e in session.events if e.site == site.name}
+    seen = (seen_keys if seen_keys is not None else _site_keys(session)).get(site.name, set())
     structure = (len(hint_key), tuple(len(t) for t in hint_key))
     for key in sorted(seen):
         if (len(key), tuple(len(t) for t in key)) != structure:
@@ -125,8 +150,13 @@ def structure_mismatches(session: Session, site: Site) -> list[Finding]:
 def mispredictions(session: Session) -> list[Finding]:
     out = []
     reported: set[tuple[str, tuple]] = set()
-    for e in session.events:
-        if e.override is None and e.predicted != e.picked and (e.site, e.key) not in reported:
+
+    def wrong(log: EventLog) -> Iterable[bool]:
+        overrides = log.override if log.override is not None else repeat(None)
+        return (p != q and o is None for p, q, o in zip(log.picked, log.predicted, overrides))
+
+    for e in _where(session, wrong, lambda e: e.override is None and e.predicted != e.picked):
+        if (e.site, e.key) not in reported:
             reported.add((e.site, e.key))
             out.append(Finding(
                 "model-disagrees",
@@ -143,8 +173,9 @@ def shared_caches(session: Session) -> list[Finding]:
     if not shared:
         return []
     deciders: dict[str, Counter[int]] = {name: Counter() for name in shared}
-    for e in session.events:
-        if e.site in shared and not e.cache_hit and e.override is None and e.call_site is not None:
+    misses = _where(session, lambda log: map(operator.not_, log.hit), lambda e: not e.cache_hit)
+    for e in misses:
+        if e.site in shared and e.override is None and e.call_site is not None:
             deciders[e.site][e.call_site] += 1
     out = []
     for name, site in shared.items():
@@ -192,6 +223,13 @@ def slow_picks(session: Session) -> list[Finding]:
     return out
 
 
+def refreshed(session: Session) -> list[Finding]:
+    """The findings this kinspect derives from a loaded session's facts, plus any stored
+    finding of a kind it does not derive (a newer kinspect's), so an older recording
+    shows today's findings and not stale ones."""
+    return derive_findings(session) + [f for f in session.findings if f.kind not in DERIVED_KINDS]
+
+
 def no_site_graphs(session: Session) -> list[Finding]:
     return [
         Finding("no-site", f"{g.name} has no size-hint multi-kernel: {g.no_site_reason}", "info", graph=g.name)
@@ -199,12 +237,18 @@ def no_site_graphs(session: Session) -> list[Finding]:
     ]
 
 
+DERIVED_KINDS = frozenset({"identical-variants", "not-autotune-winner", "key-structure", "key-not-true-size",
+                           "model-disagrees", "shared-cache", "slow-pick", "no-site"})
+"""What `derive_findings` reports; a stored finding of another kind came from elsewhere."""
+
+
 def derive_findings(session: Session) -> list[Finding]:
     out: list[Finding] = []
+    seen = _site_keys(session)
     for site in session.sites:
         out += identical_variants(site)
         out += emitted_not_winner(site)
-        out += structure_mismatches(session, site)
+        out += structure_mismatches(session, site, seen)
         out += key_value_mismatches(site)
     out += mispredictions(session)
     out += shared_caches(session)

@@ -151,11 +151,12 @@ def _ref_column(col: list[Any], path: str, what: str, table: str, size: int) -> 
         raise _fail(f"{path}[{i}]", f"no {what} {col[i]} ({table} has {size})")
 
 
-def _variant_column(col: list[Any], path: str, site: list[int], sites: Sequence[Site], counts: list[int]) -> None:
-    """Variant indices, each below its own event's site's variant count."""
-    values = _int_column(col, path, 255, nullable=True)
+def _variant_column(col: list[Any], path: str, site: list[int], sites: Sequence[Site], counts: list[int],
+                    what: str = "variant", hi: int = 255) -> None:
+    """Variant (or call site) indices, each below its own event's site's count."""
+    values = _int_column(col, path, hi, nullable=True)
     if not values or max(values) < min(counts):
         return
     for i, (v, s) in enumerate(zip(col, site)):
         if v is not None and v >= counts[s]:
-            raise _fail(f"{path}[{i}]", f"variant {v} out of range for {sites[s].name} ({counts[s]} variants)")
+            raise _fail(f"{path}[{i}]", f"{what} {v} out of range for {sites[s].name} ({counts[s]} {what}s)")

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kinspect.core.errors import SessionError
+from kinspect.core.findings import refreshed
 from kinspect.core.session import Session
 from kinspect.core.sessionfile.log import _load_log, _looks_like_log
 from kinspect.core.sessionfile.read import session_from_json
@@ -26,9 +27,15 @@ MAX_FILE_BYTES = 1 << 30
 
 
 def save(session: Session, path: str | os.PathLike[str]) -> None:
-    """Write atomically: a reader (or a crash) never sees a half-written session."""
+    """Write atomically: a reader (or a crash) never sees a half-written session. What is
+    written is read back by the same reader `load` uses first, so kinspect never leaves a
+    file it would refuse; a session that fails that check leaves the old file in place."""
     path = Path(path)
     text = _dumps(session_to_json(session))
+    try:
+        session_from_json(json.loads(text))
+    except SessionError as e:
+        raise SessionError(f"{path}: not saved: the session would not read back ({e})") from None
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
     try:
         os.fchmod(fd, 0o644)  # mkstemp makes 0600; a session is meant to be shared
@@ -70,19 +77,30 @@ def _decode(text: str, where: str) -> Any:
 
 
 def load(path: str | os.PathLike[str]) -> Session:
-    """Open a session file (`.json`) or a recording log (`.jsonl`)."""
+    """Open a session file (`.json`) or a recording log (`.jsonl`) as a user sees it: its
+    findings derived afresh from its facts (`findings.refreshed`), so a recording made by
+    an older kinspect shows what this one finds."""
+    session = read(path)
+    session.findings = refreshed(session)
+    return session
+
+
+def read(path: str | os.PathLike[str]) -> Session:
+    """The session exactly as the file holds it, stored findings included."""
     path = Path(path)
     text = _read_text(path)
     with _collector_paused():
         if _looks_like_log(text):
-            return _load_log(text, str(path))
-        data = _decode(text, str(path))
-        try:
-            return session_from_json(data)
-        except SessionError as e:
-            raise SessionError(f"{path}: {e}") from None
-        except RecursionError:
-            raise SessionError(f"{path}: JSON nested too deeply") from None
+            session = _load_log(text, str(path))
+        else:
+            data = _decode(text, str(path))
+            try:
+                session = session_from_json(data)
+            except SessionError as e:
+                raise SessionError(f"{path}: {e}") from None
+            except RecursionError:
+                raise SessionError(f"{path}: JSON nested too deeply") from None
+    return session
 
 
 @contextmanager

@@ -8,6 +8,7 @@ per-event objects.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from kinspect.core.errors import SessionError
@@ -25,7 +26,9 @@ from kinspect.core.session import (
     Measurement,
     ModelInfo,
     Session,
+    CallSite,
     Site,
+    Sweep,
     SymbolInfo,
     Variant,
 )
@@ -54,9 +57,9 @@ from kinspect.core.sessionfile.checks import (
 from kinspect.core.shapes import MAX_SIZE, Key
 from kinspect.core.symbolic import ExprError, SizeExpr, TensorSpec
 
-EVENT_COLUMNS = ("seq", "site", "key", "picked", "predicted", "hit", "step", "t_ns", "override")
+EVENT_COLUMNS = ("seq", "site", "key", "picked", "predicted", "hit", "step", "t_ns", "override", "call_site")
 """The columns of `events`, in the order of DispatchEvent's fields."""
-_NULLABLE = frozenset({"step", "t_ns", "override"})
+_NULLABLE = frozenset({"step", "t_ns", "override", "call_site"})
 """Columns whose values may be null, and that may be left out (all null)."""
 
 
@@ -149,6 +152,42 @@ def _variant(d: Any, path: str, index: int) -> Variant:
     )
 
 
+def _call_site(d: Any, path: str, index: int) -> CallSite:
+    d = _obj(d, path)
+    return CallSite(
+        index=index,
+        node=_opt_str(d.get("node"), f"{path}.node"),
+        call=_opt_str(d.get("call"), f"{path}.call", MAX_TEXT),
+        line=_opt_int(d.get("line"), f"{path}.line"),
+        module=_opt_str(d.get("module"), f"{path}.module", MAX_TEXT),
+        module_class=_opt_str(d.get("module_class"), f"{path}.module_class"),
+        file=_opt_str(d.get("file"), f"{path}.file", MAX_TEXT),
+        lineno=_opt_int(d.get("lineno"), f"{path}.lineno"),
+        code=_opt_str(d.get("code"), f"{path}.code", MAX_TEXT),
+    )
+
+
+def _sizes(d: Any, path: str) -> dict[str, int]:
+    return {_str(k, f"{path} key", 64): _int(v, f"{path}.{k}") for k, v in _obj(d, path).items()}
+
+
+def _sweep(d: Any, path: str) -> Sweep:
+    d = _obj(d, path)
+    ranges = {}
+    for k, v in _obj(d.get("ranges"), f"{path}.ranges").items():
+        span = _list(v, f"{path}.ranges.{_str(k, f'{path}.ranges key', 64)}", 2)
+        if len(span) != 2:
+            raise _fail(f"{path}.ranges.{k}", "expected [lo, hi]")
+        ranges[k] = (_int(span[0], f"{path}.ranges.{k}[0]"), _int(span[1], f"{path}.ranges.{k}[1]"))
+    points = tuple(_sizes(p, f"{path}.points[{i}]") for i, p in enumerate(_list(d.get("points", []), f"{path}.points", 100_000)))
+    skipped = []
+    for i, x in enumerate(_list(d.get("skipped", []), f"{path}.skipped", 100_000)):
+        x = _obj(x, f"{path}.skipped[{i}]")
+        skipped.append((_sizes(x.get("sizes"), f"{path}.skipped[{i}].sizes"),
+                        _str(x.get("reason"), f"{path}.skipped[{i}].reason", MAX_TEXT)))
+    return Sweep(ranges, points, tuple(skipped))
+
+
 def _site(d: Any, path: str) -> Site:
     d = _obj(d, path)
     variants = _list(d.get("variants"), f"{path}.variants", 256)
@@ -165,6 +204,8 @@ def _site(d: Any, path: str) -> Site:
             _tensor(t, f"{path}.runtime_tensors[{i}]") for i, t in enumerate(_list(rt, f"{path}.runtime_tensors", MAX_TENSORS))
         ),
         call=_opt_str(d.get("call"), f"{path}.call", MAX_TEXT),
+        call_sites=tuple(_call_site(c, f"{path}.call_sites[{i}]", i)
+                         for i, c in enumerate(_list(d.get("call_sites", []), f"{path}.call_sites", 10_000))),
     )
 
 
@@ -203,7 +244,7 @@ def _events(value: Any, sites: Sequence[Site], keys: Sequence[Key]) -> EventLog:
     for name, col in cols.items():
         if col is not None and len(col) != n:
             raise _fail("events", f"columns differ in length (seq has {n} entries, {name} has {len(col)})")
-    seq, site, key, picked, predicted, hit, step, t_ns, override = cols.values()
+    seq, site, key, picked, predicted, hit, step, t_ns, override, call_site = cols.values()
     _int_column(seq, "events.seq", MAX_SIZE)
     _ref_column(site, "events.site", "site", "sites", len(sites))
     _ref_column(key, "events.key", "key", "keys", len(keys))
@@ -217,7 +258,11 @@ def _events(value: Any, sites: Sequence[Site], keys: Sequence[Key]) -> EventLog:
     for name, col in (("picked", picked), ("predicted", predicted), ("override", override)):
         if col is not None:
             _variant_column(col, f"events.{name}", site, sites, counts)
-    return EventLog(seq, site, [s.name for s in sites], key, keys, picked, predicted, hit, step, t_ns, override)
+    if call_site is not None:
+        _variant_column(call_site, "events.call_site", site, sites, [max(1, len(s.call_sites)) for s in sites],
+                        what="call site", hi=MAX_SIZE)
+    return EventLog(seq, site, [s.name for s in sites], key, keys, picked, predicted, hit, step, t_ns, override,
+                    call_site)
 
 
 def _measurement(d: Any, path: str) -> Measurement:
@@ -268,19 +313,55 @@ def session_from_json(d: Any) -> Session:
     _check_version(d, FORMAT)
     sites = [_site(x, f"sites[{i}]") for i, x in enumerate(_list(d.get("sites", []), "sites", 10_000))]
     keys = [_key(x, f"keys[{i}]") for i, x in enumerate(_list(d.get("keys", []), "keys"))]
+    events = d.get("events")
+    sites, events = _merge_shared(sites, events)
     s = Session(
         environment=_environment(d.get("environment")),
         model=_model(d.get("model")),
         symbols=[_symbol(x, f"symbols[{i}]") for i, x in enumerate(_list(d.get("symbols", []), "symbols", 1024))],
         graphs=[_graph(x, f"graphs[{i}]") for i, x in enumerate(_list(d.get("graphs", []), "graphs", 10_000))],
         sites=sites,
-        events=[] if d.get("events") is None else _events(d["events"], sites, keys),
+        events=[] if events is None else _events(events, sites, keys),
         measurements=[_measurement(x, f"measurements[{i}]") for i, x in enumerate(_list(d.get("measurements", []), "measurements"))],
         findings=[_finding(x, f"findings[{i}]") for i, x in enumerate(_list(d.get("findings", []), "findings"))],
         baselines=[_baseline(x, f"baselines[{i}]") for i, x in enumerate(_list(d.get("baselines", []), "baselines", 10_000))],
+        sweeps=[_sweep(x, f"sweeps[{i}]") for i, x in enumerate(_list(d.get("sweeps", []), "sweeps", 1000))],
     )
     _check_references(s)
     return s
+
+
+def _merge_shared(sites: list[Site], events: Any) -> tuple[list[Site], Any]:
+    """Files from before kinspect told call sites apart hold one site per call of a shared
+    multi-kernel (same name, same graph, same variants): one site each again, its copies
+    becoming call sites, and the events' site column pointing at the merged site."""
+    slots: dict[tuple[str, str], int] = {}
+    merged: list[Site] = []
+    remap: list[tuple[int, int]] = []
+    """Per site in the file: (its site in `merged`, its call site there)."""
+    copies: dict[int, int] = {}
+    for s in sites:
+        slot = slots.get((s.name, s.graph))
+        if slot is None:
+            slots[(s.name, s.graph)] = len(merged)
+            remap.append((len(merged), 0))
+            merged.append(s)
+            continue
+        if merged[slot].keys != s.keys or merged[slot].call_sites or s.call_sites:
+            raise SessionError("sites: two sites share a name")
+        copies[slot] = copies.get(slot, 1) + 1
+        remap.append((slot, copies[slot] - 1))
+    if not copies:
+        return sites, events
+    for slot, n in copies.items():
+        merged[slot] = replace(merged[slot], call_sites=tuple(CallSite(i) for i in range(n)))
+    if isinstance(events, dict) and isinstance(events.get("site"), list) and events.get("call_site") is None:
+        col = events["site"]
+        if all(type(x) is int and 0 <= x < len(remap) for x in col):
+            shared = [bool(merged[remap[x][0]].call_sites) for x in range(len(remap))]
+            events = {**events, "site": [remap[x][0] for x in col],
+                      "call_site": [remap[x][1] if shared[x] else None for x in col]}
+    return merged, events
 
 
 def _check_references(s: Session) -> None:

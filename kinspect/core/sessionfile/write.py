@@ -23,7 +23,9 @@ from kinspect.core.session import (
     Measurement,
     ModelInfo,
     Session,
+    CallSite,
     Site,
+    Sweep,
     SymbolInfo,
 )
 from kinspect.core.shapes import Key
@@ -62,6 +64,7 @@ def site_json(s: Site) -> dict[str, Any]:
         "tensors": [_tensor_json(t) for t in s.tensors],
         "runtime_tensors": None if s.runtime_tensors is None else [_tensor_json(t) for t in s.runtime_tensors],
         "call": s.call,
+        "call_sites": [call_site_json(c) for c in s.call_sites],
         "variants": [
             {
                 "hint": v.hint, "key": _key_json(v.key), "kernel_name": v.kernel_name,
@@ -73,6 +76,21 @@ def site_json(s: Site) -> dict[str, Any]:
             }
             for v in s.variants
         ],
+    }
+
+
+def call_site_json(c: CallSite) -> dict[str, Any]:
+    return {
+        "node": c.node, "call": c.call, "line": c.line, "module": c.module, "module_class": c.module_class,
+        "file": c.file, "lineno": c.lineno, "code": c.code,
+    }
+
+
+def sweep_json(w: Sweep) -> dict[str, Any]:
+    return {
+        "ranges": {k: list(v) for k, v in w.ranges.items()},
+        "points": [dict(p) for p in w.points],
+        "skipped": [{"sizes": dict(sizes), "reason": why} for sizes, why in w.skipped],
     }
 
 
@@ -96,11 +114,12 @@ def events_json(events: Sequence[DispatchEvent], sites: Sequence[Site]) -> tuple
         raise SessionError(f"an event names site {e.args[0]!r}, which the session does not have") from None
     ids: dict[Key, int] = {}
     key = [ids.setdefault(e.key, len(ids)) for e in events]
-    column = {name: list(map(attrgetter(name), events)) for name in ("seq", "picked", "predicted", "cache_hit", "step", "t_ns", "override")}
+    names = ("seq", "picked", "predicted", "cache_hit", "step", "t_ns", "override", "call_site")
+    column = {name: list(map(attrgetter(name), events)) for name in names}
     return [_key_json(k) for k in ids], {
         "seq": column["seq"], "site": site, "key": key, "picked": column["picked"],
         "predicted": column["predicted"], "hit": column["cache_hit"], "step": column["step"],
-        "t_ns": column["t_ns"], "override": column["override"],
+        "t_ns": column["t_ns"], "override": column["override"], "call_site": column["call_site"],
     }
 
 
@@ -134,6 +153,7 @@ def session_to_json(s: Session) -> dict[str, Any]:
         "measurements": [measurement_json(x) for x in s.measurements],
         "findings": [finding_json(x) for x in s.findings],
         "baselines": [baseline_json(x) for x in s.baselines],
+        "sweeps": [sweep_json(x) for x in s.sweeps],
     }
 
 
