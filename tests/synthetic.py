@@ -12,7 +12,6 @@ import hashlib
 import random
 
 from kinspect.core.decision import decide
-from kinspect.core.findings import derive_findings
 from kinspect.core.session import (
     AutotuneRow,
     DispatchEvent,
@@ -144,5 +143,4 @@ def synthetic_session(
                 session.measurements.append(
                     Measurement(site.name, key, v.index, "synthetic", base, base * 0.97, base * 1.04, 50)
                 )
-    session.findings = derive_findings(session)  # as a recording holds them
     return session

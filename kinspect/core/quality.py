@@ -265,6 +265,18 @@ def model_quality(session: Session, heuristic: str = "inductor",
     return ModelQuality(per_site, sum(q.lost_us for q in per_site), sum(q.best_us for q in per_site), points)
 
 
+def worst_regrets(session: Session, timings: Mapping[tuple[str, Key], KeyTimings] | None = None
+                  ) -> dict[str, float]:
+    """Each measured site's worst pick/fastest (for the inspector's site list), counting
+    only picks slower beyond noise: within noise a site shows none."""
+    out = {}
+    for q in model_quality(session, timings=timings).sites:
+        slow = [p.regret for p in q.points if p.slower]
+        if q.points:
+            out[q.site] = max(slow, default=1.0)
+    return out
+
+
 def ranges_text(points: Sequence[ShapePoint], site: Site, labels: Sequence[str]) -> list[str]:
     """The runs of consecutive points (in size order) where the pick is slower beyond
     noise, each as `B=100..128: v0 runs, v1 is fastest (worst ×1.33 at B=100)`."""

@@ -32,7 +32,11 @@ from textual.worker import Worker, WorkerState
 
 from kinspect.core.errors import KinspectError, ShapeError
 from kinspect.core.explain import SiteExplanation, explain_site
+from kinspect.core.decision_map import DecisionMap, Heatmap, decision_map
 from kinspect.core.heuristics import HEURISTICS
+from kinspect.core.quality import worst_regrets
+from kinspect.core.timings import KeyTimings, timings_by_key
+from kinspect.core.whatif import what_ifs
 from kinspect.core.session import Site
 from kinspect.core.shapes import Key, ParsedShape, SymbolShape, format_key, parse_shape
 from kinspect.core.source import BaselineSource, SessionSource, SteppableSource
@@ -56,6 +60,8 @@ from kinspect.tui.widgets.banner import Banner
 from kinspect.tui.widgets.breakpoint_list import BreakpointList
 from kinspect.tui.widgets.condition_entry import ConditionEntry
 from kinspect.tui.widgets.condition_input import ConditionInput
+from kinspect.tui.what_if_screen import WhatIfScreen
+from kinspect.tui.widgets.decision_map_view import DecisionMapView
 from kinspect.tui.widgets.decision_summary import DecisionSummary
 from kinspect.tui.widgets.diff_view import DiffView
 from kinspect.tui.widgets.findings_list import FindingsList
@@ -74,7 +80,7 @@ STEPS = Binding.Group("Step", compact=True)
 CONTINUE = Binding.Group("Continue", compact=True)
 ENDS = Binding.Group("First/last")
 BREAKS = Binding.Group("Break", compact=True)
-TAB_IDS = ("variants", "source", "diff", "symbolic", "findings", "debugger", "timeline")
+TAB_IDS = ("variants", "source", "diff", "symbolic", "findings", "debugger", "timeline", "map")
 
 
 _Handler = TypeVar("_Handler", bound=Callable[..., Any])
@@ -141,8 +147,8 @@ class InspectorApp(App[None]):
                 tooltip="Stop the running measurement"),
         Binding("t", "toggle_terms", "Terms", id="kinspect.terms",
                 tooltip="Show or hide each variant's distance per tensor dimension"),
-        Binding("h", "next_heuristic", "What-if", id="kinspect.heuristic",
-                tooltip="What-if: decide by the next distance heuristic"),
+        Binding("h", "what_if", "What-if", id="kinspect.heuristic",
+                tooltip="Other heuristics and fewer hints on these measurements, best first; enter decides by one"),
         Binding("d", "diff_selected", "Diff", id="kinspect.diff",
                 tooltip="Diff the selected variant's source against the chosen one's"),
         Binding("left_square_bracket", "step_site(-1)", "Previous site", id="kinspect.site.prev",
@@ -174,6 +180,12 @@ class InspectorApp(App[None]):
         self.explanation: SiteExplanation | None = None
         self.call_site: int | None = None
         """The call site highlighted under the current site, if one is."""
+        self._timings: dict[tuple[str, Key], KeyTimings] = {}
+        """The measurements read by the one timing rule, per site and key."""
+        self._maps: dict[str, DecisionMap | Heatmap | None] = {}
+        self._worst: dict[str, float] = {}
+        """Each measured site's worst regret beyond noise, for the site list."""
+        self._measured_changed()
         self.selected = 0
         self._events = EventIndex(self.session.events)
         self._cancel = threading.Event()
@@ -192,7 +204,8 @@ class InspectorApp(App[None]):
         yield Banner(self.source.banner(), live=self.source.live, truncated=bool(self.session.truncated),
                      id="banner")
         with Horizontal(id="main"):
-            yield SiteList(self.session.sites, findings, self._events.calls, self._events.call_sites, id="sites")
+            yield SiteList(self.session.sites, findings, self._events.calls, self._events.call_sites, self._worst,
+                           id="sites")
             with Vertical(id="work"):
                 yield ShapeEntry(self._initial_shape(), self._symbol_names(), id="shape")
                 with TabbedContent(id="tabs"):
@@ -214,6 +227,8 @@ class InspectorApp(App[None]):
                         yield from self.debug_view.compose_debugger()
                     with TabPane("Timeline", id="timeline"):
                         yield from self.debug_view.compose_timeline()
+                    with TabPane("Map", id="map"):
+                        yield DecisionMapView(id="map-view")
         yield MeasureBar(id="measure-bar")
         yield Footer(compact=True)
 
@@ -259,7 +274,9 @@ class InspectorApp(App[None]):
         self.session = session = self.source.session
         self._events = EventIndex(session.events)
         findings = Counter(f.site for f in session.findings if f.site)
-        self.query_one(SiteList).set_sites(session.sites, findings, self._events.calls, self._events.call_sites)
+        self._measured_changed()
+        self.query_one(SiteList).set_sites(session.sites, findings, self._events.calls, self._events.call_sites,
+                                           self._worst)
         self.query_one(FindingsList).set_findings(session.findings)
         self.query_one(TabbedContent).get_tab("findings").label = f"Findings ({len(session.findings)})"
         self.query_one(Banner).say(self.source.banner(), bool(session.truncated))
@@ -289,6 +306,29 @@ class InspectorApp(App[None]):
             self._show_diff()
         elif tab == "timeline" and timeline:
             self.debug_view.show_timeline()
+
+    def _show_map(self) -> None:
+        """The Map tab for the current site; built when shown, as the cursor follows the shape."""
+        view = self.query_one(DecisionMapView)
+        if self.site is None:
+            view.show(None, "no site")
+            return
+        if self.site.name not in self._maps:
+            self._maps[self.site.name] = decision_map(self.session, self.site, self._timings)
+        sizes = self.shape.values if isinstance(self.shape, SymbolShape) else None
+        view.show(self._maps[self.site.name],
+                  f"{self.site.name} has fewer than two measured sizes along one size: "
+                  "kinspect sweep model.py --range B=1..16384 measures a map", sizes)
+
+    @on(DecisionMapView.SizesChosen)
+    def _map_moved(self, event: DecisionMapView.SizesChosen) -> None:
+        self.query_one(ShapeEntry).set_text(" ".join(f"{k}={v}" for k, v in event.sizes.items()))
+
+    def _measured_changed(self) -> None:
+        """Measurements came or went: the one timing table, the maps and regrets follow."""
+        self._timings = timings_by_key(self.session.measurements)
+        self._maps = {}
+        self._worst = worst_regrets(self.session, self._timings)
 
     def _show_diff(self) -> None:
         """The diff's selectors cost a rebuild per site, so the tab fills only when shown."""
@@ -322,8 +362,11 @@ class InspectorApp(App[None]):
             summary.show(decision_summary(expl, observed, self.source.can_measure, baselines,
                                           decider, site.call_site(self.call_site)))
             self._select(expl.decision.chosen)
-        if self.query_one(TabbedContent).active == "symbolic":
+        active = self.query_one(TabbedContent).active
+        if active == "symbolic":
             self._show_symbolic()
+        elif active == "map":
+            self._show_map()
 
     def _show_symbolic(self) -> None:
         """Fill the symbolic tab; only while it is visible, as it changes on every keystroke."""
@@ -377,6 +420,8 @@ class InspectorApp(App[None]):
         self.refresh_bindings()
         if event.pane.id == "timeline":
             self.debug_view.show_timeline()
+        elif event.pane.id == "map":
+            self._show_map()
         elif event.pane.id == "diff":
             self._show_diff()
 
@@ -458,10 +503,19 @@ class InspectorApp(App[None]):
         self._redecide()
         self.debug_view.show()
 
-    def action_next_heuristic(self) -> None:
-        names = list(HEURISTICS)
-        self.use_heuristic(names[(names.index(self.heuristic) + 1) % len(names)])
-        self.notify(f"deciding by {self.heuristic}: {HEURISTICS[self.heuristic].title}", timeout=3, markup=False)
+    def action_what_if(self) -> None:
+        if not self.session.sites:
+            self.notify("no size-hint sites: nothing for another heuristic to decide", timeout=3, markup=False)
+            return
+        hints = self.session.model.hints or sorted({v.hint for s in self.session.sites for v in s.variants
+                                                    if v.hint is not None})
+
+        def chosen(name: str | None) -> None:
+            if name is not None and name != self.heuristic:
+                self.use_heuristic(name)
+                self.notify(f"deciding by {name}: {HEURISTICS[name].title}", timeout=3, markup=False)
+
+        self.push_screen(WhatIfScreen(what_ifs(self.session, self._timings), hints, self.heuristic), chosen)
 
     def action_diff_selected(self) -> None:
         if self.site is None:
@@ -536,6 +590,7 @@ class InspectorApp(App[None]):
     @_while_running
     def on_measure_finished(self, message: MeasureFinished) -> None:
         self.session.measurements.extend(message.measurements)
+        self._measured_changed()
         self.measuring = False
         self.query_one(MeasureBar).stop()
         n = len(message.measurements)

@@ -394,12 +394,15 @@ def _runtime_cell(t: TensorSpec, di: int, env: Mapping[str, int] | None, shape: 
 # ---------------------------------------------------------------- sites and findings
 
 
-def site_prompt(site: Site, findings: int, calls: int) -> Text:
-    """Two lines: the name, marked `!` when it has findings; its op, variants and calls
-    (and how many places call it, when several share it)."""
+def site_prompt(site: Site, findings: int, calls: int, worst: float | None = None) -> Text:
+    """Two lines: the name, marked `!` when it has findings, and its worst regret where it
+    was measured (red beyond noise); its op, variants and calls (and how many places call
+    it, when several share it)."""
     out = Text()
     out.append("! " if findings else "  ", style="bold yellow")
     out.append(literal(site.name))
+    if worst is not None:
+        out.append(f" ×{worst:.2f}", style="bold red" if worst > 1.0 else "green")
     detail = f"{literal(site.op)} · {len(site.variants)}v"
     if len(site.call_sites) > 1:
         detail += f" · ×{len(site.call_sites)}"

@@ -160,8 +160,12 @@ async def test_heuristic_what_if(recorded_app):
         await type_shape(pilot, "B=1000")
         await pilot.press("enter")
         assert "others pick: log2-l2 v2, log2-linf v2, l1 v2, ceil v2" in screen_text(recorded_app)
-        for _ in range(4):  # inductor -> log2-l2 -> log2-linf -> l1 -> ceil
-            await pilot.press("h")
+        await pilot.press("h")  # the what-if table: one row per heuristic, Inductor's first
+        await pilot.pause()
+        table = screen_text(recorded_app)
+        assert "what-if on this session's measurements" in table and "Inductor's" in table
+        await pilot.press("down", "down", "down", "down", "enter")  # the fifth heuristic: ceil
+        await pilot.pause()
         text = screen_text(recorded_app)
         assert "heuristic ceil (what-if: Inductor decides by inductor)" in text
         assert "others pick: inductor v2" in text

@@ -59,6 +59,10 @@ class ShapeEntry(Vertical):
     def text(self) -> str:
         return self.query_one(ShapeInput).value
 
+    def set_text(self, text: str) -> None:
+        """Put a shape in the entry as if typed (the map's cursor does): every tab follows."""
+        self.query_one(ShapeInput).value = text
+
     def set_symbols(self, initial: str, symbols: Sequence[Sequence[str]]) -> None:
         """A live session's symbols, known once it compiled; an empty entry takes `initial`."""
         entry = self.query_one(ShapeInput)

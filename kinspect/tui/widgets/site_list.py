@@ -32,17 +32,20 @@ class SiteList(OptionList):
 
     def __init__(
         self, sites: list[Site], findings: Mapping[str, int], calls: Mapping[str, int],
-        call_calls: Mapping[tuple[str, int], int] | None = None, id: str | None = None,
+        call_calls: Mapping[tuple[str, int], int] | None = None, worst: Mapping[str, float] | None = None,
+        id: str | None = None,
     ) -> None:
         self._rows: list[tuple[str, int | None]] = []
-        super().__init__(*self._build(sites, findings, calls, call_calls or {}), id=id)
+        super().__init__(*self._build(sites, findings, calls, call_calls or {}, worst or {}), id=id)
 
     def set_sites(self, sites: list[Site], findings: Mapping[str, int], calls: Mapping[str, int],
-                  call_calls: Mapping[tuple[str, int], int] | None = None) -> None:
-        """Show a new list (a live session gains sites and calls as it runs)."""
+                  call_calls: Mapping[tuple[str, int], int] | None = None,
+                  worst: Mapping[str, float] | None = None) -> None:
+        """Show a new list (a live session gains sites and calls as it runs; measurements
+        bring each site's worst regret)."""
         with self.prevent(OptionList.OptionHighlighted):
             self.clear_options()
-            self.add_options(self._build(sites, findings, calls, call_calls or {}))
+            self.add_options(self._build(sites, findings, calls, call_calls or {}, worst or {}))
 
     def show_site(self, name: str) -> None:
         """Highlight a site (unless one of its call sites is); moves made here post no
@@ -62,12 +65,13 @@ class SiteList(OptionList):
             self.post_message(self.SiteHighlighted(name, call_site))
 
     def _build(self, sites: list[Site], findings: Mapping[str, int], calls: Mapping[str, int],
-                 call_calls: Mapping[tuple[str, int], int]) -> list[Option]:
+                 call_calls: Mapping[tuple[str, int], int], worst: Mapping[str, float]) -> list[Option]:
         self._rows = []
         out = []
         for k, s in enumerate(sites):
             self._rows.append((s.name, None))
-            out.append(Option(site_prompt(s, findings.get(s.name, 0), calls.get(s.name, 0)), id=f"site-{k}"))
+            out.append(Option(site_prompt(s, findings.get(s.name, 0), calls.get(s.name, 0), worst.get(s.name)),
+                              id=f"site-{k}"))
             for c in s.call_sites:
                 self._rows.append((s.name, c.index))
                 out.append(Option(call_site_prompt(c, call_calls.get((s.name, c.index), 0)), id=f"call-{k}-{c.index}"))

@@ -1,0 +1,86 @@
+"""`h`: what other heuristics and fewer hints would have cost, on this session's
+measurements, best first; enter decides by the highlighted row's heuristic.
+
+The figures are the core's (`kinspect.core.whatif`): exact for the variants this compile
+emitted. A row with fewer hints is a prediction only (a compile with those hints may emit
+other kernels), so it is shown, not applied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Static
+
+from kinspect.core.heuristics import HEURISTICS
+from kinspect.core.whatif import WhatIf
+
+ROWS = 12
+
+
+def _times(x: float | None) -> str:
+    return "" if x is None else f"×{x:.2f}"
+
+
+class WhatIfScreen(ModalScreen[str | None]):
+    BINDINGS = [
+        Binding("escape,h", "dismiss(None)", "Close", id="kinspect.whatif.close", tooltip="Close the what-if table"),
+    ]
+
+    def __init__(self, results: Sequence[WhatIf], hints: Sequence[int], deciding: str) -> None:
+        super().__init__()
+        self._hints = tuple(sorted(hints))
+        self._deciding = deciding
+        full = [w for w in results if w.hints == self._hints]
+        by_name = {w.heuristic: w for w in full}
+        self._rows: list[tuple[str, WhatIf | None]] = [(h, by_name.get(h)) for h in HEURISTICS]
+        fewer = [w for w in results if w.hints != self._hints][:ROWS]
+        self._rows += [(w.heuristic, w) for w in fewer]
+        self._best = results[0] if results else None
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog", id="what-if"):
+            title = "what-if on this session's measurements (one compile)"
+            yield Static(Text(title, style="bold"))
+            if self._best is None:
+                yield Static(Text("no key has every variant measured: the figures need a sweep "
+                                  "(kinspect sweep model.py --range ...) or m at a few shapes", style="dim"))
+            else:
+                yield Static(Text(f"best: {self._best.label()} at geomean ×{self._best.geomean_regret:.2f} "
+                                  f"over {self._best.shapes} shapes", style="green"))
+            yield DataTable(id="what-if-table", cursor_type="row", zebra_stripes=True)
+            yield Static(Text("enter: decide by the row's heuristic (rows with fewer hints are predictions: "
+                              "recompile to verify) · h or escape: close", style="dim"), classes="status")
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns("heuristic", "hints", "geomean", "worst", "workload lost", "")
+        for name, w in self._rows:
+            note = []
+            if w is not None and w is self._best:
+                note.append("best")
+            if name == self._deciding and (w is None or w.hints == self._hints):
+                note.append("deciding now")
+            if name == "inductor" and (w is None or w.hints == self._hints):
+                note.append("Inductor's")
+            hints = ", ".join(map(str, w.hints if w is not None else self._hints))
+            lost = "" if w is None or w.workload_lost is None else f"{100 * w.workload_lost:.0f}%"
+            table.add_row(Text(name), Text(hints), _times(w.geomean_regret if w else None),
+                          _times(w.worst_regret if w else None), lost,
+                          Text(", ".join(note), style="green" if "best" in note else "dim"))
+        table.focus()
+
+    @on(DataTable.RowSelected)
+    def _chosen(self, event: DataTable.RowSelected) -> None:
+        name, w = self._rows[event.cursor_row]
+        if w is not None and w.hints != self._hints:
+            self.notify("that row drops hints: a prediction to verify by recompiling (kinspect advise)",
+                        timeout=4, markup=False)
+            return
+        self.dismiss(name)
