@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from kinspect.core.errors import KinspectError
+from kinspect.core.errors import KinspectError, echo
 from kinspect.core.shapes import SymbolShape, parse_shape
 
 
@@ -20,7 +20,7 @@ def parse_steps(shapes: list[str] | None) -> list[dict[str, int]] | None:
     for text in shapes:
         parsed = parse_shape(text)
         if not isinstance(parsed, SymbolShape):
-            raise KinspectError(f"--shapes takes symbol values like B=1000, not a full key: {text!r}")
+            raise KinspectError(f"--shapes takes symbol values like B=1000, not a full key: {echo(text)}")
         steps.append(parsed.values)
     return steps
 
@@ -73,7 +73,7 @@ def parse_baselines(text: str | None) -> list[str]:
     kinds = [k for k in (text or "").replace(" ", "").split(",") if k]
     bad = [k for k in kinds if k not in KINDS]
     if bad:
-        raise KinspectError(f"--baselines takes {', '.join(KINDS)}; not {bad[0]!r}")
+        raise KinspectError(f"--baselines takes {', '.join(KINDS)}; not {echo(bad[0])}")
     return kinds
 
 
@@ -81,7 +81,7 @@ def parse_hints(text: str) -> list[int]:
     try:
         hints = [int(h) for h in text.replace(" ", "").split(",") if h]
     except ValueError:
-        raise KinspectError(f"--hints takes comma-separated positive integers, got {text!r}") from None
+        raise KinspectError(f"--hints takes comma-separated positive integers, got {echo(text)}") from None
     if not hints or any(h <= 0 for h in hints):
-        raise KinspectError(f"--hints takes comma-separated positive integers, got {text!r}")
+        raise KinspectError(f"--hints takes comma-separated positive integers, got {echo(text)}")
     return hints

@@ -27,7 +27,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any, NoReturn
 
-from kinspect.core.errors import SessionError
+from kinspect.core.errors import SessionError, echo
 from kinspect.core.eventlog import EventLog
 from kinspect.core.session import (
     Baseline,
@@ -114,7 +114,7 @@ def _int(value: Any, path: str, lo: int = 0, hi: int = MAX_SIZE) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise _fail(path, f"expected an integer, got {_kind(value)}")
     if not lo <= value <= hi:
-        raise _fail(path, f"integer {value} outside {lo}..{hi}")
+        raise _fail(path, f"integer {echo(value)} outside {lo}..{hi}")
     return value
 
 
@@ -407,7 +407,7 @@ def _check_version(d: Mapping[str, Any], fmt: str) -> None:
     if version is None:
         raise SessionError("session has no \"version\"")
     if type(version) is not int or version != VERSION:  # true and 1.0 equal 1 in Python
-        raise SessionError(f"session format version {version!r} is not supported (this kinspect reads version {VERSION})")
+        raise SessionError(f"session format version {echo(version)} is not supported (this kinspect reads version {VERSION})")
 
 
 def session_from_json(d: Any) -> Session:

@@ -22,7 +22,7 @@ from kinspect.core.explain import SiteExplanation
 from kinspect.core.findings import emitted_choice
 from kinspect.core.session import Baseline, Finding, Measurement, Session, Site, Variant
 from kinspect.core.shapes import FullKey, Key, ParsedShape, format_key
-from kinspect.core.symbolic import TensorSpec
+from kinspect.core.symbolic import SizeOverflow, TensorSpec
 from kinspect.core.timings import method_title
 
 from kinspect.tui.observed import Observed
@@ -354,7 +354,7 @@ def symbolic_rows(site: Site, env: Mapping[str, int] | None, key: Key | None) ->
             for dims in at:
                 dim = dims[di]
                 if dim.differs:
-                    row.append(Text(f"{dim.key_value} (true {dim.true_value})", style="bold red"))
+                    row.append(Text(f"{dim.key_value} (true {dim.true_text})", style="bold red"))
                 else:
                     row.append(Text(str(dim.key_value), style="dim" if expr.is_constant else ""))
             row.append(_runtime_cell(t, di, env, key[ti] if use_key else None))
@@ -369,6 +369,8 @@ def _runtime_cell(t: TensorSpec, di: int, env: Mapping[str, int] | None, shape: 
         return Text("?", style="dim")
     try:
         return Text(str(t.sizes[di].evaluate(env)), style="bold")
+    except SizeOverflow:
+        return Text("> 2**62", style="bold red")
     except ShapeError:
         return Text("?", style="dim")
 
