@@ -13,12 +13,12 @@ import sys
 import tempfile
 from pathlib import Path
 
+from kinspect.commands import recording
 from kinspect.commands.stderr_log import driver_drawing_to, log_path_for, stderr_to_log
 from kinspect.core.errors import KinspectError
 from kinspect.core.sessionio import load
 from kinspect.tui.source import RecordedSource, SessionSource
 
-RECORDING_SUFFIX = ".session.json"
 SESSION_SUFFIXES = (".json", ".jsonl")
 
 
@@ -39,28 +39,15 @@ def source_for_path(path: str) -> SessionSource:
         raise KinspectError(f"{path}: expected a model file (.py) or a session file (.json, .jsonl)")
     if not p.is_file():
         raise KinspectError(f"{path}: no such model file")
-    if _cuda_available():
+    if recording.cuda_available():
         return _live_source(p)
-    recording = recording_path(p)
-    for candidate in (recording, recording.with_suffix(".jsonl")):
-        if candidate.is_file():
-            return RecordedSource(load(candidate), candidate)
-    raise KinspectError(
-        f"{path}: the live pipeline needs a CUDA GPU and none is available here; "
-        f"record it on a GPU machine (kinspect record {path}) and open the recording with: "
-        f"kinspect open {recording}"
-    )
+    from kinspect.inductor.modelfile import load_model_file
 
-
-def recording_path(model: Path) -> Path:
-    """Where `kinspect record` saves a model's session."""
-    return model.with_name(model.stem + RECORDING_SUFFIX)
-
-
-def _cuda_available() -> bool:
-    import torch
-
-    return torch.cuda.is_available()
+    load_model_file(p)  # its problems first, in the one line they get on a GPU
+    found = recording.existing_recording(p)
+    if found is None:
+        raise KinspectError(recording.no_cuda(p, "the live pipeline"))
+    return RecordedSource(load(found), found)
 
 
 def _live_source(model: Path) -> SessionSource:

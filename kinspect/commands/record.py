@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from kinspect.commands import recording
 from kinspect.core.errors import KinspectError, echo
 from kinspect.core.shapes import SymbolShape, parse_shape
 
@@ -29,18 +30,20 @@ def run(model: str, out: str | None, hints: str | None, shapes: list[str] | None
         train: bool, allow_caches: bool, measure: bool = False, l2_flush: bool = False,
         baselines: str | None = None) -> int:
     from kinspect.inductor.modelfile import load_model_file
-    from kinspect.inductor.pipeline import LivePipeline, Options, require_cuda
+    from kinspect.inductor.pipeline import LivePipeline, Options
 
-    require_cuda()
     kinds = parse_baselines(baselines)
-    mf = load_model_file(model)
     steps = parse_steps(shapes)
+    hint_list = parse_hints(hints) if hints else None
+    mf = load_model_file(model)  # its problems first, on any machine
+    if not recording.cuda_available():
+        raise KinspectError(recording.no_cuda(mf.path, "kinspect record"))
     unknown = sorted({k for s in steps or [] for k in s} - set(mf.names))
     if unknown:
         raise KinspectError(f"--shapes names {unknown[0]}, which {mf.path.name}'s inputs() does not take ({', '.join(mf.names)})")
-    target = Path(out) if out else mf.path.with_suffix(".session.json")
+    target = Path(out) if out else recording.recording_path(mf.path)
     options = Options(
-        hints=parse_hints(hints) if hints else None, train=train,
+        hints=hint_list, train=train,
         allow_caches=allow_caches, log_path=target.with_suffix(".jsonl"), progress=progress,
     )
     with LivePipeline(mf, options) as live:

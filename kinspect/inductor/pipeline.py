@@ -80,8 +80,7 @@ def require_cuda() -> None:
 
     if not torch.cuda.is_available():
         raise KinspectError(
-            "the live pipeline needs a CUDA GPU (Inductor's size-hint multi-kernel is "
-            "Triton-only); open a recording instead: kinspect open model.session.json"
+            "the live pipeline needs a CUDA GPU (Inductor's size-hint multi-kernel is Triton-only)"
         )
 
 
@@ -184,6 +183,7 @@ class LivePipeline:
         import torch
 
         sizes = {**self._examples, **sizes}
+        self._expect(sizes)
         before = len(self.recorder)
         result = StepResult(step, dict(sizes), 0)
         # The hooks are installed only while this pipeline runs its model, so that two
@@ -209,6 +209,19 @@ class LivePipeline:
         self.results.append(result)
         self._refresh()
         return result
+
+    def _expect(self, sizes: Mapping[str, int]) -> None:
+        """Predict each known site's key at these sizes before the model runs, so that a
+        cache miss in the run only looks the prediction up (the recorder's miss path)."""
+        try:
+            env = self.session.resolve(sizes)
+        except KinspectError:
+            return
+        for site in self.session.sites:
+            try:
+                self.recorder.expect(site.name, site.runtime_key(env))
+            except KinspectError:  # a size this site's key cannot be computed from
+                continue
 
     def run_workload(self, steps: Sequence[Mapping[str, int]] | None = None,
                      on_step: Callable[[StepResult], None] | None = None,
