@@ -28,6 +28,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kinspect.commands import recording
+from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.errors import KinspectError
 from kinspect.core.explain import SiteExplanation, explain
 from kinspect.core.session import Baseline, Session
@@ -124,7 +125,7 @@ def _live(mf: ModelFile, shape: str | None, site: str | None, measure: bool, hin
     if kinds and shape is None:
         raise KinspectError("--baselines needs --shape")
     sizes = None if shape is None else _model_sizes(mf, shape)  # checked before minutes of compiling
-    options = Options(progress=progress)
+    options = Options(progress=progress, failure_log=log_path_for(mf.path))
     if hints:
         options.hints = parse_hints(hints)
     with LivePipeline(mf, options) as live:

@@ -55,8 +55,9 @@ def _live_source(model: Path) -> SessionSource:
     once and the compile runs in its worker (`prepare`). Imported here, so that opening a
     recording never imports torch's compiler."""
     from kinspect.inductor.live_source import LiveSource
+    from kinspect.inductor.pipeline import Options
 
-    return LiveSource(model)
+    return LiveSource(model, Options(failure_log=log_path_for(model)))
 
 
 def _run(source: SessionSource) -> int:

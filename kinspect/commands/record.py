@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from kinspect.commands import recording
+from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.errors import KinspectError, echo
 from kinspect.core.shapes import SymbolShape, parse_shape
 
@@ -45,6 +46,7 @@ def run(model: str, out: str | None, hints: str | None, shapes: list[str] | None
     options = Options(
         hints=hint_list, train=train,
         allow_caches=allow_caches, log_path=target.with_suffix(".jsonl"), progress=progress,
+        failure_log=log_path_for(mf.path),
     )
     with LivePipeline(mf, options) as live:
         live.compile()

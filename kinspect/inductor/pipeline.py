@@ -16,6 +16,7 @@ import math
 import platform
 import re
 import threading
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -65,6 +66,9 @@ class Options:
     allow_caches: bool = False
     log_path: Path | None = None
     progress: Callable[[str], None] | None = None
+    failure_log: Path | None = None
+    """Where the full traceback of a failed compile or run is appended (the message
+    itself is one line)."""
 
 
 @dataclass
@@ -202,13 +206,36 @@ class LivePipeline:
             except KinspectError:
                 raise
             except Exception as e:
+                where, detail = self._failure(e)
                 if what == "compile":
-                    raise KinspectError(f"compiling {self.mf.path.name} failed: {type(e).__name__}: {_first_line(e)}") from e
-                result.error = f"{type(e).__name__}: {_first_line(e)}"
+                    raise KinspectError(f"compiling {self.mf.path.name} failed{where}: {detail}") from e
+                result.error = f"{where.strip()}: {detail}" if where else detail
         result.events = len(self.recorder) - before
         self.results.append(result)
         self._refresh()
         return result
+
+    def _failure(self, e: BaseException) -> tuple[str, str]:
+        """Where it died (" while autotuning bmm (buf0) at hint 4096", or "") and what,
+        in one line, with the hints that leave a failing one out; the full traceback is
+        appended to the failure log."""
+        at = self.capture.autotuning
+        self.capture.autotuning = None
+        where = "" if at is None else f" while autotuning {at.op} ({at.node}) at hint {at.hint}"
+        detail = f"{type(e).__name__}: {_first_line(e)}"
+        others = [h for h in self.hints if at is not None and h != at.hint]
+        if at is not None and at.hint in self.hints and others:
+            detail += f"; without hint {at.hint} it may compile: --hints {','.join(map(str, others))}"
+        log = self.options.failure_log
+        if log is not None:
+            try:
+                with open(log, "a", encoding="utf-8") as f:
+                    f.write(f"\n--- kinspect: {self.mf.path.name} failed{where}\n")
+                    f.write("".join(traceback.format_exception(e)))
+                detail += f" (traceback in {log})"
+            except OSError:  # an unwritable folder: the one line still says what happened
+                pass
+        return where, detail
 
     def _expect(self, sizes: Mapping[str, int]) -> None:
         """Predict each known site's key at these sizes before the model runs, so that a
