@@ -183,6 +183,8 @@ class InspectorApp(App[None]):
         self.debugger = Debugger(self.session, live=self._steppable is not None)
         self._run_stop: RunStop | None = None
         self._guard = SourceGuard(getattr(source, "close", None))
+        self._activity: str | None = None
+        """What the live source last said during the debugger's run (a recompile's progress)."""
         self._keys_state: tuple[bool | None, ...] = ()
         self._diff_pair: tuple[int, int] | None = None
         """Variants the diff tab shows next time it is shown."""
@@ -560,7 +562,7 @@ class InspectorApp(App[None]):
         self.session.measurements.extend(message.measurements)
         self.measuring = False
         self.query_one(MeasureBar).stop()
-        n = len(message.measurements)
+        n = len({m.variant for m in message.measurements})  # each variant is timed by two methods
         what = "cancelled after" if message.cancelled else "measured"
         self.notify(f"{what} {n} variant{'s' if n != 1 else ''} of {literal(message.site)}", markup=False)
         self._redecide()
@@ -588,6 +590,7 @@ class InspectorApp(App[None]):
             self.notify(f"ready: {len(self.session.sites)} sites, {len(self.session.events)} dispatches recorded",
                         markup=False)
         elif group == "live-run" and state in (WorkerState.SUCCESS, WorkerState.ERROR):
+            self._activity = None
             self.debugger.run_ended()
             self._refresh_keys()
             self._reload_session()
@@ -618,6 +621,9 @@ class InspectorApp(App[None]):
     @_while_running
     def on_prepare_progress(self, message: PrepareProgress) -> None:
         self.query_one(MeasureBar).say(message.what)
+        if not self.preparing:  # the debugger's run: a step, or Dynamo recompiling for one
+            self._activity = message.what
+            self._show_event_panel()
 
     # ------------------------------------------------------------ the debugger's view
 
@@ -625,9 +631,7 @@ class InspectorApp(App[None]):
         """Draw the current event: the panel, its site's variants at its key, the timeline."""
         d = self.debugger
         cur = d.current
-        panel = self.query_one(EventPanel)
-        panel.update(debugger_text(self.session, cur, live=d.live, state=d.state, pending=d.pending_override,
-                                   preparing=self.preparing, runs=d.runs))
+        self._show_event_panel()
         table = self.query_one("#debug-variants", VariantsTable)
         site = None
         if cur is not None:
@@ -640,6 +644,12 @@ class InspectorApp(App[None]):
                 self.show_site(site.name, timeline=False)  # drawn below
         if self.query_one(TabbedContent).active == "timeline":
             self._show_timeline()
+
+    def _show_event_panel(self) -> None:
+        d = self.debugger
+        self.query_one(EventPanel).update(debugger_text(
+            self.session, d.current, live=d.live, state=d.state, pending=d.pending_override,
+            preparing=self.preparing, runs=d.runs, activity=self._activity))
 
     def _show_timeline(self) -> None:
         d = self.debugger
@@ -837,6 +847,7 @@ class InspectorApp(App[None]):
 
     def _start_run(self, stepping: bool) -> None:
         assert self._steppable is not None
+        self._activity = None
         gate = self.debugger.start_run(stepping, lambda e: self.post_message(LivePaused(e)))
         self._run_stop = RunStop(gate)
         self._refresh_keys()
@@ -875,6 +886,7 @@ class InspectorApp(App[None]):
 
     @_while_running
     def on_live_step_done(self, message: LiveStepDone) -> None:
+        self._activity = None
         if message.error:
             self.notify(literal(f"workload step {message.step}: {message.error}"), severity="error", markup=False)
         self._reload_session()
