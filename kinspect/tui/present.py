@@ -110,7 +110,6 @@ def variant_rows(
     site = expl.site
     measured = expl.measured or {}
     fastest = expl.fastest
-    best = measured[fastest].median_us if fastest is not None else None
     same = identical_to(site)
     labels = term_labels(site) if show_terms else []
     rows = []
@@ -135,7 +134,8 @@ def variant_rows(
         if show_terms:
             row.append(_terms_text(s.terms, labels) if s is not None else Text(""))
         m = measured.get(v.index)
-        row += _measure_cells(m, best, fastest == v.index, peak_tflops)
+        ratio = expl.timings.regret(v.index) if expl.timings is not None else None
+        row += _measure_cells(m, ratio, fastest == v.index, peak_tflops)
         row += [
             plain(v.kernel_name),
             Text(f"= v{same[v.index]}" if v.index in same else "", style="magenta"),
@@ -145,15 +145,16 @@ def variant_rows(
     return rows
 
 
-def _measure_cells(m: Measurement | None, best: float | None, fastest: bool, peak: float | None) -> list[Text]:
+def _measure_cells(m: Measurement | None, ratio: float | None, fastest: bool, peak: float | None) -> list[Text]:
+    """`ratio`: the variant's median over the fastest's (`KeyTimings.regret`)."""
     if m is None:
         return [Text(""), Text(""), Text(""), Text("")]
     if m.error is not None or m.median_us is None:
         return [Text("failed", style="red"), Text(""), Text(""), Text("")]
     if fastest:
         rel = Text("fastest", style="green")
-    elif best:
-        rel = Text(f"×{m.median_us / best:.2f}")
+    elif ratio is not None:
+        rel = Text(f"×{ratio:.2f}")
     else:
         rel = Text("")
     share = Text(f"{100 * m.tflops / peak:.0f}%") if m.tflops is not None and peak else Text("")
