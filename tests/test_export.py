@@ -87,7 +87,8 @@ def test_trace_has_one_slice_per_dispatch_on_its_sites_track(synthetic):
     for ev, e in zip(slices, synthetic.events):
         site = synthetic.site(e.site)
         assert names[ev["tid"]] == e.site
-        assert ev["ph"] == "X" and ev["name"] == site.variants[e.picked].label
+        measured = synthetic.timings_at(e.site, e.key).median(e.picked) is not None
+        assert ev["ph"] == ("X" if measured else "i") and ev["name"] == site.variants[e.picked].label
         args = ev["args"]
         assert (args["seq"], args["site"], args["picked"], args["predicted"], args["hit"], args["override"]) == (
             e.seq, e.site, e.picked, e.predicted, e.cache_hit, e.override)
@@ -105,14 +106,16 @@ def test_trace_timestamps_are_recorded_microseconds_without_overlap(synthetic):
     last_end: dict[int, float] = {}
     for ev in slices:
         assert ev["ts"] >= last_end.get(ev["tid"], 0.0)
-        last_end[ev["tid"]] = ev["ts"] + ev["dur"]
+        last_end[ev["tid"]] = ev["ts"] + ev.get("dur", 0.0)
 
 
 def test_trace_without_timestamps_lays_events_out_in_sequence(synthetic):
     events = list(synthetic.events)
     events[3] = dataclasses.replace(events[3], t_ns=None)
     doc, slices = perfetto(dataclasses.replace(synthetic, events=events))
-    assert [ev["ts"] for ev in slices] == list(range(len(events)))
+    assert slices[0]["ts"] == 0.0
+    for ev, after in zip(slices, slices[1:]):
+        assert after["ts"] == ev["ts"] + ev.get("dur", 0.0) + 1.0
     assert doc["otherData"]["timestamps"].startswith("synthetic")
 
 
@@ -121,6 +124,33 @@ def test_trace_marks_overrides_and_misses_in_args(synthetic):
     events[5] = dataclasses.replace(events[5], picked=2, override=2, cache_hit=False)
     _, slices = perfetto(dataclasses.replace(synthetic, events=events))
     assert (slices[5]["args"]["override"], slices[5]["args"]["hit"], slices[5]["name"]) == (2, False, "v2 (hint 1024)")
+
+
+def test_a_dispatch_lasts_its_variants_measured_time_or_is_a_marker():
+    """samples/mlp, measured at B=1000 on the H200; v1 and v2 of multi_kernel_0 are one
+    kernel, so slices are named by variant, not kernel."""
+    session = load(Path(__file__).resolve().parent.parent / "samples" / "mlp.session.json")
+    doc, slices = perfetto(session)
+    assert doc["otherData"]["timestamps"] == "recorded t_ns"
+    timed = [ev for ev in slices if ev["ph"] == "X"]
+    markers = [ev for ev in slices if ev["ph"] == "i"]
+    assert timed and markers and len(timed) + len(markers) == len(session.events)
+    for ev in timed:
+        e = session.events[ev["args"]["seq"]]
+        t = session.timings_at(e.site, e.key)
+        assert ev["args"]["measured_us"] == t.median(e.picked) == t.measured[e.picked].median_us
+        assert t.measured[e.picked].method == "cuda_events"
+        assert ev["args"]["duration"].startswith("the variant's median at this key (CUDA events)")
+        assert ev["dur"] == ev["args"]["measured_us"] or ev["args"]["duration"].endswith("cut short where the site dispatches again")
+    for ev in markers:
+        e = session.events[ev["args"]["seq"]]
+        assert session.timings_at(e.site, e.key).median(e.picked) is None
+        assert "dur" not in ev and ev["s"] == "t"
+        assert ev["args"]["duration"] == "none: a dispatch marker (this variant was not measured at this key)"
+    site = session.site("multi_kernel_0")
+    assert site.variants[1].kernel_name == site.variants[2].kernel_name
+    names = {ev["args"]["picked"]: ev["name"] for ev in slices if ev["args"]["site"] == "multi_kernel_0"}
+    assert names[1] == "v1 (hint 256)" and names[2] == "v2 (hint 4096)"
 
 
 # ---------------------------------------------------------------- Markdown

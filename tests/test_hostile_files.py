@@ -156,3 +156,36 @@ def test_explain_refuses_deep_nesting_and_huge_numbers_in_one_line(tmp_path, kin
         content = text.replace('"@"', "[" * 100_000 + "]" * 100_000)
     path.write_text(content)
     assert one_error_line(kinspect_cli("explain", path)) == f"kinspect: error: {path}: {message}"
+
+
+# ---------------------------------------------------------------- sizes capped as computed
+
+
+def tower(depth: int) -> object:
+    """`((s0**62)**62)...`: at s0=2, 2**(62**8) has 6.6e13 digits."""
+    tree: object = "s0"
+    for _ in range(depth):
+        tree = ["pow", tree, 62]
+    return tree
+
+
+@pytest.mark.parametrize("size, shape, message", [
+    (tower(8), "B=2", "size (((((((s0**62)**62)**62)**62)**62)**62)**62)**62 exceeds 2**62 at s0=2"),
+    (["pow", "s0", 62], "B=100000", "size s0**62 exceeds 2**62 at s0=100000"),
+    (["mul", "s0", "s0", "s0", "s0"], "B=100000", "size s0**4 exceeds 2**62 at s0=100000"),
+], ids=["pow 8 deep", "s0**62", "s0**4"])
+def test_explain_caps_an_evaluated_size_at_2_62_in_one_line(tmp_path, kinspect_cli, size, shape, message):
+    """The loader takes these (the exponent is in range); evaluating them must neither run
+    out of memory nor raise OverflowError."""
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps(_doc_with(lambda d: d["sites"][0]["tensors"][1]["sizes"].__setitem__(0, size))))
+    assert load(path).sites[0].tensors[1].sizes[0].to_json() == size
+    assert one_error_line(kinspect_cli("explain", path, "--shape", shape)) == f"kinspect: error: {message}"
+
+
+def test_a_50_mb_version_is_not_echoed(tmp_path, kinspect_cli):
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps(_doc_with(lambda d: d.__setitem__("version", "x" * (50 << 20)))))
+    line = one_error_line(kinspect_cli("explain", path))
+    assert line == (f"kinspect: error: {path}: session format version 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'… "
+                    "(52,428,800 characters) is not supported (this kinspect reads version 1)")

@@ -9,6 +9,7 @@ reads that log, never only what the recorder claims.
 from __future__ import annotations
 
 import math
+import sys
 
 import pytest
 from standins import StandIn
@@ -278,3 +279,79 @@ def test_overlapping_recorders_on_two_threads_each_see_their_own_instances():
         linear_call(ran, "multi_kernel_7")
     assert [s.name for s in mine.sites] == ["multi_kernel_7"]
     assert other.sites == []
+
+
+# ---------------------------------------------------------------- Inductor's cache, not a copy
+
+
+def test_a_cleared_or_changed_shape_cache_is_recorded_as_inductor_holds_it():
+    """The recorder answers no hit from a memo of its own: what ran, what was recorded
+    and what Inductor's cache holds stay one thing when the cache changes under it."""
+    ran: list[str] = []
+    with Recorder() as rec:
+        call = linear_call(ran)
+    call.run(*args(100))  # miss: v0
+    call.run(*args(100))  # hit
+    call._shape_cache.clear()
+    call.run(*args(100))  # Inductor decides afresh
+    call._shape_cache[key(100)] = 2
+    call.run(*args(100))  # a hit on what the cache now says
+    call._shape_cache = {}  # a new cache object
+    call.run(*args(100))
+    events = rec.dispatch_events()
+    assert ran == ["multi_kernel_0_k0", "multi_kernel_0_k0", "multi_kernel_0_k0", "multi_kernel_0_k2", "multi_kernel_0_k0"]
+    assert [(e.cache_hit, e.picked) for e in events] == [(False, 0), (True, 0), (False, 0), (True, 2), (False, 0)]
+    assert call._shape_cache == {key(100): 0}
+
+
+def test_a_miss_makes_no_prediction_in_the_run(monkeypatch):
+    """kinspect's model of the pick is made when the events are read, once per key."""
+    from kinspect.inductor import recorder
+
+    made = []
+    real = recorder.decide
+    monkeypatch.setattr(recorder, "decide", lambda keys, key: made.append(key) or real(keys, key))
+    ran: list[str] = []
+    with Recorder() as rec:
+        call = linear_call(ran)
+    sizes = [100, 3000, 100, 7, 3000]
+    for b in sizes:
+        call.run(*args(b))
+    assert made == []
+    events = rec.dispatch_events()
+    assert [e.predicted for e in events] == [e.picked for e in events] == [nearest(b) for b in sizes]
+    assert sorted(made) == sorted({key(b) for b in sizes})
+    rec.dispatch_events()
+    assert len(made) == 3
+
+
+def test_with_the_log_an_expected_key_is_predicted_before_the_run(monkeypatch, tmp_path):
+    """The log writes each event as it happens, prediction included: `expect` (the
+    pipeline calls it before each step) makes it beforehand, so the miss only looks it up."""
+    from kinspect.core.sessionfile.log import LiveLog
+    from kinspect.core.session import Environment, Session
+    from kinspect.inductor import recorder
+
+    made = []
+    real = recorder.decide
+    monkeypatch.setattr(recorder, "decide", lambda keys, key: made.append(key) or real(keys, key))
+    log = LiveLog(tmp_path / "r.jsonl", Session(Environment(created="test")))
+    with Recorder() as rec:
+        rec.configure(log=log)
+        call = linear_call([])
+    rec.expect("multi_kernel_0", key(3000))
+    assert made == [key(3000)]
+    for _ in range(2):
+        call.run(*args(3000))  # this line is the "wrapper" line calling the site
+    here = sys._getframe().f_lineno - 1
+    assert made == [key(3000)]
+    call.run(*args(7))  # not expected: predicted as the log first writes it
+    assert made == [key(3000), key(7)]
+    log.close()
+    lines = (tmp_path / "r.jsonl").read_text().splitlines()
+    assert lines[2:] == ['{"type":"key","id":0,"key":[[3000,1024],[3000,4096]]}',
+                         f'["e",0,0,2,2,false,null,{here},{rec._ts[0]}]',
+                         f'["e",0,0,2,2,true,null,{here},{rec._ts[1]}]',
+                         '{"type":"key","id":1,"key":[[7,1024],[7,4096]]}',
+                         f'["e",0,1,0,0,false,null,{here + 3},{rec._ts[2]}]',
+                         '{"type":"end"}']

@@ -127,7 +127,9 @@ def write_log(path: Path, session, close: bool = True) -> LiveLog:
         if e.step != step:
             step = e.step
             log.record({"type": "step", "step": step})
-        combos.append((index[e.site], e.key, e.picked, e.predicted, e.cache_hit, e.override))
+        call = next(x for x in session.sites if x.name == e.site).call_site(e.call_site)
+        combos.append((index[e.site], e.key, e.picked, e.predicted, e.cache_hit, e.override,
+                       call.line if call is not None else None))
         log.event(len(combos) - 1, combos, e.t_ns)
     for m in session.measurements:
         log.measurement(m)
@@ -197,7 +199,8 @@ def _edit_log_line(path: Path, prefix: str, edit) -> int:
         ('["e"', lambda line: '["e",7' + line[6:], "line {n}: event names runtime site 7, which no record introduced"),
         ('["e"', lambda line: '["e",true' + line[6:], "line {n}[1]: expected an integer, got a boolean"),
         ('["e"', lambda line: line[:7] + "99" + line[8:], "line {n}: event names key 99, which no record introduced"),
-        ('["e"', lambda line: line.rsplit(",", 1)[0] + ',"soon"]', 'line {n}[7]: expected an integer, got a string'),
+        ('["e"', lambda line: line.rsplit(",", 1)[0] + ',"soon"]', 'line {n}[8]: expected an integer, got a string'),
+        ('["e"', lambda line: line.rsplit(",", 2)[0] + ',[1],0]', 'line {n}[7]: expected a wrapper line number or null'),
         ('{"type":"key"', lambda line: line.replace("[[", '[["x",'), "line {n}.key[0][0]: expected an integer, got a string"),
         ('{"type":"runtime_site"', lambda line: line.replace("multi_kernel_0", "elsewhere"), "runtime site 'elsewhere' has no site record"),
     ],

@@ -20,11 +20,15 @@ it needs is missing). Keys marked ? appear only when they apply.
 from __future__ import annotations
 
 import json
+import sys
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from kinspect.commands import recording
+from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.errors import KinspectError
 from kinspect.core.explain import SiteExplanation, explain
 from kinspect.core.session import Baseline, Session
@@ -33,12 +37,15 @@ from kinspect.core.sessionfile.write import baseline_json
 from kinspect.core.shapes import SymbolShape, format_key, parse_shape
 from kinspect.core.timings import method_title
 
+if TYPE_CHECKING:
+    from kinspect.inductor.modelfile import ModelFile
+
 
 def run(path: str, shape: str | None, site: str | None, heuristic: str, as_json: bool,
         measure: bool = False, hints: str | None = None, l2_flush: bool = False,
         baselines: str | None = None) -> int:
     if path.endswith(".py"):
-        session = _live(path, shape, site, measure, hints, l2_flush, baselines)
+        session = _model(path, shape, site, measure, hints, l2_flush, baselines)
     elif measure or baselines:
         raise KinspectError("--measure and --baselines run the model: give model.py, not a recorded session")
     else:
@@ -87,36 +94,61 @@ def _baseline_table(baselines: list[Baseline]) -> Table:
     return t
 
 
-def _live(path: str, shape: str | None, site: str | None, measure: bool, hints: str | None,
+def _model(path: str, shape: str | None, site: str | None, measure: bool, hints: str | None,
+           l2_flush: bool, baselines: str | None) -> Session:
+    """The session to explain for model.py: live on a GPU; elsewhere its recording, with
+    a note on stderr (stdout stays the explanation, JSON included)."""
+    from kinspect.inductor.modelfile import load_model_file
+
+    mf = load_model_file(path)  # its problems first, on any machine
+    if recording.cuda_available():
+        return _live(mf, shape, site, measure, hints, l2_flush, baselines)
+    running = [flag for flag, given in (("--measure", measure), ("--baselines", baselines), ("--hints", hints)) if given]
+    if running:
+        raise KinspectError(recording.no_cuda(mf.path, f"{running[0]} (it runs the model)", "kinspect explain"))
+    found = recording.existing_recording(mf.path)
+    if found is None:
+        raise KinspectError(recording.no_cuda(mf.path, "explaining a model live"))
+    session = load(found)
+    env = session.environment
+    print(f"kinspect: no CUDA GPU here: explaining the recording {found} "
+          f"(made on {env.gpu or 'an unknown GPU'}, {env.created})", file=sys.stderr)
+    return session
+
+
+def _live(mf: ModelFile, shape: str | None, site: str | None, measure: bool, hints: str | None,
           l2_flush: bool, baselines: str | None) -> Session:
     """Compile model.py on the GPU, run (and measure) the shape, and explain that session."""
     from kinspect.commands.record import parse_baselines, parse_hints, progress
-    from kinspect.inductor.modelfile import load_model_file
     from kinspect.inductor.pipeline import LivePipeline, Options
 
     kinds = parse_baselines(baselines)
     if kinds and shape is None:
         raise KinspectError("--baselines needs --shape")
-    mf = load_model_file(path)
-    options = Options(progress=progress)
+    sizes = None if shape is None else _model_sizes(mf, shape)  # checked before minutes of compiling
+    options = Options(progress=progress, failure_log=log_path_for(mf.path))
     if hints:
         options.hints = parse_hints(hints)
     with LivePipeline(mf, options) as live:
         live.compile()
-        if shape is not None:
-            parsed = parse_shape(shape)
-            if not isinstance(parsed, SymbolShape):
-                raise KinspectError("with model.py, --shape takes symbol values like B=1000")
-            unknown = sorted(set(parsed.values) - set(mf.names))
-            if unknown:
-                raise KinspectError(f"{mf.path.name}'s inputs() takes {', '.join(mf.names)}, not {unknown[0]}")
+        if sizes is not None:
             if measure:
-                live.measure(parsed.values, site, l2_flush=l2_flush)
+                live.measure(sizes, site, l2_flush=l2_flush)
             else:
-                live.run_sizes(parsed.values)
+                live.run_sizes(sizes)
             if kinds:
-                live.baselines(parsed.values, kinds)
+                live.baselines(sizes, kinds)
         return live.session
+
+
+def _model_sizes(mf: ModelFile, shape: str) -> dict[str, int]:
+    parsed = parse_shape(shape)
+    if not isinstance(parsed, SymbolShape):
+        raise KinspectError("with model.py, --shape takes symbol values like B=1000")
+    unknown = sorted(set(parsed.values) - set(mf.names))
+    if unknown:
+        raise KinspectError(f"{mf.path.name}'s inputs() takes {', '.join(mf.names)}, not {unknown[0]}")
+    return dict(parsed.values)
 
 
 def _overview(session: Session) -> dict:

@@ -13,13 +13,13 @@ import sys
 import tempfile
 from pathlib import Path
 
+from kinspect.commands import recording
 from kinspect.commands.stderr_log import log_path_for, stderr_to_log
 from kinspect.core.errors import KinspectError
 from kinspect.core.sessionfile.files import load
 from kinspect.core.source import RecordedSource, SessionSource
 from kinspect.tui.terminal_driver import driver_drawing_to
 
-RECORDING_SUFFIX = ".session.json"
 SESSION_SUFFIXES = (".json", ".jsonl")
 
 
@@ -40,28 +40,15 @@ def source_for_path(path: str) -> SessionSource:
         raise KinspectError(f"{path}: expected a model file (.py) or a session file (.json, .jsonl)")
     if not p.is_file():
         raise KinspectError(f"{path}: no such model file")
-    if _cuda_available():
+    if recording.cuda_available():
         return _live_source(p)
-    recording = recording_path(p)
-    for candidate in (recording, recording.with_suffix(".jsonl")):
-        if candidate.is_file():
-            return RecordedSource(load(candidate), candidate)
-    raise KinspectError(
-        f"{path}: the live pipeline needs a CUDA GPU and none is available here; "
-        f"record it on a GPU machine (kinspect record {path}) and open the recording with: "
-        f"kinspect open {recording}"
-    )
+    from kinspect.inductor.modelfile import load_model_file
 
-
-def recording_path(model: Path) -> Path:
-    """Where `kinspect record` saves a model's session."""
-    return model.with_name(model.stem + RECORDING_SUFFIX)
-
-
-def _cuda_available() -> bool:
-    import torch
-
-    return torch.cuda.is_available()
+    load_model_file(p)  # its problems first, in the one line they get on a GPU
+    found = recording.existing_recording(p)
+    if found is None:
+        raise KinspectError(recording.no_cuda(p, "the live pipeline"))
+    return RecordedSource(load(found), found)
 
 
 def _live_source(model: Path) -> SessionSource:
@@ -69,8 +56,9 @@ def _live_source(model: Path) -> SessionSource:
     once and the compile runs in its worker (`prepare`). Imported here, so that opening a
     recording never imports torch's compiler."""
     from kinspect.inductor.live_source import LiveSource
+    from kinspect.inductor.pipeline import Options
 
-    return LiveSource(model)
+    return LiveSource(model, Options(failure_log=log_path_for(model)))
 
 
 def _run(source: SessionSource) -> int:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from kinspect.core.errors import KinspectError
+from kinspect.commands import recording
+from kinspect.commands.stderr_log import log_path_for
+from kinspect.core.errors import KinspectError, echo
 from kinspect.core.shapes import SymbolShape, parse_shape
 
 
@@ -20,7 +22,7 @@ def parse_steps(shapes: list[str] | None) -> list[dict[str, int]] | None:
     for text in shapes:
         parsed = parse_shape(text)
         if not isinstance(parsed, SymbolShape):
-            raise KinspectError(f"--shapes takes symbol values like B=1000, not a full key: {text!r}")
+            raise KinspectError(f"--shapes takes symbol values like B=1000, not a full key: {echo(text)}")
         steps.append(parsed.values)
     return steps
 
@@ -29,19 +31,22 @@ def run(model: str, out: str | None, hints: str | None, shapes: list[str] | None
         train: bool, allow_caches: bool, measure: bool = False, l2_flush: bool = False,
         baselines: str | None = None) -> int:
     from kinspect.inductor.modelfile import load_model_file
-    from kinspect.inductor.pipeline import LivePipeline, Options, require_cuda
+    from kinspect.inductor.pipeline import LivePipeline, Options
 
-    require_cuda()
     kinds = parse_baselines(baselines)
-    mf = load_model_file(model)
     steps = parse_steps(shapes)
+    hint_list = parse_hints(hints) if hints else None
+    mf = load_model_file(model)  # its problems first, on any machine
+    if not recording.cuda_available():
+        raise KinspectError(recording.no_cuda(mf.path, "kinspect record"))
     unknown = sorted({k for s in steps or [] for k in s} - set(mf.names))
     if unknown:
         raise KinspectError(f"--shapes names {unknown[0]}, which {mf.path.name}'s inputs() does not take ({', '.join(mf.names)})")
-    target = Path(out) if out else mf.path.with_suffix(".session.json")
+    target = Path(out) if out else recording.recording_path(mf.path)
     options = Options(
-        hints=parse_hints(hints) if hints else None, train=train,
+        hints=hint_list, train=train,
         allow_caches=allow_caches, log_path=target.with_suffix(".jsonl"), progress=progress,
+        failure_log=log_path_for(mf.path),
     )
     with LivePipeline(mf, options) as live:
         live.compile()
@@ -73,7 +78,7 @@ def parse_baselines(text: str | None) -> list[str]:
     kinds = [k for k in (text or "").replace(" ", "").split(",") if k]
     bad = [k for k in kinds if k not in KINDS]
     if bad:
-        raise KinspectError(f"--baselines takes {', '.join(KINDS)}; not {bad[0]!r}")
+        raise KinspectError(f"--baselines takes {', '.join(KINDS)}; not {echo(bad[0])}")
     return kinds
 
 
@@ -81,7 +86,7 @@ def parse_hints(text: str) -> list[int]:
     try:
         hints = [int(h) for h in text.replace(" ", "").split(",") if h]
     except ValueError:
-        raise KinspectError(f"--hints takes comma-separated positive integers, got {text!r}") from None
+        raise KinspectError(f"--hints takes comma-separated positive integers, got {echo(text)}") from None
     if not hints or any(h <= 0 for h in hints):
-        raise KinspectError(f"--hints takes comma-separated positive integers, got {text!r}")
+        raise KinspectError(f"--hints takes comma-separated positive integers, got {echo(text)}")
     return hints

@@ -16,3 +16,18 @@ class ShapeError(KinspectError, ValueError):
 
 class SessionError(KinspectError):
     """A session file that cannot be read, is not kinspect's, or breaks the format."""
+
+
+ECHO_LIMIT = 60
+
+
+def echo(value: object, limit: int = ECHO_LIMIT) -> str:
+    """A value from a file or a command line, as an error message quotes it: its repr, cut
+    to `limit` characters with its full length said, so that a 50 MB string or a
+    4,000-digit number in a hostile file makes a one-line error, not a 50 MB one."""
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[:limit]!r}… ({len(value):,} characters)"
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 4 * limit:
+        return f"an integer of {value.bit_length():,} bits"
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"

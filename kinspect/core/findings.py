@@ -102,7 +102,7 @@ def key_value_mismatches(site: Site) -> list[Finding]:
                 if dim.differs:
                     out.append(Finding(
                         "key-not-true-size",
-                        f"at hint {v.hint}, {t.name} dim {d} is {dim.expr.text} = {dim.true_value} "
+                        f"at hint {v.hint}, {t.name} dim {d} is {dim.expr.text} = {dim.true_text} "
                         f"but Inductor keys (and tunes) it as {dim.key_value}",
                         "info", site=site.name, graph=site.graph, variants=(v.index,),
                     ))

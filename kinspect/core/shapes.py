@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kinspect.core.errors import ShapeError
+from kinspect.core.errors import ShapeError, echo
 
 Key = tuple[tuple[int, ...], ...]
 
@@ -26,11 +26,11 @@ def check_size(value: int, where: str = "") -> int:
     """Reject sizes Inductor could never see, with the position in the message."""
     at = f" {where}" if where else ""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ShapeError(f"size{at} must be an integer, got {value!r}")
+        raise ShapeError(f"size{at} must be an integer, got {echo(value)}")
     if value < 0:
         raise ShapeError(f"size{at} must not be negative, got {value}")
     if value > MAX_SIZE:
-        raise ShapeError(f"size{at} exceeds 2**62, got {value}")
+        raise ShapeError(f"size{at} exceeds 2**62, got {echo(value)}")
     return value
 
 
@@ -106,7 +106,7 @@ class _Cursor:
         token = m.group(0)
         col = self.pos + 1
         if m.group(1) or m.group(2):
-            raise ShapeError(f"column {col}: size must be an integer, got {token!r}")
+            raise ShapeError(f"column {col}: size must be an integer, got {echo(token)}")
         digits = token.replace("_", "").lstrip("+-").lstrip("0")
         if len(digits) > len(str(MAX_SIZE)):  # before int(): Python refuses > 4300 digits
             problem = "must not be negative" if token.startswith("-") else "exceeds 2**62"

@@ -22,7 +22,7 @@ from functools import cached_property
 from types import SimpleNamespace
 from typing import Any
 
-from kinspect.core.errors import ShapeError
+from kinspect.core.errors import ECHO_LIMIT, ShapeError
 from kinspect.core.shapes import MAX_SIZE
 
 SYMBOL_NAME = re.compile(r"^(?!__)[A-Za-z_][A-Za-z0-9_]{0,63}$")
@@ -124,7 +124,7 @@ def _to_sympy(tree: Tree) -> Any:
     if op == "mul":
         return sp.Mul(*a)
     if op == "pow":
-        return sp.Pow(a[0], a[1])
+        return sp.Pow(a[0], a[1], evaluate=False)  # (2**62)**62**... is shown, not computed
     if op == "floordiv":
         return lib.FloorDiv(*a)
     if op == "ceildiv":
@@ -136,12 +136,34 @@ def _to_sympy(tree: Tree) -> Any:
     return sp.Min(*a)
 
 
+class SizeOverflow(ShapeError):
+    """An evaluated size beyond 2**62, the format's bound (Inductor's "no key" distance)."""
+
+
+def _capped(value: int) -> int:
+    if -MAX_SIZE <= value <= MAX_SIZE:
+        return value
+    raise SizeOverflow("exceeds 2**62")
+
+
+def _power(base: int, exp: int) -> int:
+    """`base ** exp`, refused before it is computed when it would pass 2**62: a tower of
+    `pow` in a hostile file would otherwise build numbers of billions of digits."""
+    if exp < 0 or exp > 62:
+        raise ShapeError(f"unsupported exponent {exp} in size expression")
+    if abs(base) > 1 and (abs(base).bit_length() - 1) * exp > 62:
+        raise SizeOverflow("exceeds 2**62")
+    return _capped(base**exp)  # at most 2**124 before the cap
+
+
 def _evaluate(tree: Tree, env: Mapping[str, int]) -> int:
+    """Every intermediate is capped at 2**62 as it is computed, so no number grows past
+    2**124 on the way (a product of two capped values)."""
     if isinstance(tree, int):
         return tree
     if isinstance(tree, str):
         try:
-            return env[tree]
+            return _capped(env[tree])
         except KeyError:
             raise ShapeError(f"needs a value for {tree}") from None
     op = tree[0]
@@ -149,19 +171,19 @@ def _evaluate(tree: Tree, env: Mapping[str, int]) -> int:
         raise ShapeError(f"cannot evaluate {tree[1]!r}: kinspect does not model it")
     vals = [_evaluate(a, env) for a in tree[1:]]
     if op == "add":
-        return sum(vals)
+        total = 0
+        for v in vals:
+            total = _capped(total + v)
+        return total
     if op == "mul":
+        if 0 in vals:
+            return 0
         out = 1
         for v in vals:
-            out *= v
-            if abs(out) > MAX_SIZE * MAX_SIZE:
-                raise ShapeError("size expression overflows")
+            out = _capped(out * v)
         return out
     if op == "pow":
-        base, exp = vals
-        if exp < 0 or exp > 62:
-            raise ShapeError(f"unsupported exponent {exp} in size expression")
-        return base**exp
+        return _power(*vals)
     if op in ("floordiv", "ceildiv", "mod"):
         a, b = vals
         if b == 0:
@@ -201,18 +223,30 @@ class SizeExpr:
         return frozenset(_symbols(self.tree, set()))
 
     def evaluate(self, env: Mapping[str, int]) -> int:
-        return _evaluate(self.tree, env)
+        try:
+            return _evaluate(self.tree, env)
+        except SizeOverflow:
+            at = " ".join(f"{s}={env[s]}" for s in sorted(self.symbols) if s in env)
+            text = self.text if len(self.text) <= ECHO_LIMIT else self.text[:ECHO_LIMIT] + "…"
+            raise SizeOverflow(f"size {text} exceeds 2**62{' at ' + at if at else ''}") from None
 
     def key_value(self, hint: int) -> int:
         """What Inductor writes into the variant's key for this dimension."""
         return self.tree if isinstance(self.tree, int) else hint
 
     def true_value(self, hint: int) -> int | None:
-        """The expression's value with every symbol set to the hint (None if unmodelled)."""
+        """The expression's value with every symbol set to the hint (None if unmodelled
+        or beyond 2**62)."""
+        return self._at_hint(hint)[0]
+
+    def _at_hint(self, hint: int) -> tuple[int | None, bool]:
+        """(true value, whether it passes 2**62) with every symbol set to the hint."""
         try:
-            return self.evaluate({s: hint for s in self.symbols})
+            return _evaluate(self.tree, {s: hint for s in self.symbols}), False
+        except SizeOverflow:
+            return None, True
         except ShapeError:
-            return None
+            return None, False
 
     def to_sympy(self) -> Any:
         return _to_sympy(self.tree)
@@ -292,10 +326,16 @@ class DimAtHint:
     expr: SizeExpr
     key_value: int
     true_value: int | None
+    too_large: bool = False
+    """The expression passes 2**62 at this hint (so `true_value` is None)."""
 
     @property
     def differs(self) -> bool:
-        return self.true_value is not None and self.true_value != self.key_value
+        return self.too_large or (self.true_value is not None and self.true_value != self.key_value)
+
+    @property
+    def true_text(self) -> str:
+        return "more than 2**62" if self.too_large else str(self.true_value)
 
 
 @dataclass(frozen=True)
@@ -311,7 +351,7 @@ class TensorSpec:
         return frozenset().union(*(s.symbols for s in self.sizes))
 
     def at_hint(self, hint: int) -> tuple[DimAtHint, ...]:
-        return tuple(DimAtHint(s, s.key_value(hint), s.true_value(hint)) for s in self.sizes)
+        return tuple(DimAtHint(s, s.key_value(hint), *s._at_hint(hint)) for s in self.sizes)
 
     def key_at_hint(self, hint: int) -> tuple[int, ...]:
         return tuple(s.key_value(hint) for s in self.sizes)

@@ -35,6 +35,15 @@ class AutotuneChoice:
     is_triton: bool
 
 
+@dataclass(frozen=True)
+class Autotuning:
+    """A GEMM being autotuned at one hint: what a compile that dies there was doing."""
+
+    node: str
+    op: str
+    hint: int | None
+
+
 @dataclass
 class SiteRecord:
     name: str
@@ -118,6 +127,8 @@ class CompileCapture:
         self.graphs: list[GraphRecord] = []
         self.progress: Any = None
         """Optional callable(str) told what is happening (graph, hint being autotuned)."""
+        self.autotuning: Autotuning | None = None
+        """The autotuning under way; left set when it raises, to name where a compile died."""
 
     # ------------------------------------------------------------ helpers
 
@@ -310,7 +321,9 @@ def _install_hooks() -> None:
             fresh = hint_override not in node._choice_timings
             if fresh:
                 cap._say(f"autotuning {node.get_name()} at hint {hint_override}")
+                cap.autotuning = Autotuning(node.get_name(), _op_of(node), hint_override)
             timings = orig(node, hint_override)
+            cap.autotuning = None
             rec = cap.current()
             if rec is not None and fresh:
                 rec.timings[(node.get_name(), hint_override)] = [

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kinspect.core.errors import KinspectError
+from kinspect.core.errors import KinspectError, echo
 from kinspect.core.shapes import MAX_SIZE
 
 
@@ -187,7 +187,7 @@ def _import(path: Path) -> Any:
         raise ModelFileError(f"{path.name}: import failed: {_first_line(e)}") from e
     except SystemExit as e:  # e.g. argparse at top level, reading kinspect's arguments
         raise ModelFileError(
-            f"{path.name}{_user_line(e, path)}: exited while loading (exit status {e.code!r}); "
+            f"{path.name}{_user_line(e, path)}: exited while loading (exit status {echo(e.code)}); "
             'move what runs the script under `if __name__ == "__main__":`'
         ) from e
     except Exception as e:

@@ -15,6 +15,7 @@ import itertools
 import math
 import platform
 import threading
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -58,6 +59,9 @@ class Options:
     allow_caches: bool = False
     log_path: Path | None = None
     progress: Callable[[str], None] | None = None
+    failure_log: Path | None = None
+    """Where the full traceback of a failed compile or run is appended (the message
+    itself is one line)."""
 
 
 @dataclass
@@ -73,8 +77,7 @@ def require_cuda() -> None:
 
     if not torch.cuda.is_available():
         raise KinspectError(
-            "the live pipeline needs a CUDA GPU (Inductor's size-hint multi-kernel is "
-            "Triton-only); open a recording instead: kinspect open model.session.json"
+            "the live pipeline needs a CUDA GPU (Inductor's size-hint multi-kernel is Triton-only)"
         )
 
 
@@ -181,6 +184,7 @@ class LivePipeline:
         import torch
 
         sizes = {**self._examples, **sizes}
+        self._expect(sizes)
         before = len(self.recorder)
         result = StepResult(step, dict(sizes), 0)
         # The hooks are installed only while this pipeline runs its model, so that two
@@ -199,13 +203,49 @@ class LivePipeline:
             except KinspectError:
                 raise
             except Exception as e:
+                where, detail = self._failure(e)
                 if what == "compile":
-                    raise KinspectError(f"compiling {self.mf.path.name} failed: {type(e).__name__}: {_first_line(e)}") from e
-                result.error = f"{type(e).__name__}: {_first_line(e)}"
+                    raise KinspectError(f"compiling {self.mf.path.name} failed{where}: {detail}") from e
+                result.error = f"{where.strip()}: {detail}" if where else detail
         result.events = len(self.recorder) - before
         self.results.append(result)
         self._refresh()
         return result
+
+    def _failure(self, e: BaseException) -> tuple[str, str]:
+        """Where it died (" while autotuning bmm (buf0) at hint 4096", or "") and what,
+        in one line, with the hints that leave a failing one out; the full traceback is
+        appended to the failure log."""
+        at = self.capture.autotuning
+        self.capture.autotuning = None
+        where = "" if at is None else f" while autotuning {at.op} ({at.node}) at hint {at.hint}"
+        detail = f"{type(e).__name__}: {_first_line(e)}"
+        others = [h for h in self.hints if at is not None and h != at.hint]
+        if at is not None and at.hint in self.hints and others:
+            detail += f"; without hint {at.hint} it may compile: --hints {','.join(map(str, others))}"
+        log = self.options.failure_log
+        if log is not None:
+            try:
+                with open(log, "a", encoding="utf-8") as f:
+                    f.write(f"\n--- kinspect: {self.mf.path.name} failed{where}\n")
+                    f.write("".join(traceback.format_exception(e)))
+                detail += f" (traceback in {log})"
+            except OSError:  # an unwritable folder: the one line still says what happened
+                pass
+        return where, detail
+
+    def _expect(self, sizes: Mapping[str, int]) -> None:
+        """Predict each known site's key at these sizes before the model runs, so that a
+        cache miss in the run only looks the prediction up (the recorder's miss path)."""
+        try:
+            env = self.session.resolve(sizes)
+        except KinspectError:
+            return
+        for site in self.session.sites:
+            try:
+                self.recorder.expect(site.name, site.runtime_key(env))
+            except KinspectError:  # a size this site's key cannot be computed from
+                continue
 
     def run_workload(self, steps: Sequence[Mapping[str, int]] | None = None,
                      on_step: Callable[[StepResult], None] | None = None,
@@ -362,7 +402,8 @@ class LivePipeline:
         s.graphs = [translate.graph(g, code, self.hints) for g, code in zip(self.capture.graphs, codes)]
         s.sites = [site for g, code in zip(self.capture.graphs, codes)
                    for site in translate.sites(g, code, self._kernel_facts)]
-        s.events = self.recorder.dispatch_events()
+        lines = {site.name: {c.line: c.index for c in site.call_sites} for site in s.sites}
+        s.events = self.recorder.dispatch_events(call_site=lambda name, line: lines.get(name, {}).get(line))
         s.findings = derive_findings(s)
         if self._log is not None:
             self._log_new(s)

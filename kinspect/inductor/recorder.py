@@ -5,17 +5,30 @@ when the wrapper module loads (cache hits included). The recorder wraps the clas
 `__init__` so it sees every instance, then instruments each instance, not the class:
 
 - `_get_cached_shape_choice` (called by `run` with the key Inductor computed) is replaced
-  by a closure doing the same dict lookup, which records a cache hit;
-- `_cache_shape_choice` (called by `_select_kernel_by_shape` with its pick) records a miss.
+  by a closure doing the same lookup in Inductor's own `_shape_cache`, which records a
+  cache hit with the choice found there;
+- `_cache_shape_choice` (called by `_select_kernel_by_shape` with its pick) stores the
+  pick in `_shape_cache` as Inductor does and records a miss.
 
 Both run before the kernel launches, so the stepping debugger can pause there and force
 another variant (by returning it on a hit, or by setting `picked_kernel` after Inductor's
 own pick is cached, so an override never pollutes Inductor's cache). `run` is untouched.
 
+What is recorded is what Inductor's cache holds at that call: the recorder keeps no copy
+of it to answer from, so a cache that is changed or cleared under it (by Inductor or a
+user) is recorded as it is, a cleared key as the miss Inductor then takes.
+
 A cache hit must cost next to nothing (benchmarks/recorder_overhead.py), so events are
-stored as columns of machine integers: an id naming the (site, key, pick, prediction, hit,
-override) combination, and a timestamp. Building a Python object per dispatch would cost
-more than Inductor's own lookup once a recording holds a million events.
+stored as columns of machine integers: an id naming the (site, key, pick, hit, override)
+combination, and a timestamp. Building a Python object per dispatch would cost more than
+Inductor's own lookup once a recording holds a million events.
+
+A miss must cost little too: kinspect's prediction of the pick (its own model of the
+heuristic, ~20 us of Python) is not made there. Events are stored without it and it is
+made when the events are read, once per key; the crash-safe log, which writes each
+event as it happens, asks for it when it first writes a combination, and the pipeline
+makes it before each run for the keys the run's sizes give (`expect`), so that a miss
+only looks it up.
 """
 
 from __future__ import annotations
@@ -29,8 +42,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kinspect.core.decision import decide
-from kinspect.core.session import DispatchEvent
 from kinspect.core.sessionfile.log import LiveLog
+from kinspect.core.session import DispatchEvent
 from kinspect.core.shapes import Key
 
 
@@ -56,8 +69,23 @@ Gate = Callable[[LiveSite, Key, bool], "int | None"]
 """Called before a dispatch launches: returns a variant to force, or None. It may block:
 the stepping debugger pauses the model's thread here."""
 
-Combo = tuple[int, Key, int, int, bool, "int | None"]
-"""(site index, key, picked, predicted, cache hit, override): what one event says."""
+Combo = tuple[int, Key, int, bool, "int | None", "int | None"]
+"""(site index, key, picked, cache hit, override, wrapper line): what one event says, but
+for kinspect's prediction, which is made from the site and key when it is read. The
+wrapper line is the one that called the site: several layers share one multi-kernel."""
+
+
+class _Described:
+    """The combos as the log reads them: (site, key, picked, predicted, hit, override, line)."""
+
+    __slots__ = ("_rec",)
+
+    def __init__(self, rec: Recorder) -> None:
+        self._rec = rec
+
+    def __getitem__(self, cid: int) -> tuple[int, Key, int, int, bool, int | None, int | None]:
+        si, key, picked, hit, override, line = self._rec.combos[cid]
+        return si, key, picked, self._rec.sites[si].predict(key), hit, override, line
 
 
 class _State:
@@ -88,11 +116,21 @@ class Recorder:
         self._ts = array("q")
         self._steps: list[tuple[int, int | None]] = []
         self._state = _State()
+        self._described = _Described(self)
         self._namer = namer
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._ids)
+
+    def expect(self, site: str, key: Key) -> None:
+        """Predict `key` at every site named `site` now, before the model runs (and have
+        the log format its record), so that a miss there only looks both up."""
+        for ls in self.sites:
+            if ls.name == site:
+                ls.predict(key)
+        if self._state.log is not None:
+            self._state.log.expect_key(key)
 
     @property
     def log(self) -> LiveLog | None:
@@ -147,12 +185,16 @@ class Recorder:
 
     # ------------------------------------------------------------ reading back
 
-    def combo(self, i: int) -> Combo:
-        return self.combos[self._ids[i]]
-
-    def dispatch_events(self, start: int = 0) -> list[DispatchEvent]:
-        """Events in the session model, timestamps relative to the first event."""
+    def dispatch_events(self, start: int = 0,
+                        call_site: Callable[[str, int | None], int | None] | None = None) -> list[DispatchEvent]:
+        """Events in the session model, timestamps relative to the first event;
+        `call_site(site name, wrapper line)` names each event's call site."""
         t0 = self._ts[0] if self._ts else 0
+        described = []
+        for cid in range(len(self.combos)):
+            si, key, picked, pred, hit, override, line = self._described[cid]
+            where = call_site(self.sites[si].name, line) if call_site is not None else None
+            described.append((si, key, picked, pred, hit, override, where))
         steps = iter(self._steps)
         nxt = next(steps, None)
         step = None
@@ -163,9 +205,9 @@ class Recorder:
                 nxt = next(steps, None)
             if seq < start:
                 continue
-            si, key, picked, pred, hit, override = self.combos[self._ids[seq]]
+            si, key, picked, pred, hit, override, where = described[self._ids[seq]]
             out.append(DispatchEvent(seq, self.sites[si].name, key, picked, pred, hit, step,
-                                     self._ts[seq] - t0, override))
+                                     self._ts[seq] - t0, override, where))
         return out
 
     # ------------------------------------------------------------ per instance
@@ -187,57 +229,69 @@ class Recorder:
             self.sites.append(site)
             if self._state.log is not None:  # before any event that names it
                 self._state.log.runtime_site(site.index, name)
-        cache = call._shape_cache
         index = site.index
         state = self._state
         ids_append = self._ids.append
         ts_append = self._ts.append
         now = time.perf_counter_ns
-        # Key -> (Inductor's choice, combo id), from a key's first hit on. Inductor writes
-        # a key into `_shape_cache` once, on its miss, and never changes it, so a hit
-        # needs this one lookup instead of two.
-        hits: dict[Key, tuple[int, int]] = {}
+        # (key, wrapper line) -> (the choice Inductor's cache held, combo id) at its last
+        # hit: a repeated hit is one lookup here, checked against Inductor's cache, never
+        # answered from here.
+        hits: dict[tuple[Key, int | None], tuple[int, int]] = {}
+        wrapper_file = site.wrapper_file
+        getframe = sys._getframe
+
+        def caller_line(depth: int) -> int | None:
+            """The line of the wrapper that called `run`: which call site this is."""
+            frame = getframe(depth)
+            for _ in range(4):
+                if frame is None:
+                    return None
+                if frame.f_code.co_filename == wrapper_file:
+                    return frame.f_lineno
+                frame = frame.f_back
+            return None
         combo_id = self._combo_id
         count = self._ids.__len__
-        combos = self.combos
+        described = self._described
 
-        def record(key: Key, picked: int, hit: bool) -> int:
+        def record(key: Key, picked: int, hit: bool, line: int | None) -> int:
             gate = state.gate
             override = None if gate is None else gate(site, key, hit)
             if override is not None:
                 picked = override
-            cid = combo_id((index, key, picked, site.predict(key), hit, override))
+            cid = combo_id((index, key, picked, hit, override, line))
             t = now()
             ids_append(cid)
             ts_append(t)
             if state.log is not None:
-                state.log.event(cid, combos, t)
+                state.log.event(cid, described, t)
             if state.on_event is not None:
                 state.on_event(count() - 1)
             return picked
 
         def _get_cached_shape_choice(cache_key: Key) -> int | None:
-            known = hits.get(cache_key)
-            if known is None or state.stepping:
-                choice = cache.get(cache_key)
-                if choice is None:
-                    return None  # a miss: recorded when Inductor caches its pick
-                if state.stepping:
-                    return record(cache_key, choice, True)
-                known = hits[cache_key] = (choice, combo_id(
-                    (index, cache_key, choice, site.predict(cache_key), True, None)))
-            choice, cid = known
+            choice = call._shape_cache.get(cache_key)
+            if choice is None:
+                return None  # a miss: recorded when Inductor caches its pick
+            line = caller_line(2)  # run <- the wrapper's call
+            if state.stepping:
+                return record(cache_key, choice, True, line)
+            known = hits.get((cache_key, line))
+            if known is None or known[0] != choice:
+                known = hits[(cache_key, line)] = (choice, combo_id((index, cache_key, choice, True, None, line)))
+            cid = known[1]
             t = now()
             ids_append(cid)
             ts_append(t)
             log = state.log
             if log is not None:
-                log.event(cid, combos, t)
+                log.event(cid, described, t)
             return choice
 
         def _cache_shape_choice(cache_key: Key, kernel_idx: int) -> None:
-            cache[cache_key] = kernel_idx
-            picked = record(cache_key, kernel_idx, False)
+            call._shape_cache[cache_key] = kernel_idx
+            picked = record(cache_key, kernel_idx, False, caller_line(3))  # _select_kernel_by_shape <- run <- wrapper
             if picked != kernel_idx:
                 call.picked_kernel = picked
 

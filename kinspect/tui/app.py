@@ -593,7 +593,7 @@ class InspectorApp(App[None]):
         self._measured_changed()
         self.measuring = False
         self.query_one(MeasureBar).stop()
-        n = len(message.measurements)
+        n = len({m.variant for m in message.measurements})  # each variant is timed by two methods
         what = "cancelled after" if message.cancelled else "measured"
         self.notify(f"{what} {n} variant{'s' if n != 1 else ''} of {literal(message.site)}", markup=False)
         self._redecide()
@@ -642,6 +642,8 @@ class InspectorApp(App[None]):
     @_while_running
     def on_prepare_progress(self, message: PrepareProgress) -> None:
         self.query_one(MeasureBar).say(message.what)
+        if not self.preparing:  # the debugger's run: a step, or Dynamo recompiling for one
+            self.debug_view.say(message.what)
 
     # ------------------------------------------------------------ the debugger (DebuggerView)
 

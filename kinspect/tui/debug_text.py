@@ -34,8 +34,12 @@ def _v(labels: dict[int, str], i: int | None) -> str:
 
 
 def debugger_text(session: Session, cur: Current | None, *, live: bool, state: str,
-                  pending: int | None, preparing: bool, runs: int) -> Text:
-    """The event panel: where the cursor is, what Inductor did there and why it stopped."""
+                  pending: int | None, preparing: bool, runs: int, activity: str | None = None) -> Text:
+    """The event panel: where the cursor is, what Inductor did there and why it stopped.
+
+    `activity` is what the live model said last while running (a workload step, or a
+    recompile's progress: Dynamo recompiles when a size specialises, minutes under
+    max-autotune, and the panel must not just say "running" all that while)."""
     out = Text()
     if preparing:
         out.append("compiling… the debugger starts once the model has run", style="dim")
@@ -43,6 +47,9 @@ def debugger_text(session: Session, cur: Current | None, *, live: bool, state: s
     if live and state == RUNNING:
         out.append("running the workload… ", style="bold")
         out.append("n pauses before the next dispatch", style="dim")
+        if activity:
+            out.append("\nnow: ", style="bold")
+            out.append(literal(activity))
         return out
     if cur is None:
         if live:

@@ -59,6 +59,8 @@ class DebuggerView:
         self._guard = guard
         self._run_stop: RunStop | None = None
         self._keys_state: tuple[bool | None, ...] = ()
+        self._activity: str | None = None
+        """What the live source last said during the run (a recompile's progress)."""
 
     # ------------------------------------------------------------ layout
 
@@ -90,9 +92,7 @@ class DebuggerView:
         app = self.app
         d = self.debugger
         cur = d.current
-        panel = app.query_one(EventPanel)
-        panel.update(debugger_text(app.session, cur, live=d.live, state=d.state, pending=d.pending_override,
-                                   preparing=app.preparing, runs=d.runs))
+        self._show_event_panel()
         table = app.query_one("#debug-variants", VariantsTable)
         site = None
         if cur is not None:
@@ -105,6 +105,17 @@ class DebuggerView:
                 app.show_site(site.name, timeline=False)  # drawn below
         if app.query_one(TabbedContent).active == "timeline":
             self.show_timeline()
+
+    def _show_event_panel(self) -> None:
+        d = self.debugger
+        self.app.query_one(EventPanel).update(debugger_text(
+            self.app.session, d.current, live=d.live, state=d.state, pending=d.pending_override,
+            preparing=self.app.preparing, runs=d.runs, activity=self._activity))
+
+    def say(self, what: str) -> None:
+        """The live source's progress during the run: a step, or Dynamo recompiling for one."""
+        self._activity = what
+        self._show_event_panel()
 
     def show_timeline(self) -> None:
         app = self.app
@@ -307,6 +318,7 @@ class DebuggerView:
 
     def _start_run(self, stepping: bool) -> None:
         assert self._steppable is not None
+        self._activity = None
         gate = self.debugger.start_run(stepping, lambda e: self.app.post_message(LivePaused(e)))
         self._run_stop = RunStop(gate)
         self.refresh_keys()
@@ -343,12 +355,14 @@ class DebuggerView:
                                     "(6: the debugger)"), timeout=5, markup=False)
 
     def step_done(self, step: int | None, error: str | None) -> None:
+        self._activity = None
         if error:
             self.app.notify(literal(f"workload step {step}: {error}"), severity="error", markup=False)
         self.app.reload_session()
 
     def run_ended(self, state: WorkerState, error: BaseException | None) -> None:
         """The live-run worker finished, or failed."""
+        self._activity = None
         self.debugger.run_ended()
         self.refresh_keys()
         self.app.reload_session()

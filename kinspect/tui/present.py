@@ -22,7 +22,7 @@ from kinspect.core.explain import SiteExplanation
 from kinspect.core.findings import emitted_choice
 from kinspect.core.session import Baseline, CallSite, Finding, Measurement, Session, Site, Variant
 from kinspect.core.shapes import FullKey, Key, ParsedShape, format_key
-from kinspect.core.symbolic import TensorSpec
+from kinspect.core.symbolic import SizeOverflow, TensorSpec
 from kinspect.core.timings import method_title
 
 from kinspect.tui.observed import Observed
@@ -110,7 +110,6 @@ def variant_rows(
     site = expl.site
     measured = expl.measured or {}
     fastest = expl.fastest
-    best = measured[fastest].median_us if fastest is not None else None
     same = identical_to(site)
     labels = term_labels(site) if show_terms else []
     rows = []
@@ -135,7 +134,8 @@ def variant_rows(
         if show_terms:
             row.append(_terms_text(s.terms, labels) if s is not None else Text(""))
         m = measured.get(v.index)
-        row += _measure_cells(m, best, fastest == v.index, peak_tflops)
+        ratio = expl.timings.regret(v.index) if expl.timings is not None else None
+        row += _measure_cells(m, ratio, fastest == v.index, peak_tflops)
         row += [
             plain(v.kernel_name),
             Text(f"= v{same[v.index]}" if v.index in same else "", style="magenta"),
@@ -145,15 +145,16 @@ def variant_rows(
     return rows
 
 
-def _measure_cells(m: Measurement | None, best: float | None, fastest: bool, peak: float | None) -> list[Text]:
+def _measure_cells(m: Measurement | None, ratio: float | None, fastest: bool, peak: float | None) -> list[Text]:
+    """`ratio`: the variant's median over the fastest's (`KeyTimings.regret`)."""
     if m is None:
         return [Text(""), Text(""), Text(""), Text("")]
     if m.error is not None or m.median_us is None:
         return [Text("failed", style="red"), Text(""), Text(""), Text("")]
     if fastest:
         rel = Text("fastest", style="green")
-    elif best:
-        rel = Text(f"×{m.median_us / best:.2f}")
+    elif ratio is not None:
+        rel = Text(f"×{ratio:.2f}")
     else:
         rel = Text("")
     share = Text(f"{100 * m.tflops / peak:.0f}%") if m.tflops is not None and peak else Text("")
@@ -372,7 +373,7 @@ def symbolic_rows(site: Site, env: Mapping[str, int] | None, key: Key | None) ->
             for dims in at:
                 dim = dims[di]
                 if dim.differs:
-                    row.append(Text(f"{dim.key_value} (true {dim.true_value})", style="bold red"))
+                    row.append(Text(f"{dim.key_value} (true {dim.true_text})", style="bold red"))
                 else:
                     row.append(Text(str(dim.key_value), style="dim" if expr.is_constant else ""))
             row.append(_runtime_cell(t, di, env, key[ti] if use_key else None))
@@ -387,6 +388,8 @@ def _runtime_cell(t: TensorSpec, di: int, env: Mapping[str, int] | None, shape: 
         return Text("?", style="dim")
     try:
         return Text(str(t.sizes[di].evaluate(env)), style="bold")
+    except SizeOverflow:
+        return Text("> 2**62", style="bold red")
     except ShapeError:
         return Text("?", style="dim")
 

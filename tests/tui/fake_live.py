@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -51,6 +52,11 @@ class FakeLiveSource:
         """Every stand-in kernel that ran, by name (`multi_kernel_0_k2`)."""
         self.prepared = False
         self.hold = threading.Event()
+        self.recompile: dict[int, str] = {}
+        """Workload step -> what the model says before it, as LiveSource's pipeline says
+        what a recompile (Dynamo specialising a size) is doing; `hold`, while set, keeps
+        that step compiling."""
+        self._progress: Callable[[str], None] = lambda what: None
         self.closed = False
         self.recorder = Recorder()
         with self.recorder:
@@ -76,6 +82,7 @@ class FakeLiveSource:
         return ("live" if self.prepared else "compiling") + ": fake model on the CPU"
 
     def prepare(self, progress: Callable[[str], None], cancel: threading.Event) -> None:
+        self._progress = progress  # LiveSource's pipeline keeps it for later compiles too
         progress("autotuning graph_0 at hint 256")
         while self.hold.is_set() and not cancel.is_set():
             cancel.wait(0.01)
@@ -105,6 +112,10 @@ class FakeLiveSource:
         for i, sizes in enumerate(self.workload):
             if cancel is not None and cancel.is_set():
                 break
+            if i in self.recompile:
+                self._progress(self.recompile[i])
+                while self.hold.is_set() and not (cancel is not None and cancel.is_set()):
+                    time.sleep(0.01)
             r = self.run_sizes(sizes, step=i)
             out.append(r)
             if on_step is not None:

@@ -9,7 +9,7 @@ import pytest
 from synthetic import synthetic_session
 
 from kinspect import cli
-from kinspect.commands import inspect
+from kinspect.commands import inspect, recording
 from kinspect.core.sessionfile.files import save
 from kinspect.core.sessionfile.log import log_header
 
@@ -26,7 +26,14 @@ def opened(monkeypatch):
 
 @pytest.fixture
 def no_cuda(monkeypatch):
-    monkeypatch.setattr(inspect, "_cuda_available", lambda: False)
+    monkeypatch.setattr(recording, "cuda_available", lambda: False)
+
+
+def a_model(tmp_path) -> Path:
+    """A valid model file (checked before any recording opens)."""
+    model = tmp_path / "model.py"
+    model.write_text((FIXTURES / "linear.py").read_text())
+    return model
 
 
 def test_open_a_session_file(tmp_path, opened):
@@ -38,8 +45,7 @@ def test_open_a_session_file(tmp_path, opened):
 
 
 def test_a_model_without_cuda_opens_the_recording_beside_it(tmp_path, opened, no_cuda):
-    model = tmp_path / "model.py"
-    model.write_text("")
+    model = a_model(tmp_path)
     save(synthetic_session(2, 2), tmp_path / "model.session.json")
     assert cli.main([str(model)]) == 0
     assert opened[0].banner().startswith("Recording made on synthetic · torch synthetic")
@@ -47,8 +53,7 @@ def test_a_model_without_cuda_opens_the_recording_beside_it(tmp_path, opened, no
 
 
 def test_a_killed_recording_opens_from_its_log_marked_truncated(tmp_path, opened, no_cuda):
-    model = tmp_path / "model.py"
-    model.write_text("")
+    model = a_model(tmp_path)
     # a recording killed right after its header: no end record
     (tmp_path / "model.session.jsonl").write_text(json.dumps(log_header(synthetic_session(1, 2))) + "\n")
     assert cli.main([str(model)]) == 0
@@ -56,18 +61,25 @@ def test_a_killed_recording_opens_from_its_log_marked_truncated(tmp_path, opened
 
 
 def test_a_model_without_cuda_or_recording_is_a_one_line_error(tmp_path, capsys, opened, no_cuda):
-    model = tmp_path / "model.py"
-    model.write_text("")
+    model = a_model(tmp_path)
     assert cli.main([str(model)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("kinspect: error: ")
-    assert "the live pipeline needs a CUDA GPU" in err
-    assert f"kinspect open {tmp_path / 'model.session.json'}" in err
+    assert err == (f"kinspect: error: {model}: the live pipeline needs a CUDA GPU and none is available here, "
+                   f"and it has no recording beside it: record one on a GPU machine with kinspect record {model}\n")
+    assert not opened
+
+
+def test_without_cuda_a_broken_model_file_says_what_is_wrong_though_a_recording_exists(tmp_path, capsys, opened, no_cuda):
+    model = tmp_path / "model.py"
+    model.write_text((FIXTURES / "broken.py").read_text())
+    save(synthetic_session(2, 2), tmp_path / "model.session.json")
+    assert cli.main([str(model)]) == 2
+    assert capsys.readouterr().err == "kinspect: error: model.py:7: syntax error: expected ':'\n"
     assert not opened
 
 
 def test_with_cuda_a_model_opens_live_and_compiles_in_the_inspector(tmp_path, opened, monkeypatch):
-    monkeypatch.setattr(inspect, "_cuda_available", lambda: True)
+    monkeypatch.setattr(recording, "cuda_available", lambda: True)
     model = tmp_path / "model.py"
     model.write_text((FIXTURES / "linear.py").read_text())
     save(synthetic_session(1, 2), tmp_path / "model.session.json")  # not opened: the model runs
@@ -79,7 +91,7 @@ def test_with_cuda_a_model_opens_live_and_compiles_in_the_inspector(tmp_path, op
 
 
 def test_a_broken_model_file_is_a_one_line_error_before_the_app_starts(tmp_path, capsys, opened, monkeypatch):
-    monkeypatch.setattr(inspect, "_cuda_available", lambda: True)
+    monkeypatch.setattr(recording, "cuda_available", lambda: True)
     model = tmp_path / "model.py"
     model.write_text("model = 3\n")
     assert cli.main([str(model)]) == 2

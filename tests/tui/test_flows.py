@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from kinspect.core.session import Measurement
 from kinspect.core.sessionfile.files import load
 from kinspect.core.source import RecordedSource
+from kinspect.core.symbolic import SizeExpr
 from kinspect.tui.app import InspectorApp
 from kinspect.tui.widgets.diff_view import DiffView
 from kinspect.tui.widgets.shape_input import ShapeInput
@@ -242,3 +244,23 @@ async def test_the_source_tab_says_which_autotune_choice_runs_and_whether_it_won
         await pilot.press("1", "k", "enter")
         assert ("runs autotune choice triton_mm_209 — not this hint's autotune winner triton_mm_210 "
                 "(39.2 µs against 14.2 µs)") in screen_text(app)
+
+
+async def test_the_symbolic_tab_caps_a_hostile_size_at_2_62():
+    """x's batch dim stored as ((s0**62)**62)... 8 deep: at B=2 it has 6.6e13 digits, so the
+    tab says it passes 2**62 instead of computing it (which ran out of memory)."""
+    session = session_with_finding(sites=1)
+    site = session.sites[0]
+    tower = "s0"
+    for _ in range(8):
+        tower = ["pow", tower, 62]
+    x = site.tensors[1]
+    hostile = replace(x, sizes=(SizeExpr.from_json(tower), *x.sizes[1:]))
+    session.sites[0] = replace(site, tensors=(site.tensors[0], hostile, *site.tensors[2:]))
+    app = InspectorApp(RecordedSource(session))
+    async with app.run_test(size=(200, 40)) as pilot:
+        await type_shape(pilot, "B=2")
+        assert "size (((((((s0**62)**62)**62)**62)**62)**62)**62)**62 exceeds 2**62 at s0=2" in screen_text(app)
+        await pilot.press("escape", "4")
+        row = next(line for line in screen_text(app).splitlines() if "(s0**62)" in line and "true" in line)
+        assert "64 (true more than 2**62)" in row and row.rstrip().endswith("> 2**62")

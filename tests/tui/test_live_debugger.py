@@ -153,3 +153,21 @@ async def test_a_site_with_twelve_variants_takes_two_digit_overrides():
         forced = [(e.seq, e.override) for e in src.recorder.dispatch_events() if e.override is not None]
         assert forced == [(base, 11), (base + 1, 1)]
 
+
+
+async def test_a_step_that_recompiles_shows_the_compiles_progress_while_it_runs():
+    """A size of 1 makes Dynamo specialise and compile again, minutes under max-autotune:
+    the panel says what the compile is doing, not only that the workload runs."""
+    src = source()
+    src.recompile = {1: "autotuning buf0 at hint 256"}
+    app = InspectorApp(src)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_until(pilot, lambda: not app.preparing)
+        src.hold.set()
+        await pilot.press("6", "c")
+        await wait_until(pilot, lambda: "now: autotuning buf0 at hint 256" in screen_text(app))
+        assert "running the workload… n pauses before the next dispatch" in screen_text(app)
+        src.hold.clear()
+        await wait_until(pilot, lambda: app.debugger.state == IDLE)
+        text = screen_text(app)
+        assert "the workload ran to its end" in text and "now:" not in text

@@ -49,7 +49,8 @@ def session_with_finding(sites: int = 3, variants: int = 3, events: int = 0) -> 
 
 
 class FakeSource:
-    """A live source whose measurement sleeps per variant and reports progress.
+    """A live source whose measurement sleeps per variant and reports progress, timing
+    each variant by CUDA events and by CUPTI as the real pipeline does.
 
     While `hold` is set it stays on the first variant, so a test can look at the app
     mid-measurement without racing the worker.
@@ -86,8 +87,11 @@ class FakeSource:
             time.sleep(self.step_s)
             while self.hold.is_set() and not cancel.is_set():
                 time.sleep(0.01)
-            out.append(Measurement(site.name, key, v.index, "fake", 100.0 - 10 * v.index, 95.0 - 10 * v.index,
+            # Timed both ways, as LivePipeline.measure stores it: two measurements a variant.
+            out.append(Measurement(site.name, key, v.index, "cuda_events", 100.0 - 10 * v.index, 95.0 - 10 * v.index,
                                    105.0 - 10 * v.index, 10, tflops=79.0 * (v.index + 1)))
+            out.append(Measurement(site.name, key, v.index, "cupti", 90.0 - 10 * v.index, 89.0 - 10 * v.index,
+                                   91.0 - 10 * v.index, 10))
         return out
 
 

@@ -1,10 +1,16 @@
 """Dispatch decisions as a Chrome trace-event file, for Perfetto or chrome://tracing.
 
-One track (thread) per site, one slice per dispatch, named by the variant picked, so
-the trace viewer colours each site's row by variant along the workload; the decision
-itself (key, prediction, every variant's distance, cache hit, override) is the slice's
-args. Timestamps are the recording's `t_ns` when every event has one; otherwise events
-are laid out one microsecond apart in sequence, and `otherData.timestamps` says so.
+One track (thread) per site, one event per dispatch, named by the variant picked
+(`v1 (hint 256)`, never the kernel's name, which two variants may share), so the trace
+viewer colours each site's row by variant along the workload; the decision itself (key,
+prediction, every variant's distance, cache hit, override) is the event's args.
+
+Where the picked variant was measured at that key, the dispatch is a slice as long as its
+measured median (`kinspect.core.timings`' method), and its args say so; elsewhere it is
+an instant marker with no length, never a made-up one. Timestamps are the recording's
+`t_ns` when every event has one, a slice being cut short where its site dispatches again
+sooner (args say so); otherwise events are laid out in sequence, each after the previous
+one ends, and `otherData.timestamps` says so.
 """
 
 from __future__ import annotations
@@ -16,10 +22,11 @@ from kinspect.core.errors import KinspectError
 from kinspect.core.heuristics import HEURISTICS
 from kinspect.core.session import DispatchEvent, Session
 from kinspect.core.shapes import Key, format_key
+from kinspect.core.timings import KeyTimings, method_title, timings_by_key
 
 PID = 1
-SLICE_US = 1.0
-"""Slice length: short enough not to overlap the next dispatch of the same site."""
+GAP_US = 1.0
+"""Between events laid out in sequence (a recording without timestamps)."""
 
 
 def trace(session: Session) -> dict[str, Any]:
@@ -37,19 +44,21 @@ def trace(session: Session) -> dict[str, Any]:
         out.append({"name": "thread_sort_index", "ph": "M", "ts": 0, "pid": PID, "tid": tid, "args": {"sort_index": tid}})
 
     events = session.events
+    timings = timings_by_key(session.measurements)
+    measured = [_measured(timings.get((e.site, e.key)), e.picked) for e in events]
     recorded = bool(events) and all(e.t_ns is not None for e in events)
     if recorded:
         t0 = min(e.t_ns for e in events)  # type: ignore[type-var]
         stamps = [(e.t_ns - t0) / 1000.0 for e in events]  # type: ignore[operator]
     else:
-        stamps = [float(i) for i in range(len(events))]
-    durations = _durations(events, stamps)
+        stamps = _in_sequence(measured)
+    durations = _durations(events, stamps, measured)
 
     labels = {name: [v.label for v in s.variants] for name, s in sites.items()}
     kernels = {name: [v.kernel_name for v in s.variants] for name, s in sites.items()}
     per_key: dict[tuple[str, Key], tuple[str, dict[str, float]]] = {}
     distance = HEURISTICS["inductor"].distance
-    for e, ts, dur in zip(events, stamps, durations):
+    for e, ts, dur, m in zip(events, stamps, durations, measured):
         where = (e.site, e.key)
         known = per_key.get(where)
         if known is None:
@@ -58,20 +67,23 @@ def trace(session: Session) -> dict[str, Any]:
                 {f"v{v.index}": distance(e.key, v.key) for v in sites[e.site].variants},
             )
         key_text, dists = known
-        out.append({
-            "name": labels[e.site][e.picked],
-            "cat": "dispatch",
-            "ph": "X",
-            "ts": ts,
-            "dur": dur,
-            "pid": PID,
-            "tid": tids[e.site],
-            "args": {
-                "seq": e.seq, "step": e.step, "site": e.site, "key": key_text,
-                "picked": e.picked, "predicted": e.predicted, "hit": e.cache_hit,
-                "override": e.override, "kernel": kernels[e.site][e.picked], "distances": dists,
-            },
-        })
+        args: dict[str, Any] = {
+            "seq": e.seq, "step": e.step, "site": e.site, "key": key_text,
+            "picked": e.picked, "predicted": e.predicted, "hit": e.cache_hit,
+            "override": e.override, "kernel": kernels[e.site][e.picked], "distances": dists,
+        }
+        ev: dict[str, Any] = {"name": labels[e.site][e.picked], "cat": "dispatch", "ts": ts, "pid": PID, "tid": tids[e.site]}
+        if m is None:
+            ev |= {"ph": "i", "s": "t"}
+            args["duration"] = "none: a dispatch marker (this variant was not measured at this key)"
+        else:
+            us, method = m
+            ev |= {"ph": "X", "dur": dur}
+            args["measured_us"] = us
+            args["duration"] = f"the variant's median at this key ({method_title(method)})" + (
+                "" if dur >= us else ", cut short where the site dispatches again")
+        ev["args"] = args
+        out.append(ev)
     env = session.environment
     return {
         "traceEvents": out,
@@ -81,14 +93,30 @@ def trace(session: Session) -> dict[str, Any]:
             "created": env.created,
             "gpu": env.gpu,
             "torch": env.torch,
-            "timestamps": "recorded t_ns" if recorded else "synthetic: one event per microsecond, in sequence",
+            "timestamps": "recorded t_ns" if recorded else
+            "synthetic: events in sequence, each after the previous one ends",
         },
     }
 
 
-def _durations(events: Sequence[DispatchEvent], stamps: list[float]) -> list[float]:
-    """SLICE_US, cut short where the same site dispatches again sooner."""
-    out = [SLICE_US] * len(events)
+def _measured(t: KeyTimings | None, picked: int) -> tuple[float, str] | None:
+    us = None if t is None else t.median(picked)
+    return None if us is None or t is None or t.method is None else (us, t.method)
+
+
+def _in_sequence(measured: Sequence[tuple[float, str] | None]) -> list[float]:
+    out, t = [], 0.0
+    for m in measured:
+        out.append(t)
+        t += (m[0] if m is not None else 0.0) + GAP_US
+    return out
+
+
+def _durations(events: Sequence[DispatchEvent], stamps: list[float],
+               measured: Sequence[tuple[float, str] | None]) -> list[float]:
+    """Each measured slice's length, cut short where the same site dispatches again
+    sooner (slices on one track must not overlap); 0 for markers."""
+    out = [0.0 if m is None else m[0] for m in measured]
     last: dict[str, int] = {}
     for i, e in enumerate(events):
         j = last.get(e.site)

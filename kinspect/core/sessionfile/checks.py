@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kinspect.core.errors import SessionError
+from kinspect.core.errors import SessionError, echo
 from kinspect.core.session import Site
 from kinspect.core.shapes import MAX_SIZE, Key
 
@@ -74,7 +74,7 @@ def _int(value: Any, path: str, lo: int = 0, hi: int = MAX_SIZE) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise _fail(path, f"expected an integer, got {_kind(value)}")
     if not lo <= value <= hi:
-        raise _fail(path, f"integer {value} outside {lo}..{hi}")
+        raise _fail(path, f"integer {echo(value)} outside {lo}..{hi}")
     return value
 
 

@@ -19,7 +19,9 @@ Records (one JSON value per line):
     {"type": "runtime_site", "index": I, "name": N}   a site's first appearance at run time
     {"type": "key", "id": K, "key": [[...]]}          first sight of a runtime key
     {"type": "step", "step": N}        the workload step the following events belong to
-    ["e", site, K, picked, predicted, hit, override, t_ns]   one dispatch
+    ["e", site, K, picked, predicted, hit, override, line, t_ns]   one dispatch; `line`
+                                       is the wrapper line that called the site (its call site),
+                                       absent in logs from before call sites (8 entries)
     {"type": "site"|"graph"|"symbols"|"measurement"|"finding", ...}
     {"type": "end"}                    written by a clean close
 """
@@ -29,7 +31,7 @@ from __future__ import annotations
 import json
 import mmap
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -49,6 +51,8 @@ from kinspect.core.sessionfile.write import (
 from kinspect.core.shapes import Key
 
 LOG_FORMAT = "kinspect-log"
+Combo = tuple[int, Key, int, int, bool, "int | None", "int | None"]
+"""What one event says: (site, key, picked, predicted, hit, override, wrapper line)."""
 _CHUNK = 8 << 20
 
 
@@ -60,6 +64,8 @@ class LiveLog:
         os.ftruncate(self._fd, self._size)
         self._mm = mmap.mmap(self._fd, self._size)
         self._key_ids: dict[Key, int] = {}
+        self._key_lines: dict[Key, bytes] = {}
+        """Key -> its record with `%d` where the id goes, formatted before it is met."""
         self._lines: dict[int, bytes] = {}
         """Combo id -> its event line with `%d` where the timestamp goes."""
         self.record(log_header(session))
@@ -102,33 +108,38 @@ class LiveLog:
     def finding(self, f: Finding) -> None:
         self.record({"type": "finding", "finding": finding_json(f)})
 
-    def key_id(self, key: Key) -> int:
-        kid = self._key_ids.get(key)
-        if kid is None:
-            kid = self._key_ids[key] = len(self._key_ids)
-            self.record({"type": "key", "id": kid, "key": [list(t) for t in key]})
-        return kid
+    def expect_key(self, key: Key) -> None:
+        """Format the record of a key a run is about to meet, so that meeting it (a cache
+        miss, on the model's hot path) only writes it."""
+        if key not in self._key_ids and key not in self._key_lines:
+            self._key_lines[key] = _key_record(key)
 
-    def event(self, combo_id: int, combos: list[tuple[int, Key, int, int, bool, int | None]], t_ns: int) -> None:
-        """One dispatch. Its combo (site, key, picked, predicted, hit, override) is
-        formatted once per `combo_id`; after that an event is one int format and a copy,
-        written inline because this runs on every cache hit."""
-        try:
-            line = self._lines[combo_id] % t_ns
-        except KeyError:
-            line = self._line(combo_id, combos) % t_ns
+    def event(self, combo_id: int, combos: Sequence[Combo], t_ns: int) -> None:
+        """One dispatch. Its combo (site, key, picked, predicted, hit, override, wrapper
+        line) is formatted once per `combo_id`; after that an event is one int format and
+        a copy, written inline because this runs on every cache hit. (`get`, not an
+        exception, finds a new combo: raising costs a cache miss a third of a microsecond.)"""
+        line = self._lines.get(combo_id)
+        line = self._new_combo(combo_id, combos, t_ns) if line is None else line % t_ns
         try:
             self._mm.write(line)
         except ValueError:
             self._grow_and_write(line)
 
-    def _line(self, combo_id: int, combos: list[tuple[int, Key, int, int, bool, int | None]]) -> bytes:
-        site, key, picked, predicted, hit, override = combos[combo_id]
-        line = self._lines[combo_id] = b'["e",%d,%d,%d,%d,%s,%s,%%d]\n' % (
-            site, self.key_id(key), picked, predicted, b"true" if hit else b"false",
+    def _new_combo(self, combo_id: int, combos: Sequence[Combo], t_ns: int) -> bytes:
+        """The event line of a combo met first, after its key's record if the key is new."""
+        site, key, picked, predicted, hit, override, wrapper_line = combos[combo_id]
+        kid = self._key_ids.get(key)
+        head = b""
+        if kid is None:
+            kid = self._key_ids[key] = len(self._key_ids)
+            head = (self._key_lines.pop(key, None) or _key_record(key)) % kid
+        line = self._lines[combo_id] = b'["e",%d,%d,%d,%d,%s,%s,%s,%%d]\n' % (
+            site, kid, picked, predicted, b"true" if hit else b"false",
             b"null" if override is None else b"%d" % override,
+            b"null" if wrapper_line is None else b"%d" % wrapper_line,
         )
-        return line
+        return head + line % t_ns
 
     def close(self) -> None:
         if self._mm.closed:
@@ -139,6 +150,12 @@ class LiveLog:
         self._mm.close()
         os.ftruncate(self._fd, end)
         os.close(self._fd)
+
+
+def _key_record(key: Key) -> bytes:
+    """`{"type":"key","id":%d,"key":[[...]]}` as json.dumps writes it, at a third of its cost."""
+    body = ",".join("[" + ",".join(map(str, t)) + "]" for t in key)
+    return b'{"type":"key","id":%%d,"key":[%s]}\n' % body.encode()
 
 
 def log_header(session: Session) -> dict[str, Any]:
@@ -202,8 +219,8 @@ def _load_log(text: str, where: str) -> Session:
     ended = False
     for n, r in enumerate(records[1:], 2):
         if type(r) is list:
-            if len(r) == 8 and r[0] == "e" and type(r[1]) is int and type(r[2]) is int and r[1] in runtime_sites and r[2] in key_rows:
-                events.append(r)
+            if len(r) in (8, 9) and r[0] == "e" and type(r[1]) is int and type(r[2]) is int and r[1] in runtime_sites and r[2] in key_rows:
+                events.append(r if len(r) == 9 else [*r[:7], None, r[7]])
                 sites.append(runtime_sites[r[1]])
                 keys.append(key_rows[r[2]])
                 steps.append(step)
@@ -239,8 +256,8 @@ def _load_log(text: str, where: str) -> Session:
 
 
 def _refuse_event(r: list[Any], path: str, sites: Mapping[int, str], keys: Mapping[int, int]) -> NoReturn:
-    """Say what is wrong with an event record `["e", site, key id, picked, predicted, hit, override, t_ns]`."""
-    if len(r) != 8 or r[0] != "e":
+    """Say what is wrong with an event record `["e", site, key id, picked, predicted, hit, override, line, t_ns]`."""
+    if len(r) not in (8, 9) or r[0] != "e":
         raise SessionError(f"{path}: not an event record")
     if _int(r[1], f"{path}[1]") not in sites:
         raise SessionError(f"{path}: event names runtime site {r[1]}, which no record introduced")
@@ -251,11 +268,15 @@ def _log_events(events: list[list[Any]], sites: list[str], keys: list[int], step
                 site_records: list[Any], records: list[Any], where: str) -> dict[str, list[Any]]:
     """The session file's event columns from a log's event records; times become
     nanoseconds since the first event."""
-    _, _, _, picked, predicted, hit, override, t_ns = (list(c) for c in zip(*events)) if events else ([],) * 8
+    _, _, _, picked, predicted, hit, override, lines, t_ns = (list(c) for c in zip(*events)) if events else ([],) * 9
     if t_ns and not (set(map(type, t_ns)) <= {int} and min(t_ns) >= 0 and max(t_ns) <= 2**63):
         i = next(i for i, t in enumerate(t_ns) if type(t) is not int or not 0 <= t <= 2**63)
         n = [n for n, r in enumerate(records[1:], 2) if type(r) is list][i]
-        _int(t_ns[i], f"{where}: line {n}[7]", 0, 2**63)
+        _int(t_ns[i], f"{where}: line {n}[{len(records[n - 1]) - 1}]", 0, 2**63)
+    bad = next((i for i, x in enumerate(lines) if x is not None and type(x) is not int), None)
+    if bad is not None:
+        n = [n for n, r in enumerate(records[1:], 2) if type(r) is list][bad]
+        raise SessionError(f"{where}: line {n}[7]: expected a wrapper line number or null")
     t0 = t_ns[0] if t_ns else 0
     index = {r["name"]: i for i, r in enumerate(site_records) if isinstance(r, dict) and isinstance(r.get("name"), str)}
     try:
@@ -265,4 +286,15 @@ def _log_events(events: list[list[Any]], sites: list[str], keys: list[int], step
     return {
         "seq": list(range(len(events))), "site": site, "key": keys, "picked": picked, "predicted": predicted,
         "hit": hit, "step": steps, "t_ns": [t - t0 for t in t_ns], "override": override,
+        "call_site": _call_sites(site, lines, site_records),
     }
+
+
+def _call_sites(site: list[int], lines: list[Any], site_records: list[Any]) -> list[int | None]:
+    """Each event's call site: the one of its site whose wrapper line called it."""
+    by_line: list[dict[Any, int]] = []
+    for r in site_records:
+        calls = r.get("call_sites") if isinstance(r, dict) else None
+        by_line.append({c.get("line"): i for i, c in enumerate(calls) if isinstance(c, dict)}
+                       if isinstance(calls, list) else {})
+    return [None if line is None else by_line[s].get(line) for s, line in zip(site, lines)]

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from kinspect.core.errors import SessionError
+from kinspect.core.errors import SessionError, echo
 from kinspect.core.eventlog import EventLog
 from kinspect.core.session import (
     BASELINE_KINDS,
@@ -305,7 +305,7 @@ def _check_version(d: Mapping[str, Any], fmt: str) -> None:
     if version is None:
         raise SessionError("session has no \"version\"")
     if type(version) is not int or version != VERSION:  # true and 1.0 equal 1 in Python
-        raise SessionError(f"session format version {version!r} is not supported (this kinspect reads version {VERSION})")
+        raise SessionError(f"session format version {echo(version)} is not supported (this kinspect reads version {VERSION})")
 
 
 def session_from_json(d: Any) -> Session:

@@ -1,0 +1,161 @@
+"""A stand-in for `LivePipeline`, so the CLI commands' real code runs on the CPU.
+
+`kinspect record` and `kinspect explain model.py` build a `LivePipeline` and call it; the
+tests put this class in its place (and say CUDA is there). The compile-time facts are
+those of the model's recording made on the H200 (samples/NAME.session.json); every
+run calls Inductor's real `SizeHintMultiKernelCall` (stand-in kernels, meta tensors)
+inside a real `Recorder`, writing the real crash-safe log where the options ask for one;
+measuring and baselines make up times, each variant timed by CUDA events and by CUPTI
+as the real pipeline stores them, CUPTI ranking them differently.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from standins import StandIn
+
+from kinspect.core.findings import derive_findings
+from kinspect.core.sessionfile.log import LiveLog
+from kinspect.core.session import Baseline, Measurement, ModelInfo, Session, Site
+from kinspect.core.sessionfile.files import load, save
+from kinspect.inductor.modelfile import ModelFile
+from kinspect.inductor.pipeline import DEFAULT_HINTS, Options, StepResult
+from kinspect.inductor.recorder import Recorder
+
+os.environ["TORCHINDUCTOR_DISABLE_MULTI_KERNEL_CACHE"] = "1"  # the class reads a disk cache keyed by real kernels
+
+import torch  # noqa: E402
+from torch._inductor.codegen.multi_kernel import SizeHintMultiKernelCall  # noqa: E402
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+
+
+def made_up_us(site: Site, key: tuple, variant: int, method: str) -> float:
+    """Grows with the distance from the variant's hint; CUPTI reads v0 faster than events do."""
+    hint = site.variants[variant].hint or 1
+    base = 10.0 * (1 + abs(math.log2(max(key[1][0], 1) / hint)))
+    return round(base * (0.5 if method == "cupti" and variant == 0 else 1.0), 3)
+
+
+class FakePipeline:
+    made: list[FakePipeline] = []
+    """Every instance, for tests to read what a command did with it."""
+
+    def __init__(self, model_file: ModelFile, options: Options | None = None) -> None:
+        self.mf = model_file
+        self.options = options or Options()
+        self.hints = list(self.options.hints or self.mf.hints or DEFAULT_HINTS)
+        recorded = load(SAMPLES / f"{model_file.path.stem}.session.json")
+        self._compiled = recorded
+        self.session = Session(
+            environment=replace(recorded.environment, gpu="fake GPU (CPU stand-in)"),
+            model=ModelInfo(str(model_file.path), model_file.model_name, tuple(self.hints),
+                            tuple(model_file.workload)),
+        )
+        self.recorder = Recorder()
+        self.lock = threading.RLock()
+        self.calls: list[SizeHintMultiKernelCall] = []
+        self.log: LiveLog | None = None
+        self.closed = False
+        FakePipeline.made.append(self)
+
+    def _say(self, text: str) -> None:
+        if self.options.progress is not None:
+            self.options.progress(text)
+
+    def __enter__(self) -> FakePipeline:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.log is not None:
+            self.recorder.configure(log=None)
+            self.log.close()
+            self.log = None
+        self.closed = True
+
+    def compile(self) -> Session:
+        self._say(f"compiling {self.mf.path.name} with hints {self.hints} (stand-in)")
+        if self.options.log_path is not None:
+            self.log = LiveLog(self.options.log_path, self.session)
+            self.recorder.configure(log=self.log)
+        s = self.session
+        s.symbols, s.graphs, s.sites = self._compiled.symbols, self._compiled.graphs, self._compiled.sites
+        with self.recorder:
+            self.calls = [self._call(site) for site in s.sites]
+        if self.log is not None:
+            self.log.symbols(s.symbols)
+            for g in s.graphs:
+                self.log.graph(g)
+            for site in s.sites:
+                self.log.site(site)
+        self.run_sizes(self.mf.examples, step=None)
+        return s
+
+    def _call(self, site: Site) -> SizeHintMultiKernelCall:
+        n = len(site.runtime_tensors or site.tensors)
+        kernels = {v.key: StandIn(v.kernel_name) for v in site.variants}
+        return SizeHintMultiKernelCall(site.name, kernels, {v.index: [slice(0, n)] for v in site.variants})
+
+    def run_sizes(self, sizes: Mapping[str, int], step: int | None = None) -> StepResult:
+        sizes = {**self.mf.examples, **sizes}
+        env = self.session.resolve(sizes)
+        before = len(self.recorder)
+        self.recorder.set_step(step)
+        for site, call in zip(self.session.sites, self.calls):
+            call.run(*(torch.empty(shape, device="meta") for shape in site.runtime_key(env)))
+        self.session.events = self.recorder.dispatch_events()
+        self.session.findings = derive_findings(self.session)
+        return StepResult(step, dict(sizes), len(self.recorder) - before)
+
+    def run_workload(self, steps: Sequence[Mapping[str, int]] | None = None,
+                     on_step: Callable[[StepResult], None] | None = None,
+                     cancel: threading.Event | None = None) -> list[StepResult]:
+        out = []
+        for i, sizes in enumerate(self.mf.workload if steps is None else steps):
+            self._say(f"step {i}: {sizes}")
+            out.append(self.run_sizes(sizes, step=i))
+        return out
+
+    def measure(self, sizes: Mapping[str, int], site: str | None = None, *, cupti: bool = True,
+                l2_flush: bool = False, progress: Callable[[str], None] | None = None,
+                cancel: threading.Event | None = None, store: bool = True) -> list[Measurement]:
+        self.run_sizes(sizes)
+        env = self.session.resolve({**self.mf.examples, **sizes})
+        out = []
+        for s in self.session.sites:
+            if site is not None and s.name != site:
+                continue
+            key = s.runtime_key(env)
+            for v in s.variants:
+                for method in ("cuda_events", "cupti") if cupti else ("cuda_events",):
+                    us = made_up_us(s, key, v.index, method)
+                    out.append(Measurement(s.name, key, v.index, method, us, us * 0.98, us * 1.02, 20,
+                                           l2_flush and method == "cuda_events"))
+        if store:
+            self.session.measurements += out
+        if self.log is not None:
+            for m in out:
+                self.log.measurement(m)
+        return out
+
+    def baselines(self, sizes: Mapping[str, int], kinds: Sequence[str],
+                  progress: Callable[[str], None] | None = None,
+                  cancel: threading.Event | None = None, store: bool = True) -> list[Baseline]:
+        full = {**self.mf.examples, **sizes}
+        out = [Baseline(full, kind, 50.0 + i, 20.0 + i) for i, kind in enumerate(kinds)]
+        if store:
+            self.session.baselines += out
+        return out
+
+    def save(self, path: str | Path) -> None:
+        save(self.session, path)

@@ -1,0 +1,67 @@
+"""The CLI commands as a user runs them on the GPU: `python -m kinspect ...` on
+samples/linear.py, asserted on the exit status, what is printed and what is saved.
+(The same commands' code on the CPU, with the pipeline stood in: tests/test_commands_cpu.py.)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from gpu_cases import ROOT, SAMPLES
+
+from kinspect.core.sessionfile.files import load
+
+LINEAR = SAMPLES / "linear.py"
+
+
+def kinspect(*args: object) -> subprocess.CompletedProcess[str]:
+    """A compile takes ~20 s and each compiled baseline another; allow minutes."""
+    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", "TERM": "dumb"}
+    env.pop("FORCE_COLOR", None)
+    result = subprocess.run([sys.executable, "-m", "kinspect", *map(str, args)], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=1200)
+    print(result.stderr[-4000:])
+    assert "Traceback" not in result.stderr
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+def cells(line: str) -> list[str]:
+    return [c.strip() for c in line.split("│")[1:-1]]
+
+
+def test_record_saves_a_session_that_opens_and_its_log(tmp_path):
+    out = tmp_path / "linear.session.json"
+    result = kinspect("record", LINEAR, "-o", out)
+    session = load(out)
+    assert len(session.sites) == 1 and len(session.events) == 9  # the compile run and 8 workload steps
+    assert all(e.picked == e.predicted for e in session.events)
+    assert f"kinspect: saved {out}: 1 sites, 9 dispatches, {len(session.findings)} findings" in result.stderr
+    assert load(out.with_suffix(".jsonl")).events == session.events
+
+
+def test_record_measure_times_each_shape_both_ways_and_explain_shows_it(tmp_path):
+    out = tmp_path / "linear.session.json"
+    kinspect("record", LINEAR, "-o", out, "--measure", "--shapes", "B=100", "B=1000")
+    session = load(out)
+    timed = {(m.key[1][0], m.variant, m.method) for m in session.measurements if m.median_us}
+    assert timed == {(b, v, method) for b in (100, 1000) for v in range(3) for method in ("cuda_events", "cupti")}
+    table = kinspect("explain", out, "--shape", "B=1000").stdout
+    assert "timed by CUDA events; fastest v" in table
+    rows = [cells(line) for line in table.splitlines() if line.startswith("│")]
+    assert len(rows) == 3 and all(float(r[5]) > 0 and float(r[7]) >= 1.0 for r in rows), table
+
+
+def test_explain_a_model_measures_and_times_baselines_at_the_shape():
+    result = kinspect("explain", LINEAR, "--shape", "B=1000", "--measure", "--baselines", "eager,hinted", "--json")
+    doc = json.loads(result.stdout)
+    (site,) = doc["sites"]
+    assert site["method"] == "cuda_events" and site["fastest"] in (0, 1, 2) and site["regret"] >= 1.0
+    assert all(v["median_us"] > 0 for v in site["variants"])
+    assert [(b["kind"], b["error"]) for b in doc["baselines"]] == [("eager", None), ("hinted", None)]
+    assert all(b["gpu_us"] > 0 and b["wall_us"] > 0 for b in doc["baselines"])
+    table = kinspect("explain", LINEAR, "--shape", "B=1000", "--measure").stdout
+    assert "median us" in table and "x fastest" in table and "timed by CUDA events" in table

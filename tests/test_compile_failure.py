@@ -1,0 +1,78 @@
+"""A compile that dies while autotuning says which GEMM and which hint, on the CPU.
+
+The case from the H200: bmm(q, k.transpose(1, 2)), S dynamic, hints 64/256/4096, dies
+autotuning at hint 4096 with a CUDA illegal memory access. Here Inductor's real
+`MultiTemplateBuffer.choice_timings` (with kinspect's capture hook around it) runs on a
+stand-in IR node whose benchmark raises that error, inside the real
+`LivePipeline.run_sizes` (its compiled model replaced by the autotuning that fails).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from torch._inductor import ir  # noqa: E402
+
+from kinspect.core.errors import KinspectError  # noqa: E402
+from kinspect.inductor import pipeline  # noqa: E402
+from kinspect.inductor.modelfile import load_model_file  # noqa: E402
+from kinspect.inductor.pipeline import LivePipeline, Options  # noqa: E402
+
+MODEL = Path(__file__).resolve().parent / "fixtures" / "models" / "attention.py"
+ILLEGAL = "CUDA error: an illegal memory access was encountered\nCUDA kernel errors might be asynchronously reported"
+
+
+class ScoresNode:
+    """What the capture hook and choice_timings read of a MultiTemplateBuffer for bmm."""
+
+    def __init__(self, fails_at: int) -> None:
+        self._choice_timings: dict = {}
+        self.origin_node = SimpleNamespace(target=SimpleNamespace(_opname="bmm"))
+        self.fails_at = fails_at
+
+    def get_name(self) -> str:
+        return "buf0"
+
+    def _choice_timings_fn(self, hint: int) -> dict:
+        if hint == self.fails_at:
+            raise RuntimeError(ILLEGAL)
+        return {}
+
+
+def autotune_every_hint(node: ScoresNode) -> None:
+    for hint in (64, 256, 4096):
+        ir.MultiTemplateBuffer.choice_timings(node, hint)
+
+
+@pytest.fixture
+def live(monkeypatch, tmp_path):
+    monkeypatch.setattr(pipeline, "require_cuda", lambda: None)
+    live = LivePipeline(load_model_file(MODEL), Options(hints=[64, 256, 4096], failure_log=tmp_path / "attention.kinspect.log"))
+    live._inputs = lambda sizes: ()
+    live._compiled = lambda: autotune_every_hint(ScoresNode(fails_at=4096))
+    return live
+
+
+def test_a_compile_dying_while_autotuning_names_the_op_and_hint_and_keeps_the_traceback(live, tmp_path):
+    log = tmp_path / "attention.kinspect.log"
+    with pytest.raises(KinspectError) as err:
+        live.run_sizes({}, what="compile")
+    assert str(err.value) == (
+        "compiling attention.py failed while autotuning bmm (buf0) at hint 4096: RuntimeError: CUDA error: an "
+        f"illegal memory access was encountered; without hint 4096 it may compile: --hints 64,256 (traceback in {log})")
+    text = log.read_text()
+    assert text.startswith("\n--- kinspect: attention.py failed while autotuning bmm (buf0) at hint 4096\n"
+                           "Traceback (most recent call last):\n")
+    assert "_choice_timings_fn" in text and text.rstrip().endswith("CUDA kernel errors might be asynchronously reported")
+
+
+def test_a_recompile_dying_in_a_workload_step_is_that_steps_error(live):
+    result = live.run_sizes({"S": 300}, step=3)
+    assert result.error.startswith("while autotuning bmm (buf0) at hint 4096: RuntimeError: CUDA error: an illegal")
+    live._compiled = lambda: (_ for _ in ()).throw(ValueError("not while autotuning"))
+    assert live.run_sizes({"S": 301}, step=4).error.startswith("ValueError: not while autotuning (traceback in ")
