@@ -1,7 +1,14 @@
 """`kinspect explain`: the inspector's decisions, headless and scriptable.
 
-Without `--shape` it lists the session's symbols and sites. With `--shape --json` it
-prints `{"shape": TEXT, "sites": [SITE, ...]}`, one SITE per site the shape was asked of:
+Both forms start with the dispatch quality over the measured shapes (`--json`: a top-level
+"quality" list, one object per measured site: `site`, `shapes`, `fastest_picked`,
+`slower_shapes`, `geomean_regret`, `worst_regret`, `worst_sizes` ({symbol: size}),
+`worst_key`, `workload_lost`, `workload_calls`, `workload_source`).
+
+Without `--shape` it lists the session's symbols and sites (each with its call sites)
+and the what-if table ("what_if": heuristic, hints, regret figures, best first). With
+`--shape --json` it prints `{"shape": TEXT, "quality": [...], "sites": [SITE, ...]}`, one
+SITE per site the shape was asked of:
 
     {"name", "graph", "op", "runtime_key": [[int]], "heuristic",
      "variants": [{"index", "hint", "key", "kernel_name", "distance", "terms",
@@ -28,14 +35,17 @@ from rich.table import Table
 from rich.text import Text
 
 from kinspect.commands import recording
+from kinspect.commands.quality_view import quality_json, quality_table, what_if_table
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.errors import KinspectError
 from kinspect.core.explain import SiteExplanation, explain
-from kinspect.core.session import Baseline, Session
+from kinspect.core.quality import model_quality
+from kinspect.core.session import Baseline, CallSite, Session
 from kinspect.core.sessionfile.files import load
-from kinspect.core.sessionfile.write import baseline_json
+from kinspect.core.sessionfile.write import baseline_json, call_site_json
 from kinspect.core.shapes import SymbolShape, format_key, parse_shape
-from kinspect.core.timings import method_title
+from kinspect.core.timings import method_title, timings_by_key
+from kinspect.core.whatif import what_ifs
 
 if TYPE_CHECKING:
     from kinspect.inductor.modelfile import ModelFile
@@ -50,23 +60,34 @@ def run(path: str, shape: str | None, site: str | None, heuristic: str, as_json:
         raise KinspectError("--measure and --baselines run the model: give model.py, not a recorded session")
     else:
         session = load(path)
+    timings = timings_by_key(session.measurements)
+    quality = model_quality(session, timings=timings)
     if shape is None:
-        overview = _overview(session)
+        results = what_ifs(session, timings)
+        overview = {"quality": quality_json(quality), "what_if": [w.to_json() for w in results[:10]],
+                    **_overview(session)}
         if as_json:
             print(json.dumps(overview, indent=1))
         else:
-            _print_overview(session)
+            console = Console(highlight=False)
+            if quality.shapes:
+                console.print(quality_table(quality))
+            _print_overview(session, console)
+            if results:
+                console.print(what_if_table(results, session))
         return 0
     parsed = parse_shape(shape)
     results = explain(session, parsed, site, heuristic)
     baselines = _baselines_at(session, parsed)
     if as_json:
-        doc = {"shape": shape, "sites": [r.to_json() for r in results]}
+        doc = {"shape": shape, "quality": quality_json(quality), "sites": [r.to_json() for r in results]}
         if baselines:
             doc["baselines"] = [baseline_json(b) for b in baselines]
         print(json.dumps(doc, indent=1))
     else:
         console = Console(highlight=False)
+        if quality.shapes:
+            console.print(quality_table(quality))
         for r in results:
             console.print(_site_table(r, console.width >= 150))
         if baselines:
@@ -170,6 +191,7 @@ def _overview(session: Session) -> dict:
                      "kernel_name": v.kernel_name}
                     for v in s.variants
                 ],
+                "call_sites": [call_site_json(c) for c in s.call_sites],
                 "findings": [f.message for f in session.findings if f.site == s.name],
             }
             for s in session.sites
@@ -177,8 +199,7 @@ def _overview(session: Session) -> dict:
     }
 
 
-def _print_overview(session: Session) -> None:
-    console = Console(highlight=False)
+def _print_overview(session: Session, console: Console) -> None:
     env = session.environment
     console.print(Text(f"recorded {env.created} on {env.gpu or 'no GPU'} with torch {env.torch}"))
     if session.truncated:
@@ -190,14 +211,25 @@ def _print_overview(session: Session) -> None:
         sym.add_row(Text(s.alias or ""), Text(s.name), Text(s.input or ""), str(s.dim), str(s.example))
     console.print(sym)
     sites = Table(title="sites")
-    for col in ("site", "op", "tensors", "variants (hint: kernel)"):
+    for col in ("site", "op", "called from", "tensors", "variants (hint: kernel)"):
         sites.add_column(col)
     for s in session.sites:
         sites.add_row(
-            Text(s.name), Text(s.op), Text(" ".join(t.text() for t in s.tensors)),
+            Text(s.name), Text(s.op), Text("\n".join(_call_text(c) for c in s.call_sites)),
+            Text(" ".join(t.text() for t in s.tensors)),
             Text("\n".join(f"{v.hint}: {v.kernel_name}" for v in s.variants)),
         )
     console.print(sites)
+
+
+def _call_text(c: CallSite) -> str:
+    """`h.0.attn.c_attn (Conv1D) modeling_gpt2.py:312`: the user's names for a call site."""
+    parts = [c.label]
+    if c.module_class and c.module_class != c.label:
+        parts.append(f"({c.module_class})")
+    if c.where:
+        parts.append(c.where)
+    return " ".join(parts)
 
 
 def _site_table(r: SiteExplanation, wide: bool) -> Table | Text:
@@ -206,7 +238,8 @@ def _site_table(r: SiteExplanation, wide: bool) -> Table | Text:
         return Text(f"{r.site.name}: {r.error}", style="yellow")
     d = r.decision
     caption = "\n".join(filter(None, (d.reason(r.site.labels()), _timing_line(r))))
-    t = Table(title=Text(f"{r.site.name} ({r.site.op}) at {format_key(d.runtime_key)}"),
+    called = f" · {r.site.title}" if r.site.call_sites else ""
+    t = Table(title=Text(f"{r.site.name} ({r.site.op}){called} at {format_key(d.runtime_key)}"),
               caption=Text(caption), title_justify="left", caption_justify="left")
     cols = ["", "v", "hint", "distance", "median us", "p20-p80", "x fastest", "kernel"]
     if wide:

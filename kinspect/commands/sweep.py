@@ -4,6 +4,7 @@ the shape space on the GPU, saved with the session, summed up as dispatch qualit
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 from rich.console import Console
@@ -31,13 +32,16 @@ def run(model: str, ranges: list[str], points: int, out: str | None, hints: str 
     with LivePipeline(mf, options) as live:
         live.compile()
         live.run_workload()
+        started = time.perf_counter()
         try:
             sweep = run_sweep(live, spans, points, say, cancel)
         finally:
             live.save(target)
+        took = time.perf_counter() - started
         session = live.session
     kept = len(sweep.points)
-    say(f"saved {target}: {describe(spans, kept)}" + (f"; {len(sweep.skipped)} skipped" if sweep.skipped else ""))
+    say(f"saved {target}: {describe(spans, kept)} in {took:.1f} s" +
+        (f"; {len(sweep.skipped)} skipped" if sweep.skipped else ""))
     for sizes, why in sweep.skipped[:10]:
         say(f"  skipped {' '.join(f'{k}={v}' for k, v in sizes.items())}: {why}")
     console = Console(highlight=False)

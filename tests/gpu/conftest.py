@@ -14,7 +14,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from gpu_cases import SAMPLES
+from gpu_cases import SAMPLES, SWEEPS
 
 
 def pytest_collection_modifyitems(config, items):
@@ -38,6 +38,12 @@ class Recorded:
         self.live.compile()
         self.results = self.live.run_workload()
         self.measured = [self.live.measure(sizes) for sizes in (measure_at or [])]
+        self.sweep = None
+        if path.parent == SAMPLES and path.stem in SWEEPS and os.environ.get("KINSPECT_RECORD_DIR"):
+            from kinspect.inductor.sweep import run_sweep
+
+            ranges, points = SWEEPS[path.stem]
+            self.sweep = run_sweep(self.live, ranges, points, self.progress.append)
         self.session = self.live.session
         self.path = path
         self.save()

@@ -15,3 +15,12 @@ MEASURE_AT = {
 
 GPT2_MEASURE_AT = [{"B": 4, "S": 128}, {"B": 2, "S": 1024}]
 """Shapes the GPT-2 sample is measured at (it is recorded only where transformers is)."""
+
+SWEEPS = {
+    "linear": ({"B": (2, 16384)}, 48),
+    "mlp": ({"B": (2, 16384)}, 32),
+    "gemm_2d": ({"M": (64, 4096), "N": (64, 4096)}, 16),
+    "gpt2": ({"B": (2, 32), "S": (16, 1024)}, 16),
+}
+"""What each sample's recording sweeps (a size of 1 would make Dynamo specialise and
+recompile, so ranges start at 2): the map a user without a GPU opens."""

@@ -65,3 +65,22 @@ def test_explain_a_model_measures_and_times_baselines_at_the_shape():
     assert all(b["gpu_us"] > 0 and b["wall_us"] > 0 for b in doc["baselines"])
     table = kinspect("explain", LINEAR, "--shape", "B=1000", "--measure").stdout
     assert "median us" in table and "x fastest" in table and "timed by CUDA events" in table
+
+
+def test_sweep_maps_the_shape_space_and_plot_draws_it(tmp_path):
+    out = tmp_path / "linear.session.json"
+    result = kinspect("sweep", LINEAR, "--range", "B=2..16384", "--points", "48", "-o", out)
+    session = load(out)
+    (sweep,) = session.sweeps
+    sizes = {p["B"] for p in sweep.points}
+    assert {128, 129, 1024, 1025} <= sizes and len(sizes) >= 48, sorted(sizes)
+    assert "dispatch quality over the measured shapes" in result.stdout and "whole model" in result.stdout
+    assert "what-if on these measurements" in result.stdout
+    print(result.stdout)
+    assert any(f.kind == "slow-pick" for f in session.findings)
+    explained = kinspect("explain", out, "--json").stdout
+    quality = json.loads(explained)["quality"]
+    assert quality[0]["site"] == "multi_kernel_0" and quality[0]["shapes"] >= 48
+    image = tmp_path / "map.png"
+    kinspect("plot", out, "-o", image)
+    assert image.stat().st_size > 10_000
