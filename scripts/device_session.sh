@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# One device session on the GPU machine (run through the device tool from the repo root):
-# GPU tests (recording the samples' sessions as they go), the overhead benchmark, and a
-# short table. Sessions land in $OUT/samples; copy them into samples/ to commit them.
+# One device session on the GPU machine, run through the device tool from the repo root,
+# in two parts that each fit one call:
+#   scripts/device_session.sh record   the pipeline, measurement and GPT-2 GPU tests, which
+#                                      record (and sweep) the samples into $OUT/samples
+#   scripts/device_session.sh rest     the CLI, baseline and inspector GPU tests, then the
+#                                      recorder overhead and GPT-2 small (12 layers) benchmarks
+# Each ends with a short table. Copy $OUT/samples/*.session.json into samples/ to commit them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+part="${1:-record}"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 out="${OUT:-out}"
 mkdir -p "$out/samples"
@@ -12,8 +17,20 @@ if ls .whl/*.whl >/dev/null 2>&1; then
         && export PYTHONPATH="$PYTHONPATH:/tmp/site"
 fi
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, torch.cuda.get_device_name())"
-KINSPECT_RECORD_DIR="$out/samples" timeout "${GPU_TESTS_TIMEOUT:-480}" python3 -m pytest tests/gpu -q -p no:cacheprovider -o addopts="" "$@" 2>&1 | tee "$out/gpu-tests.log" | grep -v "^E[0-9]\{4\} \|^W[0-9]\{4\} " | tail -40
-if [ -f benchmarks/recorder_overhead.py ]; then
-    python3 benchmarks/recorder_overhead.py 2>&1 | tee "$out/recorder-overhead.txt" | tail -12
-fi
-python3 scripts/session_table.py "$out"/samples/*.session.json
+limit="${GPU_TESTS_TIMEOUT:-500}"
+gpu_tests() {
+    KINSPECT_RECORD_DIR="$out/samples" timeout "$limit" python3 -m pytest "$@" -q -s -p no:cacheprovider -o addopts="" \
+        2>&1 | tee "$out/gpu-tests-$part.log" | grep -v "^E[0-9]\{4\} \|^W[0-9]\{4\} " | grep -E "passed|failed|error|FAILED|ERROR|^kinspect:|sweep|dispatch quality|│|whole model" | tail -60
+}
+case "$part" in
+record)
+    gpu_tests tests/gpu/test_gpu_pipeline.py tests/gpu/test_gpu_measure.py tests/gpu/test_gpu_gpt2.py
+    python3 scripts/session_table.py "$out"/samples/*.session.json
+    [ -f "$out/samples/gpt2.session.json" ] && python3 -m kinspect explain "$out/samples/gpt2.session.json" --shape "B=4 S=128" 2>&1 | head -60
+    ;;
+rest)
+    gpu_tests tests/gpu/test_gpu_cli.py tests/gpu/test_gpu_baselines.py tests/gpu/test_gpu_inspector.py
+    timeout 60 python3 benchmarks/recorder_overhead.py 2>&1 | tee "$out/recorder-overhead.txt" | tail -14
+    timeout "${SCALE_TIMEOUT:-240}" python3 benchmarks/gpt2_scale.py -o "$out/gpt2_small.session.json" 2>&1 | grep -v "^[EW][0-9]\{4\} " | tail -8
+    ;;
+esac
