@@ -24,12 +24,13 @@ gpu_tests() {
 }
 case "$part" in
 record)
-    gpu_tests tests/gpu/test_gpu_pipeline.py tests/gpu/test_gpu_measure.py tests/gpu/test_gpu_gpt2.py
+    gpu_tests tests/gpu/test_gpu_pipeline.py tests/gpu/test_gpu_measure.py tests/gpu/test_gpu_gpt2.py "${@:2}"
     python3 scripts/session_table.py "$out"/samples/*.session.json
     [ -f "$out/samples/gpt2.session.json" ] && python3 -m kinspect explain "$out/samples/gpt2.session.json" --shape "B=4 S=128" 2>&1 | head -60
     ;;
 rest)
-    gpu_tests tests/gpu/test_gpu_cli.py tests/gpu/test_gpu_baselines.py tests/gpu/test_gpu_inspector.py
+    gpu_tests tests/gpu/test_gpu_cli.py tests/gpu/test_gpu_baselines.py tests/gpu/test_gpu_inspector.py "${@:2}"
+    python3 scripts/session_table.py "$out"/samples/*.session.json 2>/dev/null
     timeout 60 python3 benchmarks/recorder_overhead.py 2>&1 | tee "$out/recorder-overhead.txt" | tail -14
     timeout "${SCALE_TIMEOUT:-240}" python3 benchmarks/gpt2_scale.py -o "$out/gpt2_small.session.json" 2>&1 | grep -v "^[EW][0-9]\{4\} " | tail -8
     ;;

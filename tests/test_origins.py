@@ -80,4 +80,17 @@ def test_the_innermost_frame_outside_torch_and_kinspect_is_the_users():
         '    return F.linear(input, self.weight, self.bias)\n'
     )
     assert user_frame(trace) == ("/home/u/blocks.py", 12, "return self.fc(x)")
+    # A venv under a folder named torch: only torch's own package is skipped, not transformers.
+    lib = "/opt/torch/.venv/lib/python3.12/site-packages"
+    trace += (f'  File "{lib}/transformers/pytorch_utils.py", line 118, in forward\n'
+              '    x = torch.addmm(self.bias, x.view(-1, x.size(-1)), self.weight)\n'
+              f'  File "{lib}/torch/nn/modules/module.py", line 1773, in _call_impl\n    return forward_call(*args)\n')
+    assert user_frame(trace)[:2] == (f"{lib}/transformers/pytorch_utils.py", 118)
+    # ... and when that frame is the GEMM module's own forward, the line that called the module.
+    calling = (f'  File "{lib}/transformers/models/gpt2/modeling_gpt2.py", line 312, in forward\n'
+               '    query, key, value = self.c_attn(hidden_states).split(self.split_size, dim=2)\n')
+    traced = calling + trace.split("\n", 4)[4]
+    assert user_frame(traced, f"{lib}/transformers/pytorch_utils.py") == (
+        f"{lib}/transformers/models/gpt2/modeling_gpt2.py", 312,
+        "query, key, value = self.c_attn(hidden_states).split(self.split_size, dim=2)")
     assert user_frame("no frames here") is None

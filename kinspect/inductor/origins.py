@@ -10,6 +10,8 @@ function model), so every field here may be missing and nothing is guessed.
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,25 +54,38 @@ def _class_name(cls: Any) -> str:
     return str(cls).rsplit(".", 1)[-1].strip("'>")
 
 
-def user_frame(stack_trace: str) -> tuple[str, int, str | None] | None:
-    """The innermost frame of the trace outside torch and kinspect: (file, line, code)."""
+def user_frame(stack_trace: str, module_file: str | None = None) -> tuple[str, int, str | None] | None:
+    """The frame of the trace that called the GEMM's module: the innermost one outside
+    torch and kinspect, or, when that is the module's own `forward` (a library module such
+    as transformers' Conv1D), the frame that called it. (file, line, code)"""
     lines = stack_trace.splitlines()
-    found = None
+    frames: list[tuple[str, int, str | None, str]] = []
     for i, text in enumerate(lines):
         m = _FRAME.match(text)
-        if m is None:
-            continue
-        path = m["file"]
-        if _is_library(path):
+        if m is None or _is_library(m["file"]):
             continue
         code = lines[i + 1].strip() if i + 1 < len(lines) and not _FRAME.match(lines[i + 1]) else None
-        found = (path, int(m["line"]), code or None)
-    return found
+        frames.append((m["file"], int(m["line"]), code or None, m["fn"]))
+    if not frames:
+        return None
+    file, line, code, fn = frames[-1]
+    if len(frames) > 1 and fn == "forward" and module_file is not None and _same_file(file, module_file):
+        file, line, code, _ = frames[-2]
+    return file, line, code
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return Path(a).resolve() == Path(b).resolve()
+    except (OSError, ValueError):
+        return a == b
 
 
 def _is_library(path: str) -> bool:
+    """torch's own frames (nn.Module's call machinery) and kinspect's; a model library such
+    as transformers is the user's code here, wherever it is installed."""
     norm = path.replace("\\", "/")
-    if "/torch/" in norm and ("site-packages" in norm or "dist-packages" in norm):
+    if "/site-packages/torch/" in norm or "/dist-packages/torch/" in norm:
         return True
     try:
         resolved = str(Path(path).resolve())
@@ -81,15 +96,18 @@ def _is_library(path: str) -> bool:
 
 def describe(fx_node: Any) -> Origin:
     meta = getattr(fx_node, "meta", None) or {}
-    module = module_class = None
+    module = module_class = module_file = None
     stack = meta.get("nn_module_stack")
     if isinstance(stack, dict) and stack:
         path, cls = list(stack.values())[-1]
         module, module_class = module_path(str(path)), _class_name(cls)
+        if isinstance(cls, type):
+            with contextlib.suppress(TypeError, OSError):
+                module_file = inspect.getsourcefile(cls)
     frame = None
     trace = meta.get("stack_trace")
     if isinstance(trace, str):
-        frame = user_frame(trace)
+        frame = user_frame(trace, module_file)
     file, line, code = frame if frame is not None else (None, None, None)
     return Origin(module, module_class, file, line, code)
 

@@ -6,6 +6,7 @@ and reload, and `kinspect explain` on it must show the layers."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -57,4 +58,8 @@ def test_the_recording_saves_reloads_and_explains(gpt2, tmp_path):
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     print(done.stdout)
     assert done.returncode == 0, done.stderr
-    assert "h.0.attn.c_attn" in done.stdout and "h.1.attn.c_attn" in done.stdout
+    assert "h.0.attn.c_attn +1" in done.stdout  # each site's table names its layers
+    overview = subprocess.run([sys.executable, "-m", "kinspect", "explain", str(path)],
+                              capture_output=True, text=True, cwd=ROOT, timeout=120, env={**os.environ, "COLUMNS": "200"})
+    print(overview.stdout)
+    assert "h.0.attn.c_attn (Conv1D)" in overview.stdout and "h.1.attn.c_attn (Conv1D)" in overview.stdout
