@@ -3,8 +3,8 @@
 # in two parts that each fit one call:
 #   scripts/device_session.sh record   the pipeline, measurement and GPT-2 GPU tests, which
 #                                      record (and sweep) the samples into $OUT/samples
-#   scripts/device_session.sh rest     the CLI, baseline and inspector GPU tests, then the
-#                                      recorder overhead and GPT-2 small (12 layers) benchmarks
+#   scripts/device_session.sh rest     the CLI, baseline and inspector GPU tests
+#   scripts/device_session.sh bench    the recorder overhead and GPT-2 small (12 layers) benchmarks
 # Each ends with a short table. Copy $OUT/samples/*.session.json into samples/ to commit them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +31,8 @@ record)
 rest)
     gpu_tests tests/gpu/test_gpu_cli.py tests/gpu/test_gpu_baselines.py tests/gpu/test_gpu_inspector.py "${@:2}"
     python3 scripts/session_table.py "$out"/samples/*.session.json 2>/dev/null
+    ;;
+bench)
     timeout 60 python3 benchmarks/recorder_overhead.py 2>&1 | tee "$out/recorder-overhead.txt" | tail -14
     timeout "${SCALE_TIMEOUT:-240}" python3 benchmarks/gpt2_scale.py -o "$out/gpt2_small.session.json" 2>&1 | grep -v "^[EW][0-9]\{4\} " | tail -8
     ;;
