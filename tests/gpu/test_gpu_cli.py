@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -24,8 +25,11 @@ def kinspect(*args: object) -> subprocess.CompletedProcess[str]:
     result = subprocess.run([sys.executable, "-m", "kinspect", *map(str, args)], cwd=ROOT, env=env,
                             capture_output=True, text=True, timeout=1200)
     print(result.stderr[-4000:])
-    assert "Traceback" not in result.stderr
     assert result.returncode == 0, result.stderr
+    # Inductor logs a benign autotuning failure (a config over the shared-memory limit) with
+    # its traceback, glog-style; kinspect itself must print none.
+    ours = [line for line in result.stderr.splitlines() if not re.match(r"[EWI]\d{4} \d\d:\d\d:\d\d", line)]
+    assert not any(line.startswith("Traceback") for line in ours), result.stderr
     return result
 
 
