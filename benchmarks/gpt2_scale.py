@@ -25,13 +25,18 @@ def main() -> None:
     a = p.parse_args()
     os.environ["GPT2_LAYERS"] = str(a.layers)
 
+    from kinspect.core.errors import KinspectError
     from kinspect.inductor.modelfile import load_model_file
     from kinspect.inductor.pipeline import LivePipeline, Options
 
     t0 = time.perf_counter()
     mf = load_model_file(ROOT / "samples" / "gpt2.py")
     with LivePipeline(mf, Options()) as live:
-        live.compile()
+        try:
+            live.compile()
+        except KinspectError as e:  # Inductor's own autotuning can fail (an illegal memory access)
+            print(f"GPT-2 with {a.layers} layers: the compile failed after {time.perf_counter() - t0:.0f} s: {e}")
+            raise SystemExit(1) from None
         t1 = time.perf_counter()
         live.run_workload()
         t2 = time.perf_counter()

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from pathlib import Path
 import time
 from array import array
 from collections.abc import Callable
@@ -45,6 +46,7 @@ from kinspect.core.decision import decide
 from kinspect.core.sessionfile.log import LiveLog
 from kinspect.core.session import DispatchEvent
 from kinspect.core.shapes import Key
+from kinspect.inductor.translate import call_lines
 
 
 @dataclass
@@ -240,9 +242,14 @@ class Recorder:
         hits: dict[tuple[Key, int | None], tuple[int, int]] = {}
         wrapper_file = site.wrapper_file
         getframe = sys._getframe
+        lines = _call_lines(wrapper_file, call.multi_kernel_name)
+        only = lines[0] if len(lines) == 1 else None
 
         def caller_line(depth: int) -> int | None:
-            """The line of the wrapper that called `run`: which call site this is."""
+            """The line of the wrapper that called `run`: which call site this is. A site the
+            wrapper calls from one line needs no look at the stack (a frame object costs)."""
+            if only is not None or not lines:
+                return only
             frame = getframe(depth)
             for _ in range(4):
                 if frame is None:
@@ -298,6 +305,17 @@ class Recorder:
         call._get_cached_shape_choice = _get_cached_shape_choice
         call._cache_shape_choice = _cache_shape_choice
         return site
+
+
+def _call_lines(wrapper_file: str | None, name: str) -> list[int]:
+    """The wrapper's lines that run multi-kernel `name` (several when layers share it)."""
+    if wrapper_file is None:
+        return []
+    try:
+        code = Path(wrapper_file).read_text()
+    except (OSError, UnicodeDecodeError):
+        return []
+    return [n for n, _ in call_lines(code, name)]
 
 
 def _loading_module_file() -> str | None:
