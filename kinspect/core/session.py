@@ -123,6 +123,8 @@ class CallSite:
     def label(self) -> str:
         """What a user calls this place: the module path, else Inductor's buffer."""
         if self.module:
+            if self.module_class and not any(ch.isalpha() for ch in self.module):
+                return f"{self.module} ({self.module_class})"  # `0 (Linear)`: an index alone says little
             return self.module
         if self.module == "" and self.module_class:
             return self.module_class

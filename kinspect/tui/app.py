@@ -488,7 +488,8 @@ class InspectorApp(App[None]):
     def action_show_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab
         focus = {"variants": "#variants-table", "symbolic": "#symbolic-table", "findings": "#findings-list",
-                 "source": "#source-view", "debugger": "#event-panel", "timeline": "#timeline-view"}.get(tab)
+                 "source": "#source-view", "debugger": "#event-panel", "timeline": "#timeline-view",
+                 "map": "#map-view"}.get(tab)
         if focus is not None:
             self.query_one(focus).focus()
 

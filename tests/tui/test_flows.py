@@ -232,7 +232,7 @@ async def test_the_source_tab_says_which_autotune_choice_runs_and_whether_it_won
     """The mlp sample as recorded on the H200: v2 (hint 4096) runs triton_mm_209 from hint
     256's table, which is the config of its own winner triton_mm_229; v1 runs the same
     choice, which lost at hint 256."""
-    session = load(Path(__file__).resolve().parents[2] / "samples" / "mlp.session.json")
+    session = load(Path(__file__).resolve().parents[1] / "fixtures" / "sessions" / "mlp_h200_2026-11-29.session.json")
     app = InspectorApp(RecordedSource(session))
     async with app.run_test(size=(200, 40)) as pilot:
         await type_shape(pilot, "B=64")
@@ -264,3 +264,23 @@ async def test_the_symbolic_tab_caps_a_hostile_size_at_2_62():
         await pilot.press("escape", "4")
         row = next(line for line in screen_text(app).splitlines() if "(s0**62)" in line and "true" in line)
         assert "64 (true more than 2**62)" in row and row.rstrip().endswith("> 2**62")
+
+
+async def test_the_map_cursor_types_the_shape_and_the_table_follows():
+    """The linear sample, swept on the H200: on the Map tab, ← moves to the next smaller
+    measured size, the shape entry takes it, and the variants table decides that key."""
+    session = load(Path(__file__).resolve().parents[2] / "samples" / "linear.session.json")
+    app = InspectorApp(RecordedSource(session))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await type_shape(pilot, "B=1000")
+        await pilot.press("enter", "8")
+        await pilot.pause()
+        assert "B=1000: Inductor picks v1 (hint 256)" in screen_text(app)
+        sizes = sorted({p["B"] for p in session.sweeps[0].points})
+        below = max(b for b in sizes if b < 1000)
+        await pilot.press("left")
+        await pilot.pause()
+        assert app.query_one(ShapeInput).value == f"B={below}"
+        assert app.explanation is not None and app.explanation.runtime_key[1] == (below, 1024)
+        assert f"B={below}: Inductor picks" in screen_text(app)
+        assert "pick changes at B=128|129 (v0→v1), B=1024|1025 (v1→v2)" in screen_text(app)

@@ -40,3 +40,21 @@ def test_debugger_stopped_at_a_site_breakpoint_at_80x24(snap_compare):
 
 def test_timeline_at_120x30(snap_compare):
     assert snap_compare(app(events=60), press=["6", "g", *"40", "enter", "7"], terminal_size=(120, 30))
+
+
+def swept_app() -> InspectorApp:
+    """The linear sample as recorded and swept on the H200 (B=2..16384)."""
+    from pathlib import Path
+
+    from kinspect.core.sessionfile.files import load
+
+    path = Path(__file__).resolve().parents[2] / "samples" / "linear.session.json"
+    return InspectorApp(RecordedSource(load(path), "samples/linear.session.json"))
+
+
+def test_decision_map_at_80x24(snap_compare):
+    assert snap_compare(swept_app(), press=["8"], terminal_size=(80, 24))
+
+
+def test_decision_map_moved_along_at_160x48(snap_compare):
+    assert snap_compare(swept_app(), press=["8", "left", "left"], terminal_size=(160, 48))

@@ -29,8 +29,8 @@ PICK_OK, PICK_SLOW, BOUNDARY, CROSSOVER, CURSOR = "green", "red", "red", "green"
 
 class DecisionMapView(Vertical, can_focus=True):
     BINDINGS = [
-        Binding("left", "move(-1)", "← size", id="kinspect.map.left", tooltip="The next smaller measured size"),
-        Binding("right", "move(1)", "size →", id="kinspect.map.right", tooltip="The next larger measured size"),
+        Binding("left", "move(-1)", "Smaller", id="kinspect.map.left", tooltip="The next smaller measured size"),
+        Binding("right", "move(1)", "Larger", id="kinspect.map.right", tooltip="The next larger measured size"),
         Binding("home", "move_to(0)", "Smallest", show=False, id="kinspect.map.first",
                 tooltip="The smallest measured size"),
         Binding("end", "move_to(-1)", "Largest", show=False, id="kinspect.map.last",
@@ -114,6 +114,7 @@ class DecisionMapView(Vertical, can_focus=True):
     def _curves(self, plt, m: DecisionMap) -> None:  # type: ignore[no-untyped-def]
         plt.theme("pro")
         plt.xscale("log")
+        plt.yscale("log")  # kernel times span 100x over a sweep: small sizes stay readable
         for v, label in zip(m.variants, m.labels):
             pts = [(p.x, p.times[v]) for p in m.points if v in p.times]
             if pts:
@@ -131,7 +132,7 @@ class DecisionMapView(Vertical, can_focus=True):
         ticks = _log_ticks(m.points[0].x, m.points[-1].x)
         plt.xticks(ticks, [_short(t) for t in ticks])
         plt.xlabel(f"{m.symbol} (log)")
-        plt.ylabel("µs")
+        plt.ylabel("µs (log)")
         fixed = " ".join(f"{k}={v}" for k, v in m.fixed.items())
         plt.title(f"{m.site}: kernel µs by {m.symbol}" + (f" at {fixed}" if fixed else ""))
 
@@ -176,7 +177,10 @@ def _caption(m: DecisionMap, cursor: int) -> Text:
         out.append("\n")
     if m.crossovers:
         out.append("fastest changes between ", style="dim")
-        out.append(", ".join(f"{m.symbol}={c.last:g}..{c.first:g} (v{c.before}→v{c.after})" for c in m.crossovers))
+        shown = m.crossovers[:3]
+        out.append(", ".join(f"{m.symbol}={c.last:g}..{c.first:g} (v{c.before}→v{c.after})" for c in shown))
+        if len(m.crossovers) > len(shown):
+            out.append(f" and {len(m.crossovers) - len(shown)} more", style="dim")
         out.append("\n")
     out.append("←/→ or a click: move along the measured sizes (the shape follows) · one compile's timings",
                style="dim")
