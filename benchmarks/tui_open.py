@@ -77,12 +77,15 @@ def main() -> None:
     p.add_argument("--variants", type=int, default=8)
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--cold", action="store_true", help="also time a fresh process, imports included")
+    p.add_argument("--session", type=Path, help="open this recording instead of a synthetic one (e.g. samples/gpt2.session.json)")
     a = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "big.session.json"
-        save(synthetic_session(a.sites, a.variants, a.events), path)
+        path = a.session or Path(tmp) / "big.session.json"
+        if a.session is None:
+            save(synthetic_session(a.sites, a.variants, a.events), path)
         mb = path.stat().st_size / 1e6
-        print(f"session: {a.events} events, {a.sites} sites x {a.variants} variants, {mb:.1f} MB")
+        what = f"{a.events} events, {a.sites} sites x {a.variants} variants" if a.session is None else str(path)
+        print(f"session: {what}, {mb:.1f} MB")
         runs = [asyncio.run(first_screen(path)) for _ in range(a.runs)]
         loads = [r[0] for r in runs]
         screens = [r[1] for r in runs]

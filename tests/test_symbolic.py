@@ -262,3 +262,30 @@ def test_stored_trees_outside_the_format_are_refused(node, message):
 
 def test_trees_up_to_the_depth_limit_are_accepted():
     assert SizeExpr.from_json(_nested(MAX_DEPTH)).evaluate({"s0": 1}) == MAX_DEPTH + 1
+
+
+@given(st.sampled_from(["mul", "add"]),
+       st.lists(st.sampled_from(["s0", "s1", "s33", "s50", "s100", "B"]), min_size=1, max_size=3, unique=True),
+       st.one_of(st.none(), st.integers(min_value=-3, max_value=70)))
+def test_plain_text_of_flat_sizes_is_sympys(op, syms, num):
+    import sympy
+
+    args = [*syms] + ([] if num is None else [num])
+    if len(args) < 2:
+        args.append(2)
+    e = SizeExpr((op, *args))
+    assert e.text == sympy.sstr(e.to_sympy())
+
+
+def test_opening_the_gpt2_sample_and_its_findings_imports_no_sympy():
+    """Its keys hold B*S: the findings' text prints them without sympy (0.25 s at open)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import sys; from kinspect.core.sessionfile.files import load; "
+            "s = load(sys.argv[1]); assert any(f.kind == 'key-not-true-size' for f in s.findings); "
+            "print('sympy' in sys.modules)")
+    path = Path(__file__).resolve().parent.parent / "samples" / "gpt2.session.json"
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
