@@ -1,13 +1,32 @@
-"""`kinspect export`: a session as JSON, a Markdown report or a Perfetto trace."""
+"""`kinspect export`: a session as JSON, a Markdown report or a Perfetto trace. A report
+gets the decision maps drawn beside it (`REPORT.map.png`) when matplotlib is installed and
+something was measured at two or more sizes; it links them."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+from kinspect.core.errors import KinspectError
 from kinspect.core.export import export
 from kinspect.core.sessionfile.files import load
 
 
 def run(session_path: str, fmt: str, out: str) -> int:
     session = load(session_path)
-    export(session, fmt, out)
-    print(f"wrote {out} ({fmt}, {len(session.events)} events)")
+    images = _maps_beside(session, Path(out)) if fmt == "md" else []
+    export(session, fmt, out, images)
+    print(f"wrote {out} ({fmt}, {len(session.events)} events" + (f", maps in {images[0]}" if images else "") + ")")
     return 0
+
+
+def _maps_beside(session, report: Path) -> list[str]:  # type: ignore[no-untyped-def]
+    from kinspect.images import draw
+
+    image = report.with_name(report.stem + ".map.png")
+    try:
+        draw(session, image)
+    except KinspectError as e:  # no matplotlib, or nothing measured at two sizes: the report says the rest
+        print(f"kinspect: no decision-map image: {e}", file=sys.stderr)
+        return []
+    return [image.name]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from kinspect.core.errors import KinspectError
@@ -20,16 +21,17 @@ from kinspect.core.sessionfile.files import save
 FORMATS = ("json", "md", "perfetto")
 
 
-def render(session: Session, fmt: str) -> str:
-    """The text of a Markdown or Perfetto export (JSON goes through `sessionfile.files.save`)."""
+def render(session: Session, fmt: str, images: Sequence[str] = ()) -> str:
+    """The text of a Markdown or Perfetto export (JSON goes through `sessionfile.files.save`);
+    `images` are files beside a Markdown report that it links (decision maps)."""
     if fmt == "md":
-        return report_md.render(session)
+        return report_md.render(session, images)
     if fmt == "perfetto":
         return json.dumps(perfetto.trace(session), ensure_ascii=False, separators=(",", ":"))
     raise KinspectError(f"unknown export format {fmt!r}; known: {', '.join(FORMATS)}")
 
 
-def export(session: Session, fmt: str, path: str | os.PathLike[str]) -> None:
+def export(session: Session, fmt: str, path: str | os.PathLike[str], images: Sequence[str] = ()) -> None:
     path = Path(path)
     if fmt not in FORMATS:
         raise KinspectError(f"unknown export format {fmt!r}; known: {', '.join(FORMATS)}")
@@ -39,7 +41,7 @@ def export(session: Session, fmt: str, path: str | os.PathLike[str]) -> None:
         if fmt == "json":
             save(session, path)
         else:
-            _write(path, render(session, fmt))
+            _write(path, render(session, fmt, images))
     except OSError as e:
         raise KinspectError(f"cannot write {path}: {e.strerror or e}") from None
 
