@@ -14,7 +14,9 @@ from kinspect.core.sessionfile.files import load
 
 def run(session_path: str, fmt: str, out: str) -> int:
     session = load(session_path)
-    images = _maps_beside(session, Path(out)) if fmt == "md" else []
+    target = Path(out)
+    writable = target.parent.is_dir() and not target.is_dir()  # else export says why, in one line
+    images = _maps_beside(session, target) if fmt == "md" and writable else []
     export(session, fmt, out, images)
     print(f"wrote {out} ({fmt}, {len(session.events)} events" + (f", maps in {images[0]}" if images else "") + ")")
     return 0
