@@ -7,13 +7,16 @@ green where it is the fastest within noise and red where it is slower; decision
 boundaries (where the pick changes) are red verticals, crossovers (where the fastest
 changes) green ones, the cursor a white one. ←/→ (or a click) move the cursor between
 measured sizes and post `SizesChosen`, so the app types that shape and every other tab
-follows. Two swept sizes show a regret heatmap instead.
+follows. Two swept sizes show a regret heatmap instead, as a table of colored cells
+(plotext's matrix plot drew one thin mark per cell).
 """
 
 from __future__ import annotations
 
 import math
 
+from rich.console import Group
+from rich.table import Table
 from rich.text import Text
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -102,13 +105,13 @@ class DecisionMapView(Vertical, can_focus=True):
             plot.display = False
             caption.update(Text(empty, style="dim"))
             return
+        if isinstance(m, Heatmap):  # a table of colored cells reads better than plotext's matrix plot
+            plot.display = False
+            caption.update(Group(_heatmap_table(m), _heatmap_caption(m)))
+            return
         plot.display = True
-        if isinstance(m, Heatmap):
-            self._heatmap(plt, m)
-            caption.update(_heatmap_caption(m))
-        else:
-            self._curves(plt, m)
-            caption.update(_caption(m, self.cursor))
+        self._curves(plt, m)
+        caption.update(_caption(m, self.cursor))
         plot.refresh()
 
     def _curves(self, plt, m: DecisionMap) -> None:  # type: ignore[no-untyped-def]
@@ -136,13 +139,29 @@ class DecisionMapView(Vertical, can_focus=True):
         fixed = " ".join(f"{k}={v}" for k, v in m.fixed.items())
         plt.title(f"{m.site}: kernel µs by {m.symbol}" + (f" at {fixed}" if fixed else ""))
 
-    def _heatmap(self, plt, m: Heatmap) -> None:  # type: ignore[no-untyped-def]
-        plt.theme("pro")
-        matrix = [[r if r is not None else 0.0 for r in row] for row in reversed(m.regret)]
-        plt.matrix_plot(matrix)
-        plt.title(f"{m.site}: regret (pick/fastest) over {m.x_symbol} × {m.y_symbol}")
-        plt.xlabel(f"{m.x_symbol}: " + " ".join(str(x) for x in m.xs))
-        plt.ylabel(f"{m.y_symbol} ↑")
+
+
+def _heat_style(r: float) -> str:
+    """Green at the fastest, through yellow, to red at twice its time and beyond."""
+    if r < 1.05:
+        return "black on green"
+    if r < 1.25:
+        return "black on yellow"
+    if r < 1.6:
+        return "black on dark_orange"
+    return "white on red"
+
+
+def _heatmap_table(m: Heatmap) -> Table:
+    t = Table(title=Text(f"{m.site}: regret (pick / fastest) by {m.x_symbol} → and {m.y_symbol} ↓"),
+              title_justify="left", box=None, padding=(0, 1), show_edge=False)
+    t.add_column(Text(f"{m.y_symbol}\\{m.x_symbol}", style="dim"), justify="right")
+    for x in m.xs:
+        t.add_column(Text(str(x), style="bold"), justify="right")
+    for y, row in zip(m.ys, m.regret):
+        t.add_row(Text(str(y), style="bold"),
+                  *(Text("·", style="dim") if r is None else Text(f"{r:.2f}", style=_heat_style(r)) for r in row))
+    return t
 
 
 def _log_ticks(lo: int, hi: int, most: int = 7) -> list[int]:
@@ -193,6 +212,6 @@ def _heatmap_caption(m: Heatmap) -> Text:
     if cells:
         worst = max(cells)
         out.append(f"worst ×{worst[0]:.2f} at {m.x_symbol}={worst[1]} {m.y_symbol}={worst[2]}; ", style="bold")
-    out.append(f"{len(cells)} of {len(m.xs) * len(m.ys)} cells measured (0 = none) · one compile's timings",
+    out.append(f"{len(cells)} of {len(m.xs) * len(m.ys)} cells measured (· = not measured) · one compile's timings",
                style="dim")
     return out
