@@ -102,7 +102,7 @@ def main() -> None:
     import torch
 
     import kinspect.inductor.pipeline as pipeline_mod
-    from kinspect.commands.record import parse_hints
+    from kinspect.commands.options import parse_hints
     from kinspect.inductor.modelfile import load_model_file
 
     ap = argparse.ArgumentParser()

@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 def main() -> None:
     import torch
 
-    from kinspect.commands.record import parse_hints
+    from kinspect.commands.options import parse_hints
     from kinspect.inductor.modelfile import load_model_file
     from kinspect.inductor.pipeline import LivePipeline, Options
 

@@ -140,7 +140,7 @@ def _model(path: str, shape: str | None, site: str | None, measure: bool, hints:
 def _live(mf: ModelFile, shape: str | None, site: str | None, measure: bool, hints: str | None,
           l2_flush: bool, baselines: str | None) -> Session:
     """Compile model.py on the GPU, run (and measure) the shape, and explain that session."""
-    from kinspect.commands.record import parse_baselines, parse_hints, progress
+    from kinspect.commands.options import parse_baselines, parse_hints, progress
     from kinspect.inductor.pipeline import LivePipeline, Options
 
     kinds = parse_baselines(baselines)

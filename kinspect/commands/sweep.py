@@ -16,7 +16,7 @@ from kinspect.core.whatif import what_ifs
 
 
 def run(model: str, ranges: list[str], points: int, out: str | None, hints: str | None) -> int:
-    from kinspect.commands.record import parse_hints, progress
+    from kinspect.commands.options import parse_hints, progress
     from kinspect.inductor.modelfile import load_model_file
     from kinspect.inductor.pipeline import LivePipeline, Options, require_cuda
     from kinspect.inductor.sweep import run_sweep

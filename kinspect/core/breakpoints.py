@@ -84,13 +84,11 @@ class EventContext:
         self._fields: dict[str, Field] = dict(_BUILTIN)
         self._fields["fastest"] = Field("fastest", "num", True, self.fastest, _BUILTIN_DOCS["fastest"])
         self._fields["regret"] = Field("regret", "num", True, self.regret, _BUILTIN_DOCS["regret"])
-        self._symbol_names: list[str] = []
         for sym in session.symbols:
             get = _at(positions.get(sym.name, {}))
             for typed in (sym.alias, sym.name):
                 if typed and typed not in self._fields:
                     self._fields[typed] = Field(typed, "num", True, get, f"symbol {sym.name}")
-                    self._symbol_names.append(typed)
         self._timings = timings_by_key(session.measurements)
 
     def field(self, name: str) -> Field | None:
@@ -105,10 +103,6 @@ class EventContext:
 
     def field_names(self) -> list[str]:
         return [*self._fields, *(f"t{t}d{d}" for t, d in sorted(self._key_dims))]
-
-    @property
-    def symbol_names(self) -> list[str]:
-        return list(self._symbol_names)
 
     def fastest(self, e: DispatchEvent) -> int | None:
         found = self._timings.get((e.site, e.key))
