@@ -101,6 +101,10 @@ class FakePipeline:
         self.run_sizes(self.mf.examples, step=None)
         return s
 
+    @property
+    def examples(self) -> dict[str, int]:
+        return dict(self.mf.examples)
+
     def _call(self, site: Site) -> SizeHintMultiKernelCall:
         n = len(site.runtime_tensors or site.tensors)
         kernels = {v.key: StandIn(v.kernel_name) for v in site.variants}

@@ -144,3 +144,50 @@ def test_without_cuda_a_syntax_error_is_what_every_command_reports(tmp_path, no_
     (tmp_path / "model.session.json").write_text(MLP.with_name("mlp.session.json").read_text())
     assert cli.main([*command, str(model)]) == 2
     assert capsys.readouterr().err == "kinspect: error: model.py:7: syntax error: expected ':'\n"
+
+
+def test_sweep_measures_the_planned_sizes_saves_them_and_prints_the_quality(tmp_path, fake_gpu, capsys):
+    out = tmp_path / "linear.session.json"
+    assert cli.main(["sweep", str(LINEAR), "--range", "B=16..8192", "--points", "10", "-o", str(out)]) == 0
+    captured = capsys.readouterr()
+    session = load(out)
+    (sweep,) = session.sweeps
+    sizes = [p["B"] for p in sweep.points]
+    assert {16, 8192, 128, 129, 1024, 1025} <= set(sizes) and not sweep.skipped
+    measured = {m.key[1][0] for m in session.measurements}
+    assert set(sizes) <= measured
+    assert "[1/" in captured.err and "sizes over B=16..8192" in captured.err
+    assert "dispatch quality over the measured shapes (one compile)" in captured.out
+    assert "what-if on these measurements" in captured.out
+    assert load(out.with_suffix(".jsonl")).measurements  # the crash-safe log has them too
+
+
+def test_sweep_refuses_a_bad_range_or_size_in_one_line(fake_gpu, capsys):
+    assert cli.main(["sweep", str(LINEAR), "--range", "B=1-5"]) == 2
+    assert capsys.readouterr().err == "kinspect: error: a range reads NAME=LO..HI, e.g. B=1..16384; got 'B=1-5'\n"
+    assert cli.main(["sweep", str(LINEAR), "--range", "S=2..5"]) == 2
+    assert "--range names S, which inputs() does not take (B)" in capsys.readouterr().err
+
+
+def test_without_cuda_sweep_names_the_recording(no_cuda, capsys):
+    assert cli.main(["sweep", str(LINEAR), "--range", "B=2..64"]) == 2
+    err = capsys.readouterr().err
+    assert "kinspect sweep needs a CUDA GPU and none is available here" in err and "linear.session.json" in err
+
+
+def test_ctrl_c_during_a_sweep_keeps_what_was_measured(tmp_path, fake_gpu, monkeypatch, capsys):
+    real = FakePipeline.measure
+    calls = []
+
+    def interrupted_on_the_third(self, sizes, *args, **kwargs):
+        calls.append(sizes)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(self, sizes, *args, **kwargs)
+
+    monkeypatch.setattr(FakePipeline, "measure", interrupted_on_the_third)
+    out = tmp_path / "linear.session.json"
+    assert cli.main(["sweep", str(LINEAR), "--range", "B=16..8192", "--points", "10", "-o", str(out)]) == 130
+    (sweep,) = load(out).sweeps
+    assert len(sweep.points) == 2 and sweep.skipped and all(why == "interrupted" for _, why in sweep.skipped)
+    assert len(calls) == 3  # nothing measured after the interrupt

@@ -9,27 +9,32 @@ from pathlib import Path
 
 from rich.console import Console
 
+from kinspect.commands import recording
+from kinspect.commands.options import parse_hints, progress
 from kinspect.commands.quality_view import quality_table, what_if_table
+from kinspect.commands.stderr_log import log_path_for
+from kinspect.core.errors import KinspectError
 from kinspect.core.quality import model_quality
 from kinspect.core.sweep_plan import describe, parse_ranges
 from kinspect.core.whatif import what_ifs
 
 
 def run(model: str, ranges: list[str], points: int, out: str | None, hints: str | None) -> int:
-    from kinspect.commands.options import parse_hints, progress
+    from kinspect.inductor import pipeline
     from kinspect.inductor.modelfile import load_model_file
-    from kinspect.inductor.pipeline import LivePipeline, Options, require_cuda
     from kinspect.inductor.sweep import run_sweep
 
     say = progress
     spans = parse_ranges(ranges)
-    mf = load_model_file(model)
-    require_cuda()
+    hint_list = parse_hints(hints) if hints else None
+    mf = load_model_file(model)  # its problems first, on any machine
+    if not recording.cuda_available():
+        raise KinspectError(recording.no_cuda(mf.path, "kinspect sweep"))
     target = Path(out) if out else mf.path.with_suffix(".session.json")
-    options = Options(hints=parse_hints(hints) if hints else None, log_path=target.with_suffix(".jsonl"),
-                      progress=say)
+    options = pipeline.Options(hints=hint_list, log_path=target.with_suffix(".jsonl"), progress=say,
+                               failure_log=log_path_for(mf.path))
     cancel = threading.Event()
-    with LivePipeline(mf, options) as live:
+    with pipeline.LivePipeline(mf, options) as live:
         live.compile()
         live.run_workload()
         started = time.perf_counter()
