@@ -304,3 +304,14 @@ def test_kinspect_export_of_a_missing_session(kinspect_cli, tmp_path):
     r = kinspect_cli("export", tmp_path / "nope.json", "--format", "json", "-o", tmp_path / "x.json")
     assert (r.returncode, r.stderr) == (2, f"kinspect: error: {tmp_path / 'nope.json'}: no such file\n")
     assert not (tmp_path / "x.json").exists()
+
+
+def test_the_trace_names_each_dispatchs_call_site_in_the_users_terms():
+    """The GPT-2 sample: multi_kernel_0 runs for both layers' c_attn."""
+    session = load(Path(__file__).resolve().parent.parent / "samples" / "gpt2.session.json")
+    doc, slices = perfetto(session)
+    tracks = [ev["args"]["name"] for ev in doc["traceEvents"] if ev["name"] == "thread_name"]
+    assert "multi_kernel_0 · h.0.attn.c_attn +1" in tracks
+    layers = {ev["args"]["call_site"] for ev in slices if ev["args"]["site"] == "multi_kernel_0"}
+    assert layers == {"h.0.attn.c_attn", "h.1.attn.c_attn"}
+    assert all(ev["args"]["user_code"] == "modeling_gpt2.py:185" for ev in slices if ev["args"]["site"] == "multi_kernel_0")

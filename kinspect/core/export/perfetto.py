@@ -40,7 +40,8 @@ def trace(session: Session) -> dict[str, Any]:
         {"name": "process_name", "ph": "M", "ts": 0, "pid": PID, "tid": 0, "args": {"name": f"kinspect: {title}"}},
     ]
     for name, tid in tids.items():
-        out.append({"name": "thread_name", "ph": "M", "ts": 0, "pid": PID, "tid": tid, "args": {"name": name}})
+        track = f"{name} · {sites[name].title}" if sites[name].call_sites else name
+        out.append({"name": "thread_name", "ph": "M", "ts": 0, "pid": PID, "tid": tid, "args": {"name": track}})
         out.append({"name": "thread_sort_index", "ph": "M", "ts": 0, "pid": PID, "tid": tid, "args": {"sort_index": tid}})
 
     events = session.events
@@ -72,6 +73,11 @@ def trace(session: Session) -> dict[str, Any]:
             "picked": e.picked, "predicted": e.predicted, "hit": e.cache_hit,
             "override": e.override, "kernel": kernels[e.site][e.picked], "distances": dists,
         }
+        call = sites[e.site].call_site(e.call_site)
+        if call is not None:  # which layer ran it, in the user's names
+            args["call_site"] = call.label
+            if call.where:
+                args["user_code"] = call.where
         ev: dict[str, Any] = {"name": labels[e.site][e.picked], "cat": "dispatch", "ts": ts, "pid": PID, "tid": tids[e.site]}
         if m is None:
             ev |= {"ph": "i", "s": "t"}
