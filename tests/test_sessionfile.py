@@ -305,22 +305,22 @@ def test_wrong_types_are_refused_with_the_field_path(tmp_path, where, value, mes
 # ---------------------------------------------------------------- files that are not sessions
 
 
-def _version(value):
+def _top(field, value):
+    """A change to one top-level field of a session document (`_DELETE` removes it)."""
     def change(doc):
         if value is _DELETE:
-            del doc["version"]
+            del doc[field]
         else:
-            doc["version"] = value
+            doc[field] = value
     return change
+
+
+def _version(value):
+    return _top("version", value)
 
 
 def _format(value):
-    def change(doc):
-        if value is _DELETE:
-            del doc["format"]
-        else:
-            doc["format"] = value
-    return change
+    return _top("format", value)
 
 
 @pytest.mark.parametrize(
