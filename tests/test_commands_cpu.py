@@ -162,11 +162,13 @@ def test_sweep_measures_the_planned_sizes_saves_them_and_prints_the_quality(tmp_
     assert load(out.with_suffix(".jsonl")).measurements  # the crash-safe log has them too
 
 
-def test_sweep_refuses_a_bad_range_or_size_in_one_line(fake_gpu, capsys):
-    assert cli.main(["sweep", str(LINEAR), "--range", "B=1-5"]) == 2
+def test_sweep_refuses_a_bad_range_or_size_in_one_line(tmp_path, fake_gpu, capsys):
+    out = tmp_path / "s.json"
+    assert cli.main(["sweep", str(LINEAR), "--range", "B=1-5", "-o", str(out)]) == 2
     assert capsys.readouterr().err == "kinspect: error: a range reads NAME=LO..HI, e.g. B=1..16384; got 'B=1-5'\n"
-    assert cli.main(["sweep", str(LINEAR), "--range", "S=2..5"]) == 2
-    assert "--range names S, which inputs() does not take (B)" in capsys.readouterr().err
+    assert cli.main(["sweep", str(LINEAR), "--range", "S=2..5", "-o", str(out)]) == 2
+    assert capsys.readouterr().err == "kinspect: error: --range names S, which linear.py's inputs() does not take (B)\n"
+    assert not out.exists() and not FakePipeline.made  # refused before compiling: nothing written
 
 
 def test_without_cuda_sweep_names_the_recording(no_cuda, capsys):
