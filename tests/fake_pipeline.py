@@ -132,7 +132,7 @@ class FakePipeline:
 
     def measure(self, sizes: Mapping[str, int], site: str | None = None, *, cupti: bool = True,
                 l2_flush: bool = False, progress: Callable[[str], None] | None = None,
-                cancel: threading.Event | None = None, store: bool = True) -> list[Measurement]:
+                cancel: threading.Event | None = None) -> list[Measurement]:
         self.run_sizes(sizes)
         env = self.session.resolve({**self.mf.examples, **sizes})
         out = []
@@ -145,8 +145,7 @@ class FakePipeline:
                     us = made_up_us(s, key, v.index, method)
                     out.append(Measurement(s.name, key, v.index, method, us, us * 0.98, us * 1.02, 20,
                                            l2_flush and method == "cuda_events"))
-        if store:
-            self.session.measurements += out
+        self.session.measurements += out
         if self.log is not None:
             for m in out:
                 self.log.measurement(m)
@@ -154,11 +153,10 @@ class FakePipeline:
 
     def baselines(self, sizes: Mapping[str, int], kinds: Sequence[str],
                   progress: Callable[[str], None] | None = None,
-                  cancel: threading.Event | None = None, store: bool = True) -> list[Baseline]:
+                  cancel: threading.Event | None = None) -> list[Baseline]:
         full = {**self.mf.examples, **sizes}
         out = [Baseline(full, kind, 50.0 + i, 20.0 + i) for i, kind in enumerate(kinds)]
-        if store:
-            self.session.baselines += out
+        self.session.baselines += out
         return out
 
     def save(self, path: str | Path) -> None:

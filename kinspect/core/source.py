@@ -7,8 +7,11 @@ constructor argument, so the live pipeline plugs in without the UI importing it,
 tests drive the real app with a fake. The slow methods
 (`prepare`, `measure`, `run_workload`) run in thread workers: they must not touch the
 UI, they report through callbacks the app turns into messages, and they stop early when
-`cancel` is set. `measure` returns the measurements it made; the app adds them to the
-session on its own thread, so the session is never mutated from two threads.
+`cancel` is set.
+
+A source owns its session: `measure` and `baselines` add what they made to it, under the
+source's own lock, and return it for the app's report. The app never writes the session;
+it reads it, and reads it again when a worker is done.
 """
 
 from __future__ import annotations

@@ -75,13 +75,13 @@ class LiveSource:
             done[0] += 1
             progress(done[0], done[0] + 1, text)
 
-        return pipeline.measure(sizes, site.name, progress=say, cancel=cancel, store=False)
+        return pipeline.measure(sizes, site.name, progress=say, cancel=cancel)
 
     def baselines(self, site: Site, key: Key, progress: Callable[[str], None],
                   cancel: threading.Event) -> list[Baseline]:
         """The whole model at the sizes that give `key`: eager, static, exact hint, hinted."""
         return self._ready().baselines(self.sizes_for(site, key), BASELINE_KINDS, progress=progress,
-                                       cancel=cancel, store=False)
+                                       cancel=cancel)
 
     # ------------------------------------------------------------ running
 

@@ -301,11 +301,9 @@ class LivePipeline:
 
     def measure(self, sizes: Mapping[str, int], site: str | None = None, *, cupti: bool = True,
                 l2_flush: bool = False, progress: Callable[[str], None] | None = None,
-                cancel: threading.Event | None = None, store: bool = True) -> list[Measurement]:
-        """Time every variant of each site (or one) at these sizes, on the args of a real call.
-
-        With `store=False` the caller adds the measurements to the session itself (the
-        inspector does, on its own thread)."""
+                cancel: threading.Event | None = None) -> list[Measurement]:
+        """Time every variant of each site (or one) at these sizes, on the args of a real
+        call; the measurements join the pipeline's session (its owner) and are returned."""
         import torch
 
         sizes = {**self._examples, **sizes}
@@ -345,8 +343,7 @@ class LivePipeline:
                 say(f"measuring {ls.name} at {format_key(key)}")
                 out += self._measure_site(ls, key, args, kwargs, cupti, l2_flush, say, cancel)
                 torch.cuda.empty_cache()
-            if store:
-                self.session.measurements += out
+            self.session.measurements += out
             if self._log is not None:
                 for m in out:
                     self._log.measurement(m)
@@ -465,10 +462,10 @@ class LivePipeline:
 
     def baselines(self, sizes: Mapping[str, int], kinds: Sequence[str],
                   progress: Callable[[str], None] | None = None,
-                  cancel: threading.Event | None = None, store: bool = True) -> list[Baseline]:
+                  cancel: threading.Event | None = None) -> list[Baseline]:
         """Eager, static, exact-hint and hinted whole-model timings at these sizes, each in a
         process of its own (minutes each for the compiled kinds); `cancel` stops between
-        kinds. With `store=False` the caller adds them to the session (the inspector does)."""
+        kinds. They join the pipeline's session and are returned."""
         say = progress or self._say
         sizes = {**self._examples, **sizes}
         out = []
@@ -478,8 +475,7 @@ class LivePipeline:
             say(f"baseline {i + 1}/{len(kinds)}: {kind} at {_fmt(sizes)} (compiles in a process of its own)")
             r = run_baseline(str(self.mf.path), kind, sizes, self.hints)
             out.append(Baseline(dict(sizes), kind, r.get("wall_us"), r.get("gpu_us"), r.get("error")))
-        if store:
-            self.session.baselines += out
+        self.session.baselines += out
         return out
 
     def save(self, path: str | Path) -> None:

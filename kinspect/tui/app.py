@@ -562,7 +562,6 @@ class InspectorApp(App[None]):
 
     @_while_running
     def on_baselines_finished(self, message: BaselinesFinished) -> None:
-        self.session.baselines.extend(message.baselines)
         self.measuring = False
         self.query_one(MeasureBar).stop()
         failed = sum(b.error is not None for b in message.baselines)
@@ -590,7 +589,6 @@ class InspectorApp(App[None]):
 
     @_while_running
     def on_measure_finished(self, message: MeasureFinished) -> None:
-        self.session.measurements.extend(message.measurements)
         self._measured_changed()
         self.measuring = False
         self.query_one(MeasureBar).stop()

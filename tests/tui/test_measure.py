@@ -91,6 +91,7 @@ class BaselineFake(FakeSource):
             while self.hold.is_set() and not cancel.is_set():
                 time.sleep(0.01)
             out.append(Baseline({"B": 2000, "N": 64}, kind, gpu * 4, gpu))
+        self.session.baselines += out
         return out
 
 

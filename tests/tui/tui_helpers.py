@@ -92,6 +92,7 @@ class FakeSource:
                                    105.0 - 10 * v.index, 10, tflops=79.0 * (v.index + 1)))
             out.append(Measurement(site.name, key, v.index, "cupti", 90.0 - 10 * v.index, 89.0 - 10 * v.index,
                                    91.0 - 10 * v.index, 10))
+        self._session.measurements += out  # a source owns its session and adds what it measured
         return out
 
 
