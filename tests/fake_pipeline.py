@@ -26,7 +26,7 @@ from kinspect.core.sessionfile.log import LiveLog
 from kinspect.core.session import Baseline, Measurement, ModelInfo, Session, Site
 from kinspect.core.sessionfile.files import load, save
 from kinspect.inductor.modelfile import ModelFile
-from kinspect.inductor.pipeline import DEFAULT_HINTS, Options, StepResult
+from kinspect.inductor.pipeline import DEFAULT_HINTS, LivePipeline, Options, StepResult
 from kinspect.inductor.recorder import Recorder
 
 os.environ["TORCHINDUCTOR_DISABLE_MULTI_KERNEL_CACHE"] = "1"  # the class reads a disk cache keyed by real kernels
@@ -158,6 +158,8 @@ class FakePipeline:
         out = [Baseline(full, kind, 50.0 + i, 20.0 + i) for i, kind in enumerate(kinds)]
         self.session.baselines += out
         return out
+
+    time_at = LivePipeline.time_at  # the real one, driving this stand-in's measure and baselines
 
     def save(self, path: str | Path) -> None:
         save(self.session, path)

@@ -100,7 +100,7 @@ def test_explain_a_model_measures_and_times_baselines_at_the_shape(fake_gpu, cap
 
 def test_explain_a_model_with_bad_shape_names_is_one_line(fake_gpu, capsys):
     assert cli.main(["explain", str(LINEAR), "--shape", "S=3"]) == 2
-    assert capsys.readouterr().err == "kinspect: error: linear.py's inputs() takes B, not S\n"
+    assert capsys.readouterr().err == "kinspect: error: --shape names S, which linear.py's inputs() does not take (B)\n"
 
 
 # ---------------------------------------------------------------- without CUDA

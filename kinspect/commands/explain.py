@@ -35,14 +35,13 @@ from rich.table import Table
 from rich.text import Text
 
 from kinspect.commands import recording
-from kinspect.commands.quality_view import quality_json, quality_table, what_if_table
+from kinspect.commands.quality_view import quality_table, what_if_table
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.errors import KinspectError
-from kinspect.core.explain import SiteExplanation, explain
+from kinspect.core.explain import SiteExplanation, explain, overview_json, shape_json
 from kinspect.core.quality import model_quality
 from kinspect.core.session import Baseline, CallSite, Session
 from kinspect.core.sessionfile.files import load
-from kinspect.core.sessionfile.write import baseline_json, call_site_json
 from kinspect.core.shapes import SymbolShape, format_key, parse_shape
 from kinspect.core.timings import method_title, timings_by_key
 from kinspect.core.whatif import what_ifs
@@ -64,8 +63,7 @@ def run(path: str, shape: str | None, site: str | None, heuristic: str, as_json:
     quality = model_quality(session, timings=timings)
     if shape is None:
         results = what_ifs(session, timings)
-        overview = {"quality": quality_json(quality), "what_if": [w.to_json() for w in results[:10]],
-                    **_overview(session)}
+        overview = overview_json(session, quality, results)
         if as_json:
             print(json.dumps(overview, indent=1))
         else:
@@ -80,10 +78,7 @@ def run(path: str, shape: str | None, site: str | None, heuristic: str, as_json:
     results = explain(session, parsed, site, heuristic)
     baselines = _baselines_at(session, parsed)
     if as_json:
-        doc = {"shape": shape, "quality": quality_json(quality), "sites": [r.to_json() for r in results]}
-        if baselines:
-            doc["baselines"] = [baseline_json(b) for b in baselines]
-        print(json.dumps(doc, indent=1))
+        print(json.dumps(shape_json(shape, quality, results, baselines), indent=1))
     else:
         console = Console(highlight=False)
         if quality.shapes:
@@ -153,12 +148,7 @@ def _live(mf: ModelFile, shape: str | None, site: str | None, measure: bool, hin
     with LivePipeline(mf, options) as live:
         live.compile()
         if sizes is not None:
-            if measure:
-                live.measure(sizes, site, l2_flush=l2_flush)
-            else:
-                live.run_sizes(sizes)
-            if kinds:
-                live.baselines(sizes, kinds)
+            live.time_at(sizes, measure=measure, kinds=kinds, site=site, l2_flush=l2_flush)
         return live.session
 
 
@@ -166,37 +156,8 @@ def _model_sizes(mf: ModelFile, shape: str) -> dict[str, int]:
     parsed = parse_shape(shape)
     if not isinstance(parsed, SymbolShape):
         raise KinspectError("with model.py, --shape takes symbol values like B=1000")
-    unknown = sorted(set(parsed.values) - set(mf.names))
-    if unknown:
-        raise KinspectError(f"{mf.path.name}'s inputs() takes {', '.join(mf.names)}, not {unknown[0]}")
+    mf.check_names(parsed.values, "--shape")
     return dict(parsed.values)
-
-
-def _overview(session: Session) -> dict:
-    return {
-        "environment": {"gpu": session.environment.gpu, "torch": session.environment.torch,
-                        "created": session.environment.created},
-        "truncated": session.truncated,
-        "symbols": [
-            {"name": s.name, "alias": s.alias, "input": s.input, "dim": s.dim, "example": s.example}
-            for s in session.symbols
-        ],
-        "sites": [
-            {
-                "name": s.name, "graph": s.graph, "op": s.op,
-                "tensors": [t.text() for t in s.tensors],
-                "variants": [
-                    {"index": v.index, "hint": v.hint,
-                     "key": None if v.key is None else [list(t) for t in v.key],
-                     "kernel_name": v.kernel_name}
-                    for v in s.variants
-                ],
-                "call_sites": [call_site_json(c) for c in s.call_sites],
-                "findings": [f.message for f in session.findings if f.site == s.name],
-            }
-            for s in session.sites
-        ],
-    }
 
 
 def _print_overview(session: Session, console: Console) -> None:

@@ -3,7 +3,6 @@ JSON (`explain --json`'s top-level "quality" list)."""
 
 from __future__ import annotations
 
-from typing import Any
 
 from rich.table import Table
 from rich.text import Text
@@ -59,7 +58,3 @@ def what_if_table(results: list[WhatIf], session: Session, rows: int = 5) -> Tab
         t.add_row(Text(w.heuristic), Text(", ".join(map(str, w.hints))), _times(w.geomean_regret),
                   _times(w.worst_regret), _share(w.workload_lost), Text(mark, style="green" if mark == "best" else ""))
     return t
-
-
-def quality_json(q: ModelQuality) -> list[dict[str, Any]]:
-    return [s.to_json() for s in q.sites if s.points]

@@ -22,9 +22,7 @@ def run(model: str, out: str | None, hints: str | None, shapes: list[str] | None
     mf = load_model_file(model)  # its problems first, on any machine
     if not recording.cuda_available():
         raise KinspectError(recording.no_cuda(mf.path, "kinspect record"))
-    unknown = sorted({k for s in steps or [] for k in s} - set(mf.names))
-    if unknown:
-        raise KinspectError(f"--shapes names {unknown[0]}, which {mf.path.name}'s inputs() does not take ({', '.join(mf.names)})")
+    mf.check_names({k for s in steps or [] for k in s}, "--shapes")
     target = Path(out) if out else recording.recording_path(mf.path)
     options = Options(
         hints=hint_list, train=train,
@@ -38,14 +36,11 @@ def run(model: str, out: str | None, hints: str | None, shapes: list[str] | None
         for r in results:
             if r.error is None and r.sizes not in seen:
                 seen.append(r.sizes)
-        for sizes in seen if kinds else []:
-            live.baselines(sizes, kinds)
-        if measure:
-            for sizes in seen:
-                try:
-                    live.measure(sizes, l2_flush=l2_flush)
-                except KinspectError as e:  # e.g. too large to measure: say so, keep going
-                    progress(f"not measured at {' '.join(f'{k}={v}' for k, v in sizes.items())}: {e}")
+        for sizes in seen if measure or kinds else []:
+            try:
+                live.time_at(sizes, measure=measure, kinds=kinds, l2_flush=l2_flush)
+            except KinspectError as e:  # e.g. too large to measure: say so, keep going
+                progress(f"not measured at {' '.join(f'{k}={v}' for k, v in sizes.items())}: {e}")
         live.save(target)
     for r in results:
         if r.error:

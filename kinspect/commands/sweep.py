@@ -28,10 +28,7 @@ def run(model: str, ranges: list[str], points: int, out: str | None, hints: str 
     spans = parse_ranges(ranges)
     hint_list = parse_hints(hints) if hints else None
     mf = load_model_file(model)  # its problems first, on any machine
-    unknown = sorted(set(spans) - set(mf.names))
-    if unknown:  # before minutes of compiling, and before anything is saved
-        raise KinspectError(f"--range names {unknown[0]}, which {mf.path.name}'s inputs() does not take "
-                            f"({', '.join(mf.names)})")
+    mf.check_names(spans, "--range")  # before minutes of compiling, and before anything is saved
     if not recording.cuda_available():
         raise KinspectError(recording.no_cuda(mf.path, "kinspect sweep"))
     target = Path(out) if out else mf.path.with_suffix(".session.json")

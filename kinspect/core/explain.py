@@ -8,14 +8,20 @@ disagree about what Inductor would do.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from kinspect.core.decision import Decision
 from kinspect.core.errors import KinspectError, ShapeError
 from kinspect.core.heuristics import HEURISTICS
-from kinspect.core.session import Measurement, Session, Site
+from kinspect.core.quality import ModelQuality
+from kinspect.core.session import Baseline, Measurement, Session, Site
+from kinspect.core.sessionfile.write import baseline_json, call_site_json
 from kinspect.core.shapes import FullKey, Key, ParsedShape
 from kinspect.core.timings import KeyTimings
+
+if TYPE_CHECKING:
+    from kinspect.core.whatif import WhatIf
 
 
 @dataclass(frozen=True)
@@ -125,3 +131,48 @@ def explain(
     if all(e.error for e in out):
         raise ShapeError(out[0].error or "shape applies to no site")
     return out
+
+
+# ---------------------------------------------------------------- the JSON documents
+
+
+def shape_json(shape: str, quality: ModelQuality, results: list[SiteExplanation],
+               baselines: Sequence[Baseline] = ()) -> dict[str, Any]:
+    """`kinspect explain S --shape ... --json`: the quality list, each site's decision,
+    and the whole-model baselines at these sizes."""
+    doc: dict[str, Any] = {"shape": shape, "quality": [q.to_json() for q in quality.sites if q.points],
+                           "sites": [r.to_json() for r in results]}
+    if baselines:
+        doc["baselines"] = [baseline_json(b) for b in baselines]
+    return doc
+
+
+def overview_json(session: Session, quality: ModelQuality, what_if: Sequence[WhatIf]) -> dict[str, Any]:
+    """`kinspect explain S --json`: quality, what-if, environment, symbols, sites (with their
+    call sites and findings)."""
+    return {
+        "quality": [q.to_json() for q in quality.sites if q.points],
+        "what_if": [w.to_json() for w in what_if[:10]],
+        "environment": {"gpu": session.environment.gpu, "torch": session.environment.torch,
+                        "created": session.environment.created},
+        "truncated": session.truncated,
+        "symbols": [
+            {"name": s.name, "alias": s.alias, "input": s.input, "dim": s.dim, "example": s.example}
+            for s in session.symbols
+        ],
+        "sites": [
+            {
+                "name": s.name, "graph": s.graph, "op": s.op,
+                "tensors": [t.text() for t in s.tensors],
+                "variants": [
+                    {"index": v.index, "hint": v.hint,
+                     "key": None if v.key is None else [list(t) for t in v.key],
+                     "kernel_name": v.kernel_name}
+                    for v in s.variants
+                ],
+                "call_sites": [call_site_json(c) for c in s.call_sites],
+                "findings": [f.message for f in session.findings if f.site == s.name],
+            }
+            for s in session.sites
+        ],
+    }

@@ -22,7 +22,7 @@ import importlib.util
 import inspect
 import sys
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,6 +55,14 @@ class ModelFile:
     workload: list[dict[str, int]]
     hints: list[int] | None
     input_names: tuple[str, ...]
+
+    def check_names(self, names: Iterable[str], flag: str) -> None:
+        """A command's sizes name only what inputs() takes: one line naming the first that
+        does not, before minutes of compiling."""
+        unknown = sorted(set(names) - set(self.names))
+        if unknown:
+            raise ModelFileError(f"{flag} names {unknown[0]}, which {self.path.name}'s inputs() does not take "
+                                 f"({', '.join(self.names) or 'no sizes'})")
 
     def build(self, sizes: Mapping[str, int]) -> tuple[Any, ...]:
         """Call the builder; any exception becomes a one-line error naming the sizes."""

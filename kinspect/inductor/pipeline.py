@@ -349,6 +349,17 @@ class LivePipeline:
                     self._log.measurement(m)
             return out
 
+    def time_at(self, sizes: Mapping[str, int], *, measure: bool = False, kinds: Sequence[str] = (),
+                site: str | None = None, l2_flush: bool = False) -> None:
+        """What the headless commands ask at a set of sizes: every variant timed (or the
+        model just run there, recording its dispatches), then the whole-model baselines."""
+        if measure:
+            self.measure(sizes, site, l2_flush=l2_flush)
+        else:
+            self.run_sizes(sizes)
+        if kinds:
+            self.baselines(sizes, kinds)
+
     def _measure_site(self, ls: LiveSite, key: Key, args: Any, kwargs: Any, cupti: bool,
                       l2_flush: bool, say: Callable[[str], None],
                       cancel: threading.Event | None) -> list[Measurement]:

@@ -32,10 +32,7 @@ def run_sweep(live: LivePipeline, ranges: Mapping[str, tuple[int, int]], points:
     from kinspect.inductor.measure import Cancelled
 
     session = live.session
-    unknown = sorted(set(ranges) - set(live.examples))
-    if unknown:
-        known = ", ".join(live.examples)
-        raise KinspectError(f"--range names {unknown[0]}, which inputs() does not take ({known})")
+    live.mf.check_names(ranges, "--range")
     sizes = plan(session, ranges, points, live.examples, live.mf.workload)
     measured: list[dict[str, int]] = []
     skipped: list[tuple[dict[str, int], str]] = []
