@@ -9,6 +9,7 @@ draw the same objects, so the terminal and the image cannot disagree.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -51,8 +52,6 @@ class DecisionMap:
 
     def nearest(self, x: float) -> int:
         """Index of the measured point closest to x on a log axis."""
-        import math
-
         return min(range(len(self.points)), key=lambda i: abs(math.log2(self.points[i].x) - math.log2(max(x, 1e-9))))
 
 

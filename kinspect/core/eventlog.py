@@ -136,5 +136,18 @@ class EventLog(Sequence[DispatchEvent]):
         return Counter({(names[s], c): n for (s, c), n in calls.items() if c is not None}), deciders
 
 
+def deciders(events: Sequence[DispatchEvent]) -> dict[tuple[str, Key], int]:
+    """Per site and key, the call site of its first cache miss: the call that chose the
+    variant every call site of a shared multi-kernel then ran (over the columns of a
+    loaded session, else event by event)."""
+    if isinstance(events, EventLog):
+        return events.call_site_tally()[1]
+    out: dict[tuple[str, Key], int] = {}
+    for e in events:
+        if not e.cache_hit and e.call_site is not None:
+            out.setdefault((e.site, e.key), e.call_site)
+    return out
+
+
 def _at(col: list[Any] | None, i: int) -> Any:
     return None if col is None else col[i]

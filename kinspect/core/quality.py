@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from kinspect.core.errors import KinspectError
@@ -68,10 +69,7 @@ class SiteQuality:
 
     @property
     def fastest_picked(self) -> float | None:
-        """Share of shapes where the pick is the fastest within noise."""
-        if not self.points:
-            return None
-        return sum(not p.slower for p in self.points) / len(self.points)
+        return _fastest_share(self.points)
 
     @property
     def geomean_regret(self) -> float | None:
@@ -100,12 +98,14 @@ class SiteQuality:
 
 @dataclass(frozen=True)
 class ModelQuality:
-    """All sites together: each shape of each site counts once."""
+    """All sites together: each shape of each site counts once; every figure is derived
+    from the sites'."""
 
     sites: tuple[SiteQuality, ...]
-    lost_us: float = 0.0
-    best_us: float = 0.0
-    points: tuple[tuple[str, ShapePoint], ...] = field(default=())
+
+    @cached_property
+    def points(self) -> tuple[tuple[str, ShapePoint], ...]:
+        return tuple((q.site, p) for q in self.sites for p in q.points)
 
     @property
     def shapes(self) -> int:
@@ -113,9 +113,7 @@ class ModelQuality:
 
     @property
     def fastest_picked(self) -> float | None:
-        if not self.points:
-            return None
-        return sum(not p.slower for _, p in self.points) / len(self.points)
+        return _fastest_share([p for _, p in self.points])
 
     @property
     def geomean_regret(self) -> float | None:
@@ -127,7 +125,13 @@ class ModelQuality:
 
     @property
     def workload_lost(self) -> float | None:
-        return self.lost_us / self.best_us if self.best_us > 0 else None
+        best = sum(q.best_us for q in self.sites)
+        return sum(q.lost_us for q in self.sites) / best if best > 0 else None
+
+
+def _fastest_share(points: Sequence[ShapePoint]) -> float | None:
+    """Share of shapes where the pick is the fastest within noise."""
+    return sum(not p.slower for p in points) / len(points) if points else None
 
 
 def _round(x: float | None) -> float | None:
@@ -260,9 +264,7 @@ def model_quality(session: Session, heuristic: str = "inductor",
                   timings: Mapping[tuple[str, Key], KeyTimings] | None = None) -> ModelQuality:
     timings = timings if timings is not None else timings_by_key(session.measurements)
     namer = SizeNamer(session)
-    per_site = tuple(site_quality(session, s, timings, heuristic, namer) for s in session.sites)
-    points = tuple((q.site, p) for q in per_site for p in q.points)
-    return ModelQuality(per_site, sum(q.lost_us for q in per_site), sum(q.best_us for q in per_site), points)
+    return ModelQuality(tuple(site_quality(session, s, timings, heuristic, namer) for s in session.sites))
 
 
 def worst_regrets(session: Session, timings: Mapping[tuple[str, Key], KeyTimings] | None = None

@@ -101,6 +101,7 @@ class LivePipeline:
         self._examples: dict[str, int] = {}
         self._log: LiveLog | None = None
         self._logged_sites: set[str] = set()
+        self._codes: dict[str, str | None] = {}
         self.session = Session(environment=self._environment(), model=self._model_info())
 
     # ------------------------------------------------------------ lifecycle
@@ -417,11 +418,15 @@ class LivePipeline:
             self._log_new(s)
 
     def _wrapper_code(self, g: GraphRecord) -> str | None:
+        """A graph's wrapper file, read once: the session is refreshed after every run."""
         if g.wrapper_path is None:
             return None
-        with contextlib.suppress(OSError, UnicodeDecodeError):
-            return Path(g.wrapper_path).read_text()
-        return None
+        if g.wrapper_path not in self._codes:
+            code = None
+            with contextlib.suppress(OSError, UnicodeDecodeError):
+                code = Path(g.wrapper_path).read_text()
+            self._codes[g.wrapper_path] = code
+        return self._codes[g.wrapper_path]
 
     def _log_new(self, s: Session) -> None:
         assert self._log is not None

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from kinspect.core.eventlog import EventLog
+from kinspect.core.eventlog import EventLog, deciders
 from kinspect.core.session import DispatchEvent
 from kinspect.core.shapes import Key
 
@@ -37,10 +37,7 @@ class EventIndex:
             picks = Counter((e.site, e.key, e.picked) for e in events)
             wrong = Counter((e.site, e.key) for e in events if e.picked != e.predicted and e.override is None)
             self.call_sites = Counter((e.site, e.call_site) for e in events if e.call_site is not None)
-            self._deciders = {}
-            for e in events:
-                if not e.cache_hit and e.call_site is not None:
-                    self._deciders.setdefault((e.site, e.key), e.call_site)
+            self._deciders = deciders(events)
         self._at: dict[tuple[str, Key], Observed] = {}
         self.calls: Counter[str] = Counter()
         for (site, key, picked), n in picks.items():

@@ -90,3 +90,6 @@ def test_sweep_maps_the_shape_space_and_plot_draws_it(tmp_path):
     image = tmp_path / "map.png"
     kinspect("plot", out, "-o", image)
     assert image.stat().st_size > 10_000
+    report = tmp_path / "linear.md"
+    kinspect("export", out, "--format", "md", "-o", report)
+    assert "![decision map](linear.map.png)" in report.read_text() and (tmp_path / "linear.map.png").is_file()

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kinspect.core.eventlog import deciders
 from kinspect.core.export.markdown import code, prose, quote, table
 from kinspect.core.session import DispatchEvent, Session, Site
 from kinspect.core.quality import model_quality
@@ -251,10 +252,7 @@ def _decisions(s: Session) -> list[str]:
 def _deciders(s: Session) -> list[str]:
     """For shared multi-kernels: which call site's miss chose each key's variant for all."""
     shared = {site.name: site for site in s.sites if len(site.call_sites) > 1}
-    first: dict[tuple[str, Key], int] = {}
-    for e in s.events:
-        if e.site in shared and not e.cache_hit and e.call_site is not None:
-            first.setdefault((e.site, e.key), e.call_site)
+    first = {where: c for where, c in deciders(s.events).items() if where[0] in shared}
     if not first:
         return []
     rows = ((code(site), code(format_key(key)), code(shared[site].call_sites[c].label))
