@@ -72,6 +72,15 @@ class StepResult:
     error: str | None = None
 
 
+SUBPROCESS_AUTOTUNE = "TORCHINDUCTOR_AUTOTUNE_IN_SUBPROC"
+
+
+def _autotunes_in_subprocess() -> bool:
+    import torch._inductor.config as cfg
+
+    return bool(getattr(cfg, "autotune_in_subproc", False))
+
+
 def require_cuda() -> None:
     import torch
 
@@ -221,6 +230,12 @@ class LivePipeline:
         self.capture.autotuning = None
         where = "" if at is None else f" while autotuning {at.op} ({at.node}) at hint {at.hint}"
         detail = f"{type(e).__name__}: {_first_line(e)}"
+        if at is not None and "CUDA error" in detail and not _autotunes_in_subprocess():
+            # A faulting config kills this process's CUDA context; benchmarked in a child
+            # process it is only skipped (GPT-2 small compiled that way on the H200 after
+            # failing here three times at hint 64).
+            detail += (f"; Inductor benchmarked the configs in this process, where one faulted: rerun with "
+                       f"{SUBPROCESS_AUTOTUNE}=1 to benchmark them in a child process that skips it")
         others = [h for h in self.hints if at is not None and h != at.hint]
         if at is not None and at.hint in self.hints and others:
             detail += f"; without hint {at.hint} it may compile: --hints {','.join(map(str, others))}"
