@@ -40,7 +40,8 @@ from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.errors import KinspectError
 from kinspect.core.explain import SiteExplanation, explain, overview_json, shape_json
 from kinspect.core.quality import model_quality
-from kinspect.core.session import Baseline, CallSite, Session
+from kinspect.core.layer_groups import LayerGroup, group_layers
+from kinspect.core.session import Baseline, Session
 from kinspect.core.sessionfile.files import load
 from kinspect.core.shapes import SymbolShape, format_key, parse_shape
 from kinspect.core.timings import method_title, timings_by_key
@@ -176,16 +177,18 @@ def _print_overview(session: Session, console: Console) -> None:
         sites.add_column(col)
     for s in session.sites:
         sites.add_row(
-            Text(s.name), Text(s.op), Text("\n".join(_call_text(c) for c in s.call_sites)),
+            Text(s.name), Text(s.op), Text("\n".join(_call_text(g) for g in group_layers(s.call_sites))),
             Text(" ".join(t.text() for t in s.tensors)),
             Text("\n".join(f"{v.hint}: {v.kernel_name}" for v in s.variants)),
         )
     console.print(sites)
 
 
-def _call_text(c: CallSite) -> str:
-    """`h.0.attn.c_attn (Conv1D) modeling_gpt2.py:312`: the user's names for a call site."""
-    parts = [c.label]
+def _call_text(g: LayerGroup) -> str:
+    """`h.{0..11}.attn.c_attn ×12 (Conv1D) modeling_gpt2.py:312`: the user's names for the
+    call sites, repeated layers on one line."""
+    c = g.first
+    parts = [g.label] + ([f"×{len(g.members)}"] if len(g.members) > 1 else [])
     if c.module_class and c.module_class != c.label:
         parts.append(f"({c.module_class})")
     if c.where:
