@@ -37,6 +37,12 @@ class Environment:
     config: Mapping[str, Any] = field(default_factory=dict)
     peaks: Mapping[str, float] = field(default_factory=dict)
     """Measured ceilings of the GPU (`tflops_bf16`, `gbps`), for share-of-peak figures."""
+    rank: int | None = None
+    """The process's rank in a torchrun job (RANK); None outside one."""
+    world_size: int | None = None
+    """How many ranks the job had (WORLD_SIZE), so a merged view can say which are missing."""
+    local_rank: int | None = None
+    """The rank on its host (LOCAL_RANK): the CUDA device it was pinned to, which `gpu` names."""
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from kinspect.core.session import (
 from kinspect.core.sessionfile.checks import (
     _SOURCE_OK,
     MAX_RANK,
+    MAX_RANKS,
     MAX_SOURCE,
     MAX_TENSORS,
     MAX_TEXT,
@@ -94,6 +95,9 @@ def _environment(d: Any) -> Environment:
         platform=_opt_str(d.get("platform"), "environment.platform"),
         config=_scalar_map(d.get("config", {}), "environment.config"),
         peaks=peaks,
+        rank=_opt_int(d.get("rank"), "environment.rank", 0, MAX_RANKS - 1),
+        world_size=_opt_int(d.get("world_size"), "environment.world_size", 1, MAX_RANKS),
+        local_rank=_opt_int(d.get("local_rank"), "environment.local_rank", 0, MAX_RANKS - 1),
     )
 
 

@@ -45,6 +45,7 @@ def environment_json(e: Environment) -> dict[str, Any]:
         "created": e.created, "torch": e.torch, "triton": e.triton, "python": e.python,
         "gpu": e.gpu, "cuda": e.cuda, "platform": e.platform,
         "config": dict(e.config), "peaks": dict(e.peaks),
+        "rank": e.rank, "world_size": e.world_size, "local_rank": e.local_rank,
     }
 
 
