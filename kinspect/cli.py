@@ -34,11 +34,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
-    o = sub.add_parser("open", help="open a recorded session in the inspector")
-    o.add_argument("session")
+    o = sub.add_parser("open", help="open a recorded session (or a torchrun job's rank sessions, or their folder)")
+    o.add_argument("session", nargs="+", help="a session file; several rank sessions or a folder of them merge")
 
     e = sub.add_parser("explain", help="headless: what each site picks for a shape")
-    e.add_argument("session")
+    e.add_argument("session", nargs="+", help="a session or model.py; several rank sessions or a folder of them merge")
     e.add_argument("--shape", help='runtime shape: "B=1000" or a full key "(1000,1024),(4096,1024)"')
     e.add_argument("--site", help="restrict to one site (needed with a full key)")
     e.add_argument("--heuristic", default="inductor", help="distance to decide by (default: inductor)")
@@ -51,7 +51,7 @@ def _parser() -> argparse.ArgumentParser:
                         "(each compiled kind costs a compile)")
 
     x = sub.add_parser("export", help="write a session as JSON, a Markdown report or a Perfetto trace")
-    x.add_argument("session")
+    x.add_argument("session", nargs="+", help="a session; several rank sessions or a folder of them: perfetto only")
     x.add_argument("--format", required=True, choices=("json", "md", "perfetto"), dest="format")
     x.add_argument("-o", "--output", required=True, metavar="FILE", help="file to write")
 
@@ -89,7 +89,7 @@ def _parser() -> argparse.ArgumentParser:
     pl.add_argument("--site", help="only this site")
 
     i = sub.add_parser("inspect", help="the default: kinspect PATH opens model.py live (CUDA) or its recording, or a session")
-    i.add_argument("path")
+    i.add_argument("path", nargs="+")
     for command in sub.choices.values():  # `--debug` after the subcommand works too
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
     return p

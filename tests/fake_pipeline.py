@@ -37,6 +37,12 @@ from torch._inductor.codegen.multi_kernel import SizeHintMultiKernelCall  # noqa
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 
 
+def _rank(options: Options) -> dict[str, int | None]:
+    """The rank fields the real pipeline's environment takes from its options."""
+    r = options.rank
+    return {"rank": r and r.rank, "world_size": r and r.world_size, "local_rank": r and r.local_rank}
+
+
 def made_up_us(site: Site, key: tuple, variant: int, method: str) -> float:
     """Grows with the distance from the variant's hint; CUPTI reads v0 faster than events do."""
     hint = site.variants[variant].hint or 1
@@ -55,7 +61,7 @@ class FakePipeline:
         recorded = load(SAMPLES / f"{model_file.path.stem}.session.json")
         self._compiled = recorded
         self.session = Session(
-            environment=replace(recorded.environment, gpu="fake GPU (CPU stand-in)"),
+            environment=replace(recorded.environment, gpu="fake GPU (CPU stand-in)", **_rank(self.options)),
             model=ModelInfo(str(model_file.path), model_file.model_name, tuple(self.hints),
                             tuple(model_file.workload)),
         )

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -36,6 +37,8 @@ from rich.text import Text
 
 from kinspect.commands import recording
 from kinspect.commands.quality_view import quality_table, what_if_table
+from kinspect.commands.rank_sessions import is_merged, load_merged
+from kinspect.commands.rank_view import print_ranks
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.errors import KinspectError
 from kinspect.core.explain import SiteExplanation, explain, overview_json, shape_json
@@ -51,9 +54,13 @@ if TYPE_CHECKING:
     from kinspect.inductor.modelfile import ModelFile
 
 
-def run(path: str, shape: str | None, site: str | None, heuristic: str, as_json: bool,
+def run(path: str | Sequence[str], shape: str | None, site: str | None, heuristic: str, as_json: bool,
         measure: bool = False, hints: str | None = None, l2_flush: bool = False,
         baselines: str | None = None) -> int:
+    paths = [path] if isinstance(path, str) else list(path)
+    if is_merged(paths):
+        return _ranks(paths, shape, measure or bool(baselines) or bool(hints), as_json)
+    path = paths[0]
     if path.endswith(".py"):
         session = _model(path, shape, site, measure, hints, l2_flush, baselines)
     elif measure or baselines:
@@ -88,6 +95,20 @@ def run(path: str, shape: str | None, site: str | None, heuristic: str, as_json:
             console.print(_site_table(r, console.width >= 150))
         if baselines:
             console.print(_baseline_table(baselines))
+    return 0
+
+
+def _ranks(paths: list[str], shape: str | None, runs: bool, as_json: bool) -> int:
+    """Several rank sessions of a torchrun job (or their folder), side by side."""
+    if runs:
+        raise KinspectError("--measure, --baselines and --hints run a model: give model.py, not rank sessions")
+    if shape is not None:
+        raise KinspectError("--shape explains one session: give one rank's file, not several")
+    merged = load_merged(paths)
+    if as_json:
+        print(json.dumps(merged.to_json(), indent=1))
+    else:
+        print_ranks(merged, Console(highlight=False))
     return 0
 
 

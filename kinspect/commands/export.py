@@ -5,15 +5,27 @@ something was measured at two or more sizes; it links them."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from kinspect.core.errors import KinspectError
-from kinspect.core.export import export
+from kinspect.commands.rank_sessions import is_merged, load_merged
+from kinspect.core.export import export, export_ranks
 from kinspect.core.sessionfile.files import load
 
 
-def run(session_path: str, fmt: str, out: str) -> int:
-    session = load(session_path)
+def run(session_path: str | Sequence[str], fmt: str, out: str) -> int:
+    paths = [session_path] if isinstance(session_path, str) else list(session_path)
+    if is_merged(paths):
+        if fmt != "perfetto":
+            raise KinspectError(f"--format {fmt} takes one session; a torchrun job's rank sessions export "
+                                "together as --format perfetto (a process per rank)")
+        merged = load_merged(paths)
+        export_ranks(merged, out)
+        events = sum(len(s.events) for s in merged.sessions)
+        print(f"wrote {out} (perfetto, ranks {', '.join(map(str, merged.ranks))}, {events} events)")
+        return 0
+    session = load(paths[0])
     target = Path(out)
     writable = target.parent.is_dir() and not target.is_dir()  # else export says why, in one line
     images = _maps_beside(session, target) if fmt == "md" and writable else []

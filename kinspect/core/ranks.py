@@ -100,6 +100,14 @@ class Step:
 
 
 @dataclass(frozen=True)
+class StepTable:
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    slowest: tuple[bool, ...]
+    """Per row: this rank is its step's slowest."""
+
+
+@dataclass(frozen=True)
 class Straggler:
     step: int
     site: str
@@ -179,6 +187,35 @@ class MergedRanks:
         beside the Ranks view."""
         s = self.sessions[0]
         return replace(s, findings=[f for f in s.findings if f.kind not in RANK_KINDS] + self.findings)
+
+    def table(self) -> StepTable:
+        """Per step, a row per rank: its sizes, each site's picks (and measured us), its GPU
+        time, and how long it waits for the step's slowest rank; what explain and the
+        inspector's Ranks view show."""
+        columns = ("step", "rank", "sizes", *self.site_names, "GPU us", "waits us")
+        rows, slowest = [], []
+        for st in self.steps:
+            top, waits = st.slowest(), st.waits()
+            for r in st.ranks:
+                cells = [str(st.step), str(r.rank), " ".join(f"{k}={v}" for k, v in r.sizes.items())]
+                cells += [_work_text(r.sites.get(name)) for name in self.site_names]
+                cells.append("" if r.gpu_us is None else f"{r.gpu_us:.1f}")
+                cells.append("slowest" if r.rank == top else (f"{waits[r.rank]:.1f}" if r.rank in waits else ""))
+                rows.append(tuple(cells))
+                slowest.append(r.rank == top)
+        return StepTable(columns, tuple(rows), tuple(slowest))
+
+    def describe_ranks(self) -> list[str]:
+        """One line per rank: where it ran and where it was read from."""
+        out = []
+        for rank, s, src in zip(self.ranks, self.sessions, self._sources()):
+            env = s.environment
+            device = "" if env.local_rank is None else f" (cuda:{env.local_rank})"
+            out.append(f"rank {rank} of {self.world_size}: {env.gpu or 'unknown GPU'}{device}, "
+                       f"{len(s.events)} dispatches, {len(s.measurements)} measurements" + (f" · {src}" if src else ""))
+        if self.missing:
+            out.append(f"missing: rank {', '.join(map(str, self.missing))} (no session given)")
+        return out
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -384,6 +421,14 @@ def straggler_findings(stragglers: Sequence[Straggler]) -> list[Finding]:
             "warning", site=site, variants=tuple(sorted({p for x in xs for p in x.picks})),
         ))
     return out
+
+
+def _work_text(w: SiteWork | None) -> str:
+    """`v1 50.0`: the variants a rank ran in a site this step and their summed us."""
+    if w is None:
+        return "-"
+    picks = ",".join(f"v{p}" for p in dict.fromkeys(w.picks))
+    return picks if w.gpu_us is None else f"{picks} {w.gpu_us:.1f}"
 
 
 def _ranks_text(ranks: Sequence[int]) -> str:

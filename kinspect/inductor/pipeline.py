@@ -47,6 +47,7 @@ from kinspect.inductor.measure import (
 )
 from kinspect.inductor.modelfile import DynamicDim, ModelFile, distinct_examples
 from kinspect.inductor.recorder import LiveSite, Recorder
+from kinspect.inductor.torchrun import Rank
 
 DEFAULT_HINTS = (64, 256, 4096)
 
@@ -62,6 +63,8 @@ class Options:
     failure_log: Path | None = None
     """Where the full traceback of a failed compile or run is appended (the message
     itself is one line)."""
+    rank: Rank | None = None
+    """This process's rank in a torchrun job, which the session names."""
 
 
 @dataclass
@@ -462,6 +465,7 @@ class LivePipeline:
             triton_version = triton.__version__
         except ImportError:
             triton_version = None
+        rank = self.options.rank
         return Environment(
             created=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             torch=torch.__version__,
@@ -477,6 +481,9 @@ class LivePipeline:
                 "force_disable_caches": not self.options.allow_caches,
                 "train": self.options.train,
             },
+            rank=None if rank is None else rank.rank,
+            world_size=None if rank is None else rank.world_size,
+            local_rank=None if rank is None else rank.local_rank,
         )
 
     def _model_info(self) -> ModelInfo:

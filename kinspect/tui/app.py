@@ -35,6 +35,7 @@ from kinspect.core.explain import SiteExplanation, explain_site
 from kinspect.core.decision_map import DecisionMap, Heatmap, decision_map
 from kinspect.core.heuristics import HEURISTICS
 from kinspect.core.quality import worst_regrets
+from kinspect.core.ranks import MergedRanks
 from kinspect.core.timings import KeyTimings, timings_by_key
 from kinspect.core.whatif import what_ifs
 from kinspect.core.session import Site
@@ -66,6 +67,7 @@ from kinspect.tui.widgets.decision_summary import DecisionSummary
 from kinspect.tui.widgets.diff_view import DiffView
 from kinspect.tui.widgets.findings_list import FindingsList
 from kinspect.tui.widgets.measure_bar import MeasureBar
+from kinspect.tui.widgets.ranks_view import RankSteps, RanksView
 from kinspect.tui.widgets.shape_entry import ShapeEntry
 from kinspect.tui.widgets.shape_input import ShapeInput
 from kinspect.tui.widgets.site_list import SiteList
@@ -160,6 +162,8 @@ class InspectorApp(App[None]):
                     tooltip=f"Show the {tab} tab", group=TABS)
             for i, tab in enumerate(TAB_IDS, 1)
         ),
+        Binding("9", "show_tab('ranks')", "Ranks", id="kinspect.tab.ranks", group=TABS,
+                tooltip="Show a torchrun job's ranks side by side (sessions opened together)"),
         Binding("e", "export", "Export", id="kinspect.export",
                 tooltip="Write the session as JSON, a Markdown report or a Perfetto trace"),
     ]
@@ -173,6 +177,8 @@ class InspectorApp(App[None]):
         super().__init__(driver_class=driver_class)
         self.source = source
         self.session = source.session
+        self.ranks: MergedRanks | None = getattr(source, "ranks", None)
+        """A torchrun job's ranks, when the session is one of several opened together."""
         self.heuristic = "inductor"
         self.show_terms = False
         self.site: Site | None = self.session.sites[0] if self.session.sites else None
@@ -229,6 +235,9 @@ class InspectorApp(App[None]):
                         yield from self.debug_view.compose_timeline()
                     with TabPane("Map", id="map"):
                         yield DecisionMapView(id="map-view")
+                    if self.ranks is not None:
+                        with TabPane(f"Ranks ({len(self.ranks.ranks)})", id="ranks"):
+                            yield RanksView(self.ranks, id="ranks-view")
         yield MeasureBar(id="measure-bar")
         yield Footer(compact=True)
 
@@ -432,6 +441,8 @@ class InspectorApp(App[None]):
     # ------------------------------------------------------------ actions
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "show_tab" and parameters == ("ranks",) and self.ranks is None:
+            return False  # one session: no Ranks tab, and no key for it in the footer
         if action in DEBUG_ACTIONS and self.active_tab() not in DEBUG_TABS:
             return False  # out of the debugger's tabs: out of the footer too
         return self.applies(action)
@@ -454,6 +465,8 @@ class InspectorApp(App[None]):
         out = []
         for b in self.BINDINGS:
             assert isinstance(b, Binding)
+            if b.id == "kinspect.tab.ranks" and self.ranks is None:
+                continue
             if self.applies(b.action.split("(")[0]) is True:
                 out.append(b)
         return out
@@ -473,7 +486,8 @@ class InspectorApp(App[None]):
         for where, cls in (("anywhere", InspectorApp), ("shape", ShapeInput), ("variants", VariantsTable),
                            ("sites", SiteList), ("symbolic", SymbolicTable), ("findings", FindingsList),
                            ("breakpoints", BreakpointList), ("condition", ConditionInput),
-                           ("timeline", TimelineView), ("prompts", JumpScreen), ("help", HelpScreen)):
+                           ("timeline", TimelineView), ("ranks", RankSteps), ("prompts", JumpScreen),
+                           ("help", HelpScreen)):
             for b in cls.BINDINGS:
                 assert isinstance(b, Binding)
                 yield where, b
@@ -489,7 +503,7 @@ class InspectorApp(App[None]):
         self.query_one(TabbedContent).active = tab
         focus = {"variants": "#variants-table", "symbolic": "#symbolic-table", "findings": "#findings-list",
                  "source": "#source-view", "debugger": "#event-panel", "timeline": "#timeline-view",
-                 "map": "#map-view"}.get(tab)
+                 "map": "#map-view", "ranks": "#ranks-steps"}.get(tab)
         if focus is not None:
             self.query_one(focus).focus()
 

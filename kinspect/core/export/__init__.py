@@ -15,6 +15,7 @@ from pathlib import Path
 
 from kinspect.core.errors import KinspectError
 from kinspect.core.export import perfetto, report_md
+from kinspect.core.ranks import MergedRanks
 from kinspect.core.session import Session
 from kinspect.core.sessionfile.files import save
 
@@ -42,6 +43,17 @@ def export(session: Session, fmt: str, path: str | os.PathLike[str], images: Seq
             save(session, path)
         else:
             _write(path, render(session, fmt, images))
+    except OSError as e:
+        raise KinspectError(f"cannot write {path}: {e.strerror or e}") from None
+
+
+def export_ranks(merged: MergedRanks, path: str | os.PathLike[str]) -> None:
+    """A torchrun job's rank sessions as one Perfetto trace, a process per rank."""
+    path = Path(path)
+    if path.is_dir():
+        raise KinspectError(f"{path}: is a directory; give a file name")
+    try:
+        _write(path, json.dumps(perfetto.ranks_trace(merged), ensure_ascii=False, separators=(",", ":")))
     except OSError as e:
         raise KinspectError(f"cannot write {path}: {e.strerror or e}") from None
 
