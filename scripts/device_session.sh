@@ -5,6 +5,8 @@
 #                                      record (and sweep) the samples into $OUT/samples
 #   scripts/device_session.sh rest     the CLI, baseline and inspector GPU tests
 #   scripts/device_session.sh bench    the recorder overhead and GPT-2 small (12 layers) benchmarks
+#   scripts/device_session.sh ranks    2 GPUs (nvidia-h200-x2): torchrun records samples/ddp.py, one
+#                                      session per rank, into $OUT/samples; the merged explain
 # Each ends with a short table. Copy $OUT/samples/*.session.json into samples/ to commit them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +33,11 @@ record)
 rest)
     gpu_tests tests/gpu/test_gpu_cli.py tests/gpu/test_gpu_baselines.py tests/gpu/test_gpu_inspector.py "${@:2}"
     python3 scripts/session_table.py "$out"/samples/*.session.json 2>/dev/null
+    ;;
+ranks)
+    gpu_tests tests/gpu/test_gpu_ranks.py "${@:2}"
+    COLUMNS=200 python3 -m kinspect explain "$out"/samples/ddp.rank0.session.json "$out"/samples/ddp.rank1.session.json 2>&1 | head -80
+    python3 scripts/session_table.py "$out"/samples/ddp.rank*.session.json
     ;;
 bench)
     [ -n "${SKIP_OVERHEAD:-}" ] || timeout 60 python3 benchmarks/recorder_overhead.py 2>&1 | tee "$out/recorder-overhead.txt" | tail -14
