@@ -3,14 +3,16 @@ their findings, on synthetic per-rank sessions (tests/ranks_sessions.py)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from ranks_sessions import TIMES, rank_session
 
+from kinspect import cli
 from kinspect.core.errors import KinspectError
 from kinspect.core.ranks import merge
-from kinspect.core.session import Environment
+from kinspect.core.session import DispatchEvent, Environment
 from kinspect.core.sessionfile.files import load, save
 
 
@@ -115,3 +117,73 @@ def test_rank_world_size_and_local_rank_are_saved_and_an_old_session_has_none(tm
     (tmp_path / "bad.json").write_text(text)
     with pytest.raises(KinspectError, match=r"bad.json: environment.rank: integer -1 outside 0..1048575$"):
         load(tmp_path / "bad.json")
+
+
+# ---------------------------------------------------------------- the commands
+
+
+@pytest.fixture
+def job(tmp_path):
+    """A folder of two rank sessions; rank 1's compile ran a dispatch 3 ms before its workload."""
+    r0, r1 = rank_session(0, [100, 1000], TIMES), rank_session(1, [1000, 100], TIMES)
+    first = r1.events[0]
+    for e in r1.events:
+        e.seq, e.t_ns = e.seq + 1, e.t_ns + 3_000_000
+    r1.events = [DispatchEvent(0, first.site, first.key, first.picked, first.picked, False, None, 0), *r1.events]
+    save(r0, tmp_path / "model.rank0.session.json")
+    save(r1, tmp_path / "model.rank1.session.json")
+    save(rank_session(0, [100]), tmp_path / "other.session.json")  # not a rank file: left out of the folder
+    return tmp_path
+
+
+def test_explain_json_of_a_folder_lists_each_step_by_rank(job, capsys):
+    assert cli.main(["explain", str(job), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [r["source"] for r in doc["ranks"]] == [str(job / "model.rank0.session.json"),
+                                                    str(job / "model.rank1.session.json")]
+    step = doc["steps"][0]
+    assert (step["slowest"], step["waits_us"]) == (1, {"0": 40.0, "1": 0.0})
+    assert [(r["rank"], r["sizes"], r["sites"]["multi_kernel_0"]["picks"], r["gpu_us"]) for r in step["ranks"]] == [
+        (0, {"B": 100}, [0], 10.0), (1, {"B": 1000}, [1], 50.0)]
+    assert [(x["step"], x["rank"], x["cost_us"]) for x in doc["stragglers"]] == [(0, 1, 10.0), (1, 0, 10.0)]
+    assert len(doc["steps"]) == 2  # the compile's dispatch is in no step
+    assert [f["kind"] for f in doc["findings"]] == ["straggler", "straggler"]
+
+
+def test_the_perfetto_trace_has_a_process_per_rank_lined_up_at_the_first_step(job, tmp_path, capsys):
+    out = tmp_path / "trace.json"
+    assert cli.main(["export", str(job), "--format", "perfetto", "-o", str(out)]) == 0
+    assert capsys.readouterr().out == f"wrote {out} (perfetto, ranks 0, 1, 5 events)\n"
+    doc = json.loads(out.read_text())
+    dispatches = [e for e in doc["traceEvents"] if e.get("cat") == "dispatch"]
+    assert [(e["pid"], e["args"]["step"], e["ts"]) for e in dispatches] == [
+        (1, 0, 3000.0), (1, 1, 3001.0), (2, None, 0.0), (2, 0, 3000.0), (2, 1, 3001.0)]  # step 0 lines up
+    sort = {e["pid"]: e["args"]["sort_index"] for e in doc["traceEvents"] if e["name"] == "process_sort_index"}
+    assert sort == {1: 0, 2: 1}
+    assert doc["otherData"]["aligned"] == "each rank's own clock, shifted so that all ranks start workload step 0 together"
+
+
+@pytest.mark.parametrize("args, error", [
+    (["explain", "{job}", "--shape", "B=100"], "--shape explains one session: give one rank's file, not several"),
+    (["export", "{job}", "--format", "md", "-o", "{job}/r.md"],
+     "--format md takes one session; a torchrun job's rank sessions export together as --format perfetto "
+     "(a process per rank)"),
+    (["explain", "{job}/model.rank0.session.json", "{job}/other.session.json"],
+     "{job}/other.session.json and {job}/model.rank0.session.json are both rank 0"),
+    (["explain", "{empty}"], "{empty}: holds no rank sessions (MODEL.rankN.session.json, as torchrun "
+                             "--nproc-per-node N -m kinspect record model.py writes)"),
+])
+def test_what_cannot_merge_is_one_line(job, tmp_path_factory, capsys, args, error):
+    empty = tmp_path_factory.mktemp("empty")
+    fill = {"job": job, "empty": empty}
+    assert cli.main([a.format(**fill) for a in args]) == 2
+    assert capsys.readouterr().err == f"kinspect: error: {error.format(**fill)}\n"
+    assert not (job / "r.md").exists()
+
+
+def test_open_on_a_folder_gives_the_inspector_the_lowest_rank_and_the_ranks(job):
+    from kinspect.commands.inspect import ranks_source
+
+    source = ranks_source([str(job)])
+    assert source.session.environment.rank == 0 and source.ranks.ranks == (0, 1)
+    assert source.banner().endswith("model.rank0.session.json · rank 0 of 2; rank 1 beside it in the Ranks tab (9)")
