@@ -287,6 +287,7 @@ def _rank_steps(rank: int, session: Session) -> dict[int, RankStep]:
         if e.step is None or e.site not in sites:
             continue
         calls.setdefault(e.step, {}).setdefault(e.site, []).append((e.key, e.picked))
+    costs: dict[tuple[str, Key, int], tuple[float, float] | None] = {}
     out = {}
     for step, by_site in calls.items():
         sizes: dict[str, int] = {}
@@ -295,26 +296,38 @@ def _rank_steps(rank: int, session: Session) -> dict[int, RankStep]:
             for key in dict.fromkeys(k for k, _ in done):
                 for k, v in namer(sites[name], key).items():
                     sizes.setdefault(k, v)
-            work[name] = _site_work(name, done, timings)
+            work[name] = _site_work(name, done, timings, costs)
         out[step] = RankStep(rank, sizes, work)
     return out
 
 
-def _site_work(site: str, done: Sequence[tuple[Key, int]], timings: Mapping[tuple[str, Key], KeyTimings]) -> SiteWork:
+def _site_work(site: str, done: Sequence[tuple[Key, int]], timings: Mapping[tuple[str, Key], KeyTimings],
+               costs: dict[tuple[str, Key, int], tuple[float, float] | None]) -> SiteWork:
     picks: dict[Key, int] = {}
     gpu: float | None = 0.0
     best: float | None = 0.0
     for key, picked in done:
         picks.setdefault(key, picked)
-        t = timings.get((site, key))
-        us = None if t is None else t.median(picked)
-        if us is None or gpu is None or best is None:
+        where = (site, key, picked)
+        if where not in costs:
+            costs[where] = _cost(timings.get((site, key)), picked)
+        cost = costs[where]
+        if cost is None or gpu is None or best is None:
             gpu = best = None
             continue
-        gpu += us
-        fast = t.median(t.fastest) if t is not None and t.fastest is not None and t.slower(picked) else None
-        best += us if fast is None else fast
+        gpu += cost[0]
+        best += cost[1]
     return SiteWork(site, tuple(picks), tuple(picks.values()), len(done), gpu, best)
+
+
+def _cost(t: KeyTimings | None, picked: int) -> tuple[float, float] | None:
+    """(the pick's median, the fastest's where the pick is slower beyond noise, else the
+    pick's) at one key; None where the pick was not measured."""
+    us = None if t is None else t.median(picked)
+    if t is None or us is None:
+        return None
+    fast = t.median(t.fastest) if t.fastest is not None and t.slower(picked) else None
+    return us, us if fast is None else fast
 
 
 def _stragglers(step: Step, site: str) -> list[Straggler]:

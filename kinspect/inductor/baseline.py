@@ -105,7 +105,11 @@ def _child(model_path: str, kind: str, sizes: dict[str, int], hints: Sequence[in
     import torch._inductor.config as cfg
 
     from kinspect.inductor.modelfile import distinct_examples, load_model_file
+    from kinspect.inductor.torchrun import from_environment
 
+    rank = from_environment()
+    if rank is not None:  # a rank's baseline runs on that rank's GPU, outside the job's process group
+        torch.cuda.set_device(rank.local_rank)
     mf = load_model_file(model_path)
     full = {**distinct_examples(mf.examples), **sizes}
     model = mf.model
