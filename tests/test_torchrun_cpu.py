@@ -128,3 +128,15 @@ def test_outside_torchrun_there_is_no_rank():
 
     assert from_environment({}) is None
     assert from_environment({"RANK": "1", "WORLD_SIZE": "2", "LOCAL_RANK": "1"}) == Rank(1, 2, 1)
+
+
+def test_under_torchrun_without_cuda_each_rank_says_so_in_one_line(job, monkeypatch, capsys):
+    from kinspect.commands import recording
+
+    monkeypatch.setattr(recording, "cuda_available", lambda: False)
+    for name, value in (("RANK", "1"), ("WORLD_SIZE", "2"), ("LOCAL_RANK", "1")):
+        monkeypatch.setenv(name, value)
+    assert cli.main(["record", str(job)]) == 2
+    assert capsys.readouterr().err == (f"kinspect: error: {job}: rank 1: kinspect record under torchrun needs a CUDA "
+                                       "GPU per rank and none is available here\n")
+    assert not list(job.parent.glob("*.session.json*"))

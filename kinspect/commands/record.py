@@ -28,7 +28,8 @@ def run(model: str, out: str | None, hints: str | None, shapes: list[str] | None
     # Under torchrun: this rank's GPU and the process group before the model file is
     # imported, so that it can build DistributedDataParallel and read its rank.
     if not recording.cuda_available():
-        raise KinspectError(recording.no_cuda(Path(model), "kinspect record"))
+        raise KinspectError(f"{model}: rank {rank.rank}: kinspect record under torchrun needs a CUDA GPU per rank "
+                            "and none is available here")
     torchrun.join(rank)
     try:
         return _record(model, out, hint_list, steps, train, allow_caches, measure, l2_flush, kinds, rank)
