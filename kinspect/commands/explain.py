@@ -22,6 +22,14 @@ noise).
 
 or `{"name", "graph", "op", "error"}` for a site the shape does not determine (a symbol
 it needs is missing). Keys marked ? appear only when they apply.
+
+Given a torchrun job's rank sessions (several files, or their folder) it shows the ranks
+side by side (`kinspect.core.ranks`); `--json` prints `{"ranks": [{"rank", "gpu",
+"local_rank", "source"}], "world_size", "missing_ranks", "steps": [{"step", "slowest",
+"waits_us": {rank: us}, "ranks": [{"rank", "sizes", "gpu_us", "sites": {site: {"picks",
+"keys", "calls", "gpu_us"}}}]}], "divergences": [{"site", "variants", "groups": [{"ranks",
+"kernels"}]}], "stragglers": [{"step", "site", "rank", "picks", "sizes", "step_us",
+"cost_us", "share"}], "findings": [{"kind", "severity", "site", "message"}]}`.
 """
 
 from __future__ import annotations
