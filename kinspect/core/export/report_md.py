@@ -15,29 +15,35 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kinspect.core.comparison import TITLES, Row, comparison, sizes_text
 from kinspect.core.eventlog import deciders
 from kinspect.core.export.markdown import code, prose, quote, table
 from kinspect.core.session import DispatchEvent, Session, Site
 from kinspect.core.quality import model_quality
 from kinspect.core.shapes import Key, format_key
+from kinspect.core.variance import regret_spread
 from kinspect.core.whatif import current, what_ifs
 
-SECTIONS = ("Environment", "Symbols", "Sites", "Findings", "Quality", "Decisions", "Measurements", "Baselines")
+SECTIONS = ("Environment", "Symbols", "Sites", "Findings", "Quality", "Comparison", "Decisions", "Measurements",
+            "Baselines")
 
 
-def render(session: Session, images: Sequence[str] = ()) -> str:
-    """The report; `images` are files written beside it (decision maps), linked under Quality."""
+def render(session: Session, images: Sequence[str] = (), chart: str | None = None) -> str:
+    """The report; `images` are files written beside it (decision maps), linked under
+    Quality; `chart` is the comparison's image beside it, linked under Comparison."""
     title = session.model.name or session.model.path or "session"
     lines = [f"# kinspect report: {prose(title)}", ""]
     if session.truncated:
         lines += [f"> **Truncated recording:** {prose(session.truncated)}", ""]
-    for name, part in zip(SECTIONS, (_environment, _symbols, _sites, _findings, _quality, _decisions,
-                                         _measurements, _baselines)):
+    for name, part in zip(SECTIONS, (_environment, _symbols, _sites, _findings, _quality, _comparison,
+                                         _decisions, _measurements, _baselines)):
         lines += [f"## {name}", ""]
         lines += part(session) or ["None recorded."]
         lines.append("")
         if name == "Quality" and images:
             lines += [f"![decision map]({quote(image)})" for image in images] + [""]
+        if name == "Comparison" and chart:
+            lines += [f"![comparison]({quote(chart)})", ""]
     return "\n".join(lines)
 
 
@@ -292,6 +298,36 @@ def _measurements(s: Session) -> list[str]:
         "",
         *table(("site", "key", "variant", "method", "median", "p20–p80", "samples", "CUPTI", "regret"), rows),
     ]
+
+
+def _comparison(s: Session) -> list[str]:
+    c = comparison(s)
+    if c is None:
+        return []
+    rows = [(prose(sizes_text(r.sizes)), *(_cell(r, k) for k in c.kinds)) for r in c.rows]
+    rows.append(("**geomean slowdown vs the best per shape**", *(_times(c.slowdown(k)) for k in c.kinds)))
+    spread = regret_spread(s)
+    lines = [
+        f"The whole model's GPU time per call (µs, summed CUPTI kernel time) at each shape, "
+        f"`kinspect compare`'s five ways. `hinted` and `oracle` are the compile under inspection "
+        f"(the oracle forces the fastest measured variant at every site); the others are fresh "
+        f"compiles, which autotune anew: one shape's gap between kinds mixes their difference with "
+        f"compile-to-compile noise. The slowdown averages the {len(c.complete)} shapes where every kind was timed.",
+        "",
+        *table(("sizes", *(TITLES[k] for k in c.kinds)), rows),
+    ]
+    if spread:
+        lines += ["", "Each site's geometric-mean regret, per compile of the same hints (fresh caches):", "",
+                  *table(("site", "compiles", "regret per compile"),
+                         [(code(site), str(len(v)), ", ".join(_times(x) for x in v)) for site, v in spread.items()])]
+    return lines
+
+
+def _cell(r: Row, kind: str) -> str:
+    t = r.times.get(kind)
+    if t is None:
+        return prose(r.errors.get(kind, ""))
+    return f"**{t:.1f}**" if r.best == kind else f"{t:.1f}"
 
 
 def _baselines(s: Session) -> list[str]:
