@@ -52,7 +52,7 @@ def run(model: str, ranges: list[str], workload: str | None, max_hints: int, com
     cands = parse_hints(candidates) if candidates else advise.candidate_hints(*span)
     mf = load_model_file(model)
     mf.check_names(spans, "--range")
-    load = workload_for(workload, [dict(w) for w in mf.workload], name, span, points)
+    load = advise.within(workload_for(workload, [dict(w) for w in mf.workload], name, span, points), name, span)
     mf.check_names({k for s, _ in load.points for k in s}, "--workload")
     if not recording.cuda_available():
         raise KinspectError(recording.no_cuda(mf.path, "kinspect advise"))
@@ -85,9 +85,10 @@ def run(model: str, ranges: list[str], workload: str | None, max_hints: int, com
 
 
 def proposals_table(proposals: list[advise.Proposal], rows: int = 5) -> Table:
-    t = Table(title=Text("predicted from the candidate compile (one compile; no recompile yet)"), title_justify="left",
-              caption=Text("regret: the workload's GPU time at the sites with Inductor deciding among these hints' "
-                           "variants, over the fastest candidate kernel at each size"), caption_justify="left")
+    t = Table(title=Text("best hint sets, predicted from the candidate compile (one compile)"), title_justify="left",
+              caption=Text("predicted regret: the workload's GPU time at the sites with Inductor deciding among "
+                           "these hints' variants, over the fastest candidate kernel at each size"),
+              caption_justify="left", min_width=80)
     t.add_column("hints")
     t.add_column("predicted regret", justify="right")
     for p in proposals[:rows]:
@@ -97,7 +98,7 @@ def proposals_table(proposals: list[advise.Proposal], rows: int = 5) -> Table:
 
 def advice_table(advice: Advice) -> Table:
     t = Table(title=Text("verified by compiling afresh: predicted vs measured workload regret against the oracle"),
-              title_justify="left",
+              title_justify="left", min_width=80,
               caption=Text("predicted: the candidate compile's kernels; measured: each hint set compiled afresh and "
                            "timed at the same sizes, over the same oracle (a measured figure below ×1.0 means a "
                            "fresh compile found a kernel faster than every candidate's)"), caption_justify="left")

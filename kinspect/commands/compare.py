@@ -17,6 +17,7 @@ from kinspect.core.boundaries import log_grid
 from kinspect.core.comparison import comparison
 from kinspect.core.errors import KinspectError
 from kinspect.core.sweep_plan import axis_points, parse_ranges
+from kinspect.core.variance import unstable_autotune
 
 
 def shapes_for(ranges: list[str] | None, shapes: list[str] | None, points: int) -> list[dict[str, int]]:
@@ -69,8 +70,7 @@ def run(model: str, ranges: list[str] | None, shapes: list[str] | None, points: 
         console.print(spread)
     for line in regret_lines(session):
         console.print(line, markup=False)
-    for f in session.findings:
-        if f.kind == "unstable-autotune":
-            console.print(f"unstable-autotune: {f.site}: {f.message}", markup=False)
+    for f in unstable_autotune(session):
+        console.print(f"unstable-autotune: {f.site}: {f.message}", markup=False)
     console.print(phases_line(phases), markup=False)
     return 0

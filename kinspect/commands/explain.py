@@ -36,6 +36,7 @@ from rich.text import Text
 
 from kinspect.commands import recording
 from kinspect.commands.quality_view import quality_table, what_if_table
+from kinspect.core.variance import regret_spread
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.errors import KinspectError
 from kinspect.core.explain import SiteExplanation, explain, overview_json, shape_json
@@ -70,7 +71,7 @@ def run(path: str, shape: str | None, site: str | None, heuristic: str, as_json:
         else:
             console = Console(highlight=False)
             if quality.shapes:
-                console.print(quality_table(quality))
+                console.print(quality_table(quality, regret_spread(session)))
             _print_overview(session, console)
             if results:
                 console.print(what_if_table(results, session))
@@ -83,7 +84,7 @@ def run(path: str, shape: str | None, site: str | None, heuristic: str, as_json:
     else:
         console = Console(highlight=False)
         if quality.shapes:
-            console.print(quality_table(quality))
+            console.print(quality_table(quality, regret_spread(session)))
         for r in results:
             console.print(_site_table(r, console.width >= 150))
         if baselines:

@@ -94,6 +94,16 @@ def parse_workload_file(text: str, name: str) -> Workload:
     return Workload(tuple((dict(k), w) for k, w in counts.items()), f"the file {name} ({calls} calls, {len(counts)} sizes)")
 
 
+def within(workload: Workload, name: str, span: tuple[int, int]) -> Workload:
+    """The workload's sizes inside the range (advice is for the range); says how many were not."""
+    inside = tuple((s, w) for s, w in workload.points if span[0] <= s.get(name, span[0]) <= span[1])
+    if not inside:
+        raise KinspectError(f"no size of {workload.source} lies in {name}={span[0]}..{span[1]}")
+    left = len(workload.points) - len(inside)
+    note = f"; {left} of its sizes outside {name}={span[0]}..{span[1]} left out" if left else ""
+    return Workload(inside, workload.source + note)
+
+
 @dataclass
 class SiteTable:
     """One site at the workload's sizes: every candidate variant's time (P x V), the
@@ -193,11 +203,6 @@ def search(tabs: Sequence[SiteTable], max_hints: int) -> list[Proposal]:
                 out.append(Proposal(subset, regret))
     out.sort(key=lambda p: (round(p.regret, 9), len(p.hints), p.hints))
     return out
-
-
-def predicted(proposals: Sequence[Proposal], hints: Sequence[int]) -> Proposal | None:
-    want = tuple(sorted(hints))
-    return next((p for p in proposals if p.hints == want), None)
 
 
 def hint_key(site: Site, hint: int) -> Key:

@@ -16,6 +16,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from kinspect.core.quality import SizeNamer
 from kinspect.core.session import Finding, Recompile, Session
 from kinspect.core.shapes import Key, format_key
 from kinspect.core.timings import KeyTimings, timings_by_key
@@ -112,12 +113,14 @@ def unstable_autotune(session: Session) -> list[Finding]:
     for (site, hint), found in by_hint.items():
         worst = max(found, key=lambda s: s.ratio or 0.0)
         t = worst.timed
+        sizes = SizeNamer(session)(session.site(site), worst.key)
+        where = " ".join(f"{k}={v}" for k, v in sizes.items()) or format_key(worst.key)
         kernels = len({k for k in worst.kernels if k is not None})
         index = next((v.index for v in session.site(site).variants if v.hint == hint), None)
         out.append(Finding(
             "unstable-autotune",
             f"hint {hint} emitted {kernels} different kernels over {len(worst.times)} compiles; at "
-            f"{format_key(worst.key)} it ran {min(t):.1f}-{max(t):.1f} us (×{worst.ratio:.2f}): "
+            f"{where} it ran {min(t):.1f}-{max(t):.1f} us (×{worst.ratio:.2f}): "
             f"one compile's figures for this hint may mislead",
             "warning", site=site, variants=() if index is None else (index,),
         ))

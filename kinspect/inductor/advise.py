@@ -48,9 +48,7 @@ def run_advise(live: LivePipeline, name: str, span: tuple[int, int], workload: a
     live.compile()
     phases["candidate compile"] = time.perf_counter() - started
     full = live.examples
-    sizes = [{**full, **s} for s, _ in workload.points if all(span[0] <= v <= span[1] for k, v in s.items() if k == name)]
-    if not sizes:
-        raise KinspectError(f"no workload size lies in {name}={span[0]}..{span[1]}")
+    sizes = [{**full, **s} for s, _ in workload.points]
     started = time.perf_counter()
     progress(f"timing every variant of every site at the workload's {len(sizes)} sizes")
     run_sweep(live, {name: span}, len(sizes), progress, sizes=sizes)
@@ -61,8 +59,12 @@ def run_advise(live: LivePipeline, name: str, span: tuple[int, int], workload: a
     if not proposals:
         raise KinspectError("no workload size has every variant timed: nothing to advise on")
     phases["search"] = time.perf_counter() - started
-    out = Advice(workload, proposals, proposals[0], advise.predicted(proposals, advise.DEFAULT_HINTS),
-                 missing=tabs.missing, phases=phases)
+    compiled = {h for t in tabs.sites for h in t.hints}
+    default = None
+    if compiled >= set(advise.DEFAULT_HINTS):
+        regret = advise.workload_regret(tabs.sites, advise.DEFAULT_HINTS)
+        default = None if regret is None else advise.Proposal(advise.DEFAULT_HINTS, regret)
+    out = Advice(workload, proposals, proposals[0], default, missing=tabs.missing, phases=phases)
     measured_sizes = [dict(p) for s in live.session.sweeps[-1:] for p in s.points]
     started = time.perf_counter()
     for hints in dict.fromkeys([out.best.hints, advise.DEFAULT_HINTS]):
