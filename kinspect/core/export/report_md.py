@@ -306,7 +306,7 @@ def _comparison(s: Session) -> list[str]:
         return []
     rows = [(prose(sizes_text(r.sizes)), *(_cell(r, k) for k in c.kinds)) for r in c.rows]
     rows.append(("**geomean slowdown vs the best per shape**", *(_times(c.slowdown(k)) for k in c.kinds)))
-    spread = regret_spread(s)
+    spread = {site: v for site, v in regret_spread(s).items() if len(v) > 1}
     lines = [
         f"The whole model's GPU time per call (µs, summed CUPTI kernel time) at each shape, "
         f"`kinspect compare`'s five ways. `hinted` and `oracle` are the compile under inspection "
