@@ -69,18 +69,18 @@ def run(model: str, ranges: list[str], workload: str | None, max_hints: int, com
                 live.save(target)
     progress(f"saved {target} (the candidate compile, its sweep and the verification compiles)")
     console = Console(highlight=False)
-    console.print(f"workload: {advice.workload.source}", markup=False)
+    console.print(f"workload: {advice.workload.source}", markup=False, soft_wrap=True)
     if advice.missing:
         console.print(f"{len(advice.missing)} workload sizes had no timing for every variant and are left out",
-                      markup=False)
+                      markup=False, soft_wrap=True)
     console.print(proposals_table(advice.proposals), advice_table(advice))
     for why in advice.failed:
-        console.print(f"verification failed for {why}", markup=False)
-    console.print(phases_line(advice.phases), markup=False)
+        console.print(f"verification failed for {why}", markup=False, soft_wrap=True)
+    console.print(phases_line(advice.phases), markup=False, soft_wrap=True)
     chosen, note = choice(advice)
     if note:
-        console.print(note, markup=False)
-    console.print(f"torch._inductor.config.multi_kernel_hints = {list(chosen)}", markup=False)
+        console.print(note, markup=False, soft_wrap=True)
+    console.print(f"torch._inductor.config.multi_kernel_hints = {list(chosen)}", markup=False, soft_wrap=True)
     return 0
 
 

@@ -69,8 +69,8 @@ def run(model: str, ranges: list[str] | None, shapes: list[str] | None, points: 
     if spread is not None:
         console.print(spread)
     for line in regret_lines(session):
-        console.print(line, markup=False)
+        console.print(line, markup=False, soft_wrap=True)
     for f in unstable_autotune(session):
-        console.print(f"unstable-autotune: {f.site}: {f.message}", markup=False)
-    console.print(phases_line(phases), markup=False)
+        console.print(f"unstable-autotune: {f.site}: {f.message}", markup=False, soft_wrap=True)
+    console.print(phases_line(phases), markup=False, soft_wrap=True)
     return 0
