@@ -33,7 +33,7 @@ def build(sites: int, shapes: int):
     s = synthetic_session(sites, 1, 0, seed=3, measured=False)
     s.sites = [replace(site, variants=tuple(Variant(i, h, tuple(t.key_at_hint(h) for t in site.tensors), f"k{i}")
                                             for i, h in enumerate(HINTS))) for site in s.sites]
-    workload = advise.uniform_workload("B", 8, 2 ** 22, shapes)  # wide enough for 200 distinct sizes
+    workload = advise.uniform_workload("B", 16, 2 ** 26, shapes)  # wide enough for 200 distinct sizes
     rng = random.Random(5)
     for site in s.sites:
         for sizes, _ in workload.points:
