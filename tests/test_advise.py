@@ -119,7 +119,7 @@ def test_a_size_without_every_variant_timed_is_left_out_and_named():
 
 
 def test_candidates_are_the_powers_of_two_in_the_range():
-    assert advise.candidate_hints(1, 16384) == [2 ** e for e in range(15)]
+    assert advise.candidate_hints(1, 16384) == [2 ** e for e in range(1, 15)]  # B=1 is a graph of its own
     assert advise.candidate_hints(100, 1000) == [128, 256, 512]
     assert advise.candidate_hints(129, 200) == [129, 200]
 
@@ -136,12 +136,13 @@ def test_workload_file_counts_comments_and_a_bad_line():
 
 
 def test_uniform_and_model_workloads_say_what_they_are():
-    u = advise.uniform_workload("B", 1, 16384, 8)
-    assert u.source == "uniform over B=1..16384 in log space (8 sizes, one call each)"
-    assert [s["B"] for s, _ in u.points][0] == 1 and [s["B"] for s, _ in u.points][-1] == 16384
-    m = advise.within(advise.steps_workload([{"B": 64}, {"B": 64}, {"B": 9000}], "the model file's workload"),
+    u = advise.uniform_workload("B", 2, 16384, 8)
+    assert u.source == "uniform over B=2..16384 in log space (8 sizes, one call each)"
+    assert [s["B"] for s, _ in u.points][0] == 2 and [s["B"] for s, _ in u.points][-1] == 16384
+    assert advise.uniform_workload("B", 1, 16384, 8).source == "uniform over B=2..16384 in log space (8 sizes, one call each)"
+    m = advise.within(advise.steps_workload([{"B": 64}, {"B": 64}, {"B": 9000}, {"B": 1}], "the model file's workload"),
                       "B", (1, 4096))
     assert m.points == (({"B": 64}, 2.0),)
-    assert m.source == "the model file's workload (3 calls, 2 sizes); 1 of its sizes outside B=1..4096 left out"
+    assert m.source == "the model file's workload (4 calls, 3 sizes); 2 of its sizes outside B=2..4096 left out"
     with pytest.raises(KinspectError, match="no size of"):
         advise.within(m, "B", (5000, 6000))

@@ -42,15 +42,22 @@ class Workload:
     source: str
 
 
+LEAST = 2
+"""Dynamo specialises sizes 0 and 1 into a graph of their own, without size-hint dispatch:
+a hint or a workload size below 2 never reaches the graph being advised on."""
+
+
 def candidate_hints(lo: int, hi: int) -> list[int]:
-    """Every power of two in lo..hi (the range's ends when no power of two lies inside)."""
-    out = [1 << e for e in range(max(lo, 1).bit_length() - 1, hi.bit_length()) if lo <= 1 << e <= hi]
-    return out or sorted({lo, hi})
+    """Every power of two in lo..hi from 2 (the range's ends when no power of two lies inside)."""
+    lo = max(lo, LEAST)
+    out = [1 << e for e in range(lo.bit_length() - 1, hi.bit_length()) if lo <= 1 << e <= hi]
+    return out or sorted({lo, max(hi, lo)})
 
 
 def uniform_workload(name: str, lo: int, hi: int, points: int) -> Workload:
-    """Log-spaced sizes over the range, one call each: uniform in log space."""
-    sizes = log_grid(lo, hi, points)
+    """Log-spaced sizes over the range (from 2), one call each: uniform in log space."""
+    lo = max(lo, LEAST)
+    sizes = log_grid(lo, max(hi, lo), points)
     return Workload(tuple(({name: s}, 1.0) for s in sizes),
                     f"uniform over {name}={lo}..{hi} in log space ({len(sizes)} sizes, one call each)")
 
@@ -95,12 +102,14 @@ def parse_workload_file(text: str, name: str) -> Workload:
 
 
 def within(workload: Workload, name: str, span: tuple[int, int]) -> Workload:
-    """The workload's sizes inside the range (advice is for the range); says how many were not."""
-    inside = tuple((s, w) for s, w in workload.points if span[0] <= s.get(name, span[0]) <= span[1])
+    """The workload's sizes inside the range (advice is for the range) and from 2 (see
+    `LEAST`); says how many were not."""
+    lo = max(span[0], LEAST)
+    inside = tuple((s, w) for s, w in workload.points if lo <= s.get(name, lo) <= span[1])
     if not inside:
         raise KinspectError(f"no size of {workload.source} lies in {name}={span[0]}..{span[1]}")
     left = len(workload.points) - len(inside)
-    note = f"; {left} of its sizes outside {name}={span[0]}..{span[1]} left out" if left else ""
+    note = f"; {left} of its sizes outside {name}={lo}..{span[1]} left out" if left else ""
     return Workload(inside, workload.source + note)
 
 
