@@ -5,6 +5,8 @@
 #                                      record (and sweep) the samples into $OUT/samples
 #   scripts/device_session.sh rest     the CLI, baseline and inspector GPU tests
 #   scripts/device_session.sh bench    the recorder overhead and GPT-2 small (12 layers) benchmarks
+#   scripts/device_session.sh advise   kinspect compare and kinspect advise on samples/linear.py (GPU tests
+#                                      that run them as subprocesses), their whole outputs and phase timings
 # Each ends with a short table. Copy $OUT/samples/*.session.json into samples/ to commit them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +33,13 @@ record)
 rest)
     gpu_tests tests/gpu/test_gpu_cli.py tests/gpu/test_gpu_baselines.py tests/gpu/test_gpu_inspector.py "${@:2}"
     python3 scripts/session_table.py "$out"/samples/*.session.json 2>/dev/null
+    ;;
+advise)
+    KINSPECT_RECORD_DIR="$out/samples" timeout "${ADVISE_TIMEOUT:-560}" python3 -m pytest tests/gpu/test_gpu_advise.py "${@:2}" \
+        -q -s -p no:cacheprovider -o addopts="" > "$out/gpu-tests-advise.log" 2>&1
+    grep -E "passed|failed|error|FAILED|ERROR" "$out/gpu-tests-advise.log" | tail -5
+    sed -n '/^=== kinspect /,/^=== end /p' "$out/gpu-tests-advise.log"
+    grep -E "^kinspect: .*(compiled with hints|saved)" "$out/gpu-tests-advise.log" | tail -12
     ;;
 bench)
     [ -n "${SKIP_OVERHEAD:-}" ] || timeout 60 python3 benchmarks/recorder_overhead.py 2>&1 | tee "$out/recorder-overhead.txt" | tail -14
