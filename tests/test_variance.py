@@ -8,6 +8,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from kinspect.core.errors import KinspectError
@@ -85,6 +86,8 @@ def test_recompiles_and_inspected_baselines_survive_a_save_and_old_sessions_open
     back = load(tmp_path / "s.json")
     assert back.recompiles == s.recompiles and back.baselines[-1] == s.baselines[-1]
     assert "unstable-autotune" in {f.kind for f in back.findings}  # derived afresh on load
+    schema = json.loads((Path(__file__).resolve().parent.parent / "kinspect" / "core" / "session.schema.json").read_text())
+    jsonschema.validate(json.loads((tmp_path / "s.json").read_text()), schema)
 
 
 @pytest.mark.parametrize("change, message", [
