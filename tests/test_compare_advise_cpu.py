@@ -150,3 +150,17 @@ def test_without_cuda_they_name_the_recording(monkeypatch, capsys, command):
     assert cli.main([command[0], str(LINEAR), *command[1:]]) == 2
     err = capsys.readouterr().err
     assert f"kinspect {command[0]} needs a CUDA GPU and none is available here" in err and "linear.session.json" in err
+
+
+def test_a_fresh_compile_that_fails_is_an_error_in_its_record_not_a_crash(tmp_path, monkeypatch):
+    """The real child process, on this machine without CUDA: it says so in one line, the
+    parent keeps that line as the recompile's error and leaves no file behind."""
+    if recording.cuda_available():
+        pytest.skip("this machine has CUDA: the child would compile")
+    said = []
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    r = recompile.recompile(LINEAR, (64, 256), [{"B": 100}], "verify", tmp_path, said.append)
+    assert r.hints == (64, 256) and r.purpose == "verify" and not r.measurements
+    assert r.error == ("compile process failed: kinspect: error: the live pipeline needs a CUDA GPU "
+                       "(Inductor's size-hint multi-kernel is Triton-only)")
+    assert said[0].startswith("  the compile with hints [64, 256] failed after ") and list(tmp_path.iterdir()) == []
