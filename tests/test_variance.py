@@ -114,3 +114,14 @@ def test_a_recompile_measurement_is_data_for_its_own_compile():
     extra = Measurement("multi_kernel_0", s.measurements[0].key, 7, "cupti", 5.0)  # v7: that compile had 8 hints
     s.recompiles.append(replace(r, hints=tuple(range(1, 9)), measurements=(*r.measurements, extra)))
     assert compiles(s)[1:] == []  # other hints: not a compile of the session's
+
+
+def test_the_report_gives_the_regret_its_range_over_compiles():
+    from kinspect.core.export import render
+
+    s = recorded()
+    s.recompiles.append(again(s, 2.0, True))
+    low, high = sorted(regret_spread(s)["multi_kernel_0"])
+    row = next(line for line in render(s, "md").splitlines() if line.startswith("| `multi_kernel_0` |"))
+    assert f"(×{low:.2f}–×{high:.2f} over 2 compiles)" in row
+    assert "over 2 compiles" not in render(recorded(), "md")

@@ -60,12 +60,16 @@ def _quality(s: Session) -> list[str]:
     if not q.shapes:
         return []
     rows = []
+    spread = regret_spread(s)
     for sq in q.sites:
         if not sq.points:
             continue
         worst = sq.worst
         assert worst is not None
-        rows.append((code(sq.site), str(sq.shapes), _share(sq.fastest_picked), _times(sq.geomean_regret),
+        across = spread.get(sq.site, [])
+        geomean = _times(sq.geomean_regret) + (
+            f" (×{min(across):.2f}–×{max(across):.2f} over {len(across)} compiles)" if len(across) > 1 else "")
+        rows.append((code(sq.site), str(sq.shapes), _share(sq.fastest_picked), geomean,
                      f"{_times(worst.regret)} at {code(_sizes(worst.sizes, worst.key))}",
                      _share(sq.workload_lost), prose(sq.workload_source) if sq.workload_calls else ""))
     site, worst = q.worst  # type: ignore[misc]
@@ -76,7 +80,8 @@ def _quality(s: Session) -> list[str]:
         "At every measured shape, Inductor's pick against the fastest variant by the same rule as "
         "everywhere in kinspect (CUDA-event timings preferred; slower only beyond noise: the pick's p20 "
         "above the fastest's p80 and at least ×1.05). Lost = GPU time lost over the workload, as a share "
-        "of the fastest possible. All from one compile: autotuning differs between compiles.",
+        "of the fastest possible. All from one compile: autotuning differs between compiles (where the same "
+        "hints were compiled again, the geometric mean's range over those compiles follows it).",
         "",
         *table(("site", "shapes", "fastest picked", "geomean regret", "worst", "workload lost", "weighed by"), rows),
     ]
