@@ -164,3 +164,20 @@ def test_a_fresh_compile_that_fails_is_an_error_in_its_record_not_a_crash(tmp_pa
     assert r.error == ("compile process failed: kinspect: error: the live pipeline needs a CUDA GPU "
                        "(Inductor's size-hint multi-kernel is Triton-only)")
     assert said[0].startswith("  the compile with hints [64, 256] failed after ") and list(tmp_path.iterdir()) == []
+
+
+def test_explain_tells_the_inspected_compiles_timings_from_a_fresh_hinted_compile(tmp_path, fake_gpu, capsys):
+    out = tmp_path / "s.json"
+    assert cli.main(["compare", str(LINEAR), "--shapes", "B=100", "-o", str(out)]) == 0
+    session = load(out)
+    from kinspect.core.session import Baseline
+    from kinspect.core.sessionfile.files import save
+
+    session.baselines.append(Baseline({"B": 100}, "hinted", 40.0, 30.0))  # `explain --baselines hinted`: fresh
+    save(session, out)
+    capsys.readouterr()
+    assert cli.main(["explain", str(out), "--shape", "B=100"]) == 0
+    rows = [cells(line)[:3] for line in capsys.readouterr().out.splitlines() if "│ B=100 " in line]
+    assert rows == [["hinted (this compile)", "B=100", "13.2"], ["oracle (this compile)", "B=100", "13.2"],
+                    ["exact_hint", "B=100", "20.0"], ["static", "B=100", "21.0"], ["eager", "B=100", "22.0"],
+                    ["hinted", "B=100", "30.0"]]

@@ -100,12 +100,13 @@ def _baselines_at(session: Session, shape: object) -> list[Baseline]:
 
 
 def _baseline_table(baselines: list[Baseline]) -> Table:
-    t = Table(title=Text("whole model, compiled afresh per kind"), title_justify="left")
+    t = Table(title=Text("whole model, compiled afresh per kind (\"this compile\": the one inspected)"),
+              title_justify="left")
     for col in ("kind", "sizes", "GPU us (CUPTI)", "wall us (events)", "error"):
         t.add_column(col, justify="right" if "us" in col else "left")
     for b in baselines:
         t.add_row(
-            Text(b.kind), Text(" ".join(f"{k}={v}" for k, v in b.sizes.items())),
+            Text(b.label), Text(" ".join(f"{k}={v}" for k, v in b.sizes.items())),
             "" if b.gpu_us is None else f"{b.gpu_us:.1f}", "" if b.wall_us is None else f"{b.wall_us:.1f}",
             Text(b.error or "", style="red"),
         )

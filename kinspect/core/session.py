@@ -281,6 +281,11 @@ class Baseline:
     """Timed on the inspected compile in kinspect's process (`hinted`, `oracle`), not
     compiled afresh; sessions from before `kinspect compare` have none."""
 
+    @property
+    def label(self) -> str:
+        """The kind as tables name it: the inspected compile's kinds say so."""
+        return f"{self.kind} (this compile)" if self.inspected else self.kind
+
 
 @dataclass(frozen=True)
 class Recompile:
@@ -398,16 +403,16 @@ class Session:
         return symbol
 
     def baselines_at(self, sizes: Mapping[str, int]) -> list[Baseline]:
-        """The latest baseline of each kind taken where the model's sizes include `sizes`
-        (by the model's size names or the symbols they alias): baselines are whole-model
-        figures, not a site's."""
+        """The latest baseline of each kind (a fresh `hinted` compile and the inspected one
+        apart) taken where the model's sizes include `sizes` (by the model's size names or
+        the symbols they alias): baselines are whole-model figures, not a site's."""
         aliases = {s.name: s.alias for s in self.symbols if s.alias}
         want = {aliases.get(k, k): v for k, v in sizes.items()}
-        latest: dict[str, Baseline] = {}
+        latest: dict[tuple[str, bool], Baseline] = {}
         for b in self.baselines:
             if all(b.sizes.get(k) == v for k, v in want.items()):
-                latest.pop(b.kind, None)
-                latest[b.kind] = b
+                latest.pop((b.kind, b.inspected), None)
+                latest[(b.kind, b.inspected)] = b
         return list(latest.values())
 
     def measurements_at(self, site: str, key: Key, method: str | None = None) -> dict[int, Measurement]:
