@@ -6,7 +6,9 @@ those of the model's recording made on the H200 (samples/NAME.session.json); eve
 run calls Inductor's real `SizeHintMultiKernelCall` (stand-in kernels, meta tensors)
 inside a real `Recorder`, writing the real crash-safe log where the options ask for one;
 measuring and baselines make up times, each variant timed by CUDA events and by CUPTI
-as the real pipeline stores them, CUPTI ranking them differently.
+as the real pipeline stores them, CUPTI ranking them differently. `kinspect compare`'s
+whole-model timing sums the made-up times; `fake_recompile` stands in for a compile in a
+fresh process, in which `unstable_hint` autotunes to another, slower kernel.
 """
 
 from __future__ import annotations

@@ -513,25 +513,13 @@ class LivePipeline:
         """The compile under inspection timed whole at these sizes, the way baselines are
         (CUDA events per call, summed CUPTI kernel time per call): Inductor's own picks
         (`hinted`) or, with `forced` (site: (key, variant)), those variants at those keys
-        (`oracle`). Dispatches are looked up without recording (hundreds of timing calls
-        are not the workload's), and Inductor's shape cache is left as it was."""
+        (`oracle`), dispatched without recording (`Recorder.unrecorded`)."""
         import torch
 
         sizes = {**self._examples, **sizes}
         kind = "hinted" if forced is None else "oracle"
-        with self.lock:
+        with self.lock, self.recorder.unrecorded(forced):
             args = self._inputs(sizes)
-            lookups = {}
-            for ls in self.recorder.sites:
-                lookups[ls.index] = ls.call._get_cached_shape_choice
-                force = (forced or {}).get(ls.name)
-
-                def lookup(cache_key: Key, _call: Any = ls.call, _force: tuple[Key, int] | None = force) -> int | None:
-                    if _force is not None and cache_key == _force[0]:
-                        return _force[1]
-                    return _call._shape_cache.get(cache_key)
-
-                ls.call._get_cached_shape_choice = lookup
             try:
                 grad = torch.enable_grad() if self.options.train else torch.no_grad()
                 with grad:
@@ -540,9 +528,6 @@ class LivePipeline:
             except torch.cuda.OutOfMemoryError:
                 torch.cuda.empty_cache()
                 out = Baseline(dict(sizes), kind, error=f"CUDA out of memory at {_fmt(sizes)}", inspected=True)
-            finally:
-                for ls in self.recorder.sites:
-                    ls.call._get_cached_shape_choice = lookups[ls.index]
         self.session.baselines.append(out)
         return out
 
