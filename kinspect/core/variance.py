@@ -46,10 +46,13 @@ class CompileTimes:
 def compiles(session: Session) -> list[CompileTimes]:
     """The session's compile, then each recompile with the session's own hints."""
     out = [CompileTimes("compile 0 (inspected)", variants_of(session), timings_by_key(session.measurements))]
-    hints = tuple(sorted(session.model.hints or {v.hint for s in session.sites for v in s.variants if v.hint}))
-    for i, r in enumerate(same_hints(session.recompiles, hints), 1):
+    for i, r in enumerate(same_hints(session.recompiles, own_hints(session)), 1):
         out.append(CompileTimes(f"compile {i} (fresh)", r.variants, timings_by_key(r.measurements)))
     return out
+
+
+def own_hints(session: Session) -> tuple[int, ...]:
+    return tuple(sorted(session.model.hints or {v.hint for s in session.sites for v in s.variants if v.hint}))
 
 
 def same_hints(recompiles: Iterable[Recompile], hints: Sequence[int]) -> list[Recompile]:
@@ -104,7 +107,10 @@ def spreads(session: Session, runs: Sequence[CompileTimes] | None = None) -> lis
 
 def unstable_autotune(session: Session) -> list[Finding]:
     """A hint whose emitted kernel changed across compiles, with more than 10% between its
-    slowest and fastest time at some key."""
+    slowest and fastest time at some key. Derived on every refresh of a live session: a
+    session without another compile of its hints costs nothing here."""
+    if not same_hints(session.recompiles, own_hints(session)):
+        return []
     out = []
     by_hint: dict[tuple[str, int | None], list[Spread]] = {}
     for s in spreads(session):
