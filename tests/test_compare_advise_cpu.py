@@ -181,3 +181,22 @@ def test_explain_tells_the_inspected_compiles_timings_from_a_fresh_hinted_compil
     assert rows == [["hinted (this compile)", "B=100", "13.2"], ["oracle (this compile)", "B=100", "13.2"],
                     ["exact_hint", "B=100", "20.0"], ["static", "B=100", "21.0"], ["eager", "B=100", "22.0"],
                     ["hinted", "B=100", "30.0"]]
+
+
+def test_ctrl_c_while_advise_times_the_candidates_saves_them_and_compiles_nothing_more(tmp_path, fake_gpu, monkeypatch,
+                                                                                         capsys):
+    real = FakePipeline.measure
+    calls = []
+
+    def interrupted_on_the_third(self, sizes, *args, **kwargs):
+        calls.append(sizes)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(self, sizes, *args, **kwargs)
+
+    monkeypatch.setattr(FakePipeline, "measure", interrupted_on_the_third)
+    out = tmp_path / "a.json"
+    assert cli.main(["advise", str(LINEAR), "--range", "B=16..4096", "-o", str(out)]) == 130
+    assert capsys.readouterr().err.endswith("kinspect: interrupted\n")
+    session = load(out)
+    assert len(session.sweeps[0].points) == 2 and session.recompiles == [] and len(FakePipeline.made) == 1

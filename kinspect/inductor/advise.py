@@ -51,8 +51,10 @@ def run_advise(live: LivePipeline, name: str, span: tuple[int, int], workload: a
     sizes = [{**full, **s} for s, _ in workload.points]
     started = time.perf_counter()
     progress(f"timing every variant of every site at the workload's {len(sizes)} sizes")
-    run_sweep(live, {name: span}, len(sizes), progress, sizes=sizes)
+    sweep = run_sweep(live, {name: span}, len(sizes), progress, sizes=sizes)
     phases["candidate sweep"] = time.perf_counter() - started
+    if any(why == "interrupted" for _, why in sweep.skipped):
+        raise KeyboardInterrupt  # Ctrl-C: no minutes of verification compiles; the command saves what was timed
     started = time.perf_counter()
     tabs = advise.tables(live.session, workload)
     proposals = advise.search(tabs.sites, max_hints)
@@ -65,7 +67,7 @@ def run_advise(live: LivePipeline, name: str, span: tuple[int, int], workload: a
         regret = advise.workload_regret(tabs.sites, advise.DEFAULT_HINTS)
         default = None if regret is None else advise.Proposal(advise.DEFAULT_HINTS, regret)
     out = Advice(workload, proposals, proposals[0], default, missing=tabs.missing, phases=phases)
-    measured_sizes = [dict(p) for s in live.session.sweeps[-1:] for p in s.points]
+    measured_sizes = [dict(p) for p in sweep.points]
     started = time.perf_counter()
     for hints in dict.fromkeys([out.best.hints, advise.DEFAULT_HINTS]):
         for c in range(1, compiles + 1):
