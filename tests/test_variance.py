@@ -116,12 +116,18 @@ def test_a_recompile_measurement_is_data_for_its_own_compile():
     assert compiles(s)[1:] == []  # other hints: not a compile of the session's
 
 
-def test_the_report_gives_the_regret_its_range_over_compiles():
+def test_the_report_gives_the_regret_its_range_over_compiles_and_each_variants_spread():
     from kinspect.core.export import render
 
     s = recorded()
+    for b in (100, 1000):
+        s.baselines += [Baseline({"B": b}, kind, 30.0, 20.0, inspected=kind in ("hinted", "oracle"))
+                        for kind in ("hinted", "oracle", "exact_hint", "static", "eager")]
     s.recompiles.append(again(s, 2.0, True))
     low, high = sorted(regret_spread(s)["multi_kernel_0"])
     row = next(line for line in render(s, "md").splitlines() if line.startswith("| `multi_kernel_0` |"))
     assert f"(×{low:.2f}–×{high:.2f} over 2 compiles)" in row
     assert "over 2 compiles" not in render(recorded(), "md")
+    spread = [line for line in render(s, "md").splitlines() if line.startswith("| `multi_kernel_0` | ")]
+    assert spread[-3].startswith("| `multi_kernel_0` | 256 | `B=") and spread[-3].endswith(" | ×2.00 | changed |")
+    assert spread[-1].endswith(" | ×1.00 | same |")

@@ -13,7 +13,7 @@ from kinspect.core.advise import spread_text
 from kinspect.core.comparison import TITLES, Comparison, sizes_text
 from kinspect.core.session import Session
 from kinspect.core.shapes import format_key
-from kinspect.core.variance import UNSTABLE_RATIO, Spread, compiles, regret_spread, spreads
+from kinspect.core.variance import UNSTABLE_RATIO, compiles, regret_spread, spreads, widest
 
 
 def comparison_table(c: Comparison) -> Table:
@@ -45,18 +45,14 @@ def comparison_table(c: Comparison) -> Table:
 def spread_table(session: Session, rows: int = 12) -> Table | None:
     """Per variant, its widest spread across compiles (slowest over fastest compile at one key)."""
     runs = compiles(session)
-    widest: dict[tuple[str, int | None], Spread] = {}
-    for s in spreads(session, runs):
-        w = widest.get((s.site, s.hint))
-        if w is None or (s.ratio or 0) > (w.ratio or 0):
-            widest[(s.site, s.hint)] = s
-    if not widest:
+    found = widest(spreads(session, runs))
+    if not found:
         return None
     t = Table(title=Text(f"the same hints over {len(runs)} compiles (fresh caches): each variant's widest spread"),
               title_justify="left")
     for col in ("site", "hint", "at key", "µs per compile", "spread", "kernels"):
         t.add_column(col, justify="right" if col in ("hint", "spread") else "left")
-    for s in sorted(widest.values(), key=lambda s: -(s.ratio or 0))[:rows]:
+    for s in found[:rows]:
         times = ", ".join("-" if x is None else f"{x:.1f}" for x in s.times)
         kernels = len({k for k in s.kernels if k is not None})
         unstable = kernels > 1 and (s.ratio or 0) > UNSTABLE_RATIO

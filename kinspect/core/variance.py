@@ -105,6 +105,16 @@ def spreads(session: Session, runs: Sequence[CompileTimes] | None = None) -> lis
     return out
 
 
+def widest(found: Iterable[Spread]) -> list[Spread]:
+    """Each variant's widest spread (over its keys), widest first: one line per variant."""
+    out: dict[tuple[str, int | None], Spread] = {}
+    for s in found:
+        w = out.get((s.site, s.hint))
+        if w is None or (s.ratio or 0) > (w.ratio or 0):
+            out[(s.site, s.hint)] = s
+    return sorted(out.values(), key=lambda s: -(s.ratio or 0))
+
+
 def unstable_autotune(session: Session) -> list[Finding]:
     """A hint whose emitted kernel changed across compiles, with more than 10% between its
     slowest and fastest time at some key. Derived on every refresh of a live session: a

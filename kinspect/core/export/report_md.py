@@ -19,9 +19,9 @@ from kinspect.core.comparison import TITLES, Row, comparison, sizes_text
 from kinspect.core.eventlog import deciders
 from kinspect.core.export.markdown import code, prose, quote, table
 from kinspect.core.session import DispatchEvent, Session, Site
-from kinspect.core.quality import model_quality
+from kinspect.core.quality import SizeNamer, model_quality
 from kinspect.core.shapes import Key, format_key
-from kinspect.core.variance import regret_spread
+from kinspect.core.variance import regret_spread, spreads, widest
 from kinspect.core.whatif import current, what_ifs
 
 SECTIONS = ("Environment", "Symbols", "Sites", "Findings", "Quality", "Comparison", "Decisions", "Measurements",
@@ -312,6 +312,7 @@ def _comparison(s: Session) -> list[str]:
     rows = [(prose(sizes_text(r.sizes)), *(_cell(r, k) for k in c.kinds)) for r in c.rows]
     rows.append(("**geomean slowdown vs the best per shape**", *(_times(c.slowdown(k)) for k in c.kinds)))
     spread = {site: v for site, v in regret_spread(s).items() if len(v) > 1}
+    namer = SizeNamer(s)
     lines = [
         f"The whole model's GPU time per call (µs, summed CUPTI kernel time) at each shape, "
         f"`kinspect compare`'s five ways. `hinted` and `oracle` are the compile under inspection "
@@ -325,6 +326,12 @@ def _comparison(s: Session) -> list[str]:
         lines += ["", "Each site's geometric-mean regret, per compile of the same hints (fresh caches):", "",
                   *table(("site", "compiles", "regret per compile"),
                          [(code(site), str(len(v)), ", ".join(_times(x) for x in v)) for site, v in spread.items()])]
+        lines += ["", "Each variant's widest spread across those compiles (its slowest compile over its fastest "
+                  "at one key), and whether its kernel changed:", "",
+                  *table(("site", "hint", "at", "µs per compile", "spread", "kernel"),
+                         [(code(w.site), str(w.hint), code(_sizes(namer(s.site(w.site), w.key), w.key)),
+                           ", ".join("-" if t is None else f"{t:.1f}" for t in w.times), _times(w.ratio),
+                           "changed" if w.kernel_changed else "same") for w in widest(spreads(s))])]
     return lines
 
 
