@@ -128,6 +128,7 @@ def test_the_report_gives_the_regret_its_range_over_compiles_and_each_variants_s
     row = next(line for line in render(s, "md").splitlines() if line.startswith("| `multi_kernel_0` |"))
     assert f"(×{low:.2f}–×{high:.2f} over 2 compiles)" in row
     assert "over 2 compiles" not in render(recorded(), "md")
-    spread = [line for line in render(s, "md").splitlines() if line.startswith("| `multi_kernel_0` | ")]
+    section = render(s, "md").split("## Comparison", 1)[1].split("## Decisions", 1)[0]
+    spread = [line for line in section.splitlines() if line.startswith("| `multi_kernel_0` | ")]
     assert spread[-3].startswith("| `multi_kernel_0` | 256 | `B=") and spread[-3].endswith(" | ×2.00 | changed |")
     assert spread[-1].endswith(" | ×1.00 | same |")
