@@ -35,7 +35,7 @@ rest)
     python3 scripts/session_table.py "$out"/samples/*.session.json 2>/dev/null
     ;;
 advise)
-    KINSPECT_RECORD_DIR="$out/samples" timeout "${ADVISE_TIMEOUT:-560}" python3 -m pytest tests/gpu/test_gpu_advise.py "${@:2}" \
+    timeout "${ADVISE_TIMEOUT:-560}" python3 -m pytest tests/gpu/test_gpu_advise.py "${@:2}" \
         -q -s -p no:cacheprovider -o addopts="" > "$out/gpu-tests-advise.log" 2>&1
     grep -E "passed|failed|error|FAILED|ERROR" "$out/gpu-tests-advise.log" | tail -5
     sed -n '/^=== kinspect /,/^=== end /p' "$out/gpu-tests-advise.log"
