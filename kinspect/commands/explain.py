@@ -47,6 +47,7 @@ from kinspect.commands import recording
 from kinspect.commands.quality_view import quality_table, what_if_table
 from kinspect.commands.rank_sessions import is_merged, load_merged
 from kinspect.commands.rank_view import print_ranks
+from kinspect.core.variance import regret_spread
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.errors import KinspectError
 from kinspect.core.explain import SiteExplanation, explain, overview_json, shape_json
@@ -85,7 +86,7 @@ def run(path: str | Sequence[str], shape: str | None, site: str | None, heuristi
         else:
             console = Console(highlight=False)
             if quality.shapes:
-                console.print(quality_table(quality))
+                console.print(quality_table(quality, regret_spread(session)))
             _print_overview(session, console)
             if results:
                 console.print(what_if_table(results, session))
@@ -98,7 +99,7 @@ def run(path: str | Sequence[str], shape: str | None, site: str | None, heuristi
     else:
         console = Console(highlight=False)
         if quality.shapes:
-            console.print(quality_table(quality))
+            console.print(quality_table(quality, regret_spread(session)))
         for r in results:
             console.print(_site_table(r, console.width >= 150))
         if baselines:
@@ -128,12 +129,13 @@ def _baselines_at(session: Session, shape: object) -> list[Baseline]:
 
 
 def _baseline_table(baselines: list[Baseline]) -> Table:
-    t = Table(title=Text("whole model, compiled afresh per kind"), title_justify="left")
+    t = Table(title=Text("whole model, compiled afresh per kind (\"this compile\": the one inspected)"),
+              title_justify="left")
     for col in ("kind", "sizes", "GPU us (CUPTI)", "wall us (events)", "error"):
         t.add_column(col, justify="right" if "us" in col else "left")
     for b in baselines:
         t.add_row(
-            Text(b.kind), Text(" ".join(f"{k}={v}" for k, v in b.sizes.items())),
+            Text(b.label), Text(" ".join(f"{k}={v}" for k, v in b.sizes.items())),
             "" if b.gpu_us is None else f"{b.gpu_us:.1f}", "" if b.wall_us is None else f"{b.wall_us:.1f}",
             Text(b.error or "", style="red"),
         )

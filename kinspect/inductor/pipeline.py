@@ -34,7 +34,7 @@ from kinspect.core.session import (
 from kinspect.core.sessionfile.log import LiveLog
 from kinspect.core.shapes import Key, format_key
 from kinspect.inductor import translate
-from kinspect.inductor.baseline import run_baseline
+from kinspect.inductor.baseline import run_baseline, time_call
 from kinspect.inductor.capture import CompileCapture, GraphRecord
 from kinspect.inductor.kernels import variant_facts
 from kinspect.inductor.measure import (
@@ -515,6 +515,53 @@ class LivePipeline:
             out.append(Baseline(dict(sizes), kind, r.get("wall_us"), r.get("gpu_us"), r.get("error")))
         self.session.baselines += out
         return out
+
+    def time_model(self, sizes: Mapping[str, int], forced: Mapping[str, tuple[Key, int]] | None = None) -> Baseline:
+        """The compile under inspection timed whole at these sizes, the way baselines are
+        (CUDA events per call, summed CUPTI kernel time per call): Inductor's own picks
+        (`hinted`) or, with `forced` (site: (key, variant)), those variants at those keys
+        (`oracle`), dispatched without recording (`Recorder.unrecorded`)."""
+        import torch
+
+        sizes = {**self._examples, **sizes}
+        kind = "hinted" if forced is None else "oracle"
+        with self.lock, self.recorder.unrecorded(forced):
+            args = self._inputs(sizes)
+            try:
+                grad = torch.enable_grad() if self.options.train else torch.no_grad()
+                with grad:
+                    wall, gpu = time_call(lambda: self._compiled(*args))
+                out = Baseline(dict(sizes), kind, round(wall, 3), round(gpu, 3), inspected=True)
+            except torch.cuda.OutOfMemoryError:
+                torch.cuda.empty_cache()
+                out = Baseline(dict(sizes), kind, error=f"CUDA out of memory at {_fmt(sizes)}", inspected=True)
+        self.session.baselines.append(out)
+        return out
+
+    def compare_at(self, sizes: Mapping[str, int], kinds: Sequence[str],
+                   progress: Callable[[str], None] | None = None) -> list[Baseline]:
+        """`kinspect compare` at one shape: every variant of every site timed (which one is
+        fastest there), the compile timed whole with Inductor's picks and with the fastest
+        forced at every site, then the kinds compiled afresh."""
+        say = progress or self._say
+        measured = self.measure(sizes, progress=say)
+        keys = {m.site: m.key for m in measured}
+        forced = {}
+        for site in self.session.sites:
+            fastest = None if site.name not in keys else self.session.timings_at(site.name, keys[site.name]).fastest
+            if fastest is not None:
+                forced[site.name] = (keys[site.name], fastest)
+        say(f"timing the whole model at {_fmt(sizes)}: Inductor's picks, then the fastest variant forced")
+        out = [self.time_model(sizes)]
+        untimed = [s.name for s in self.session.sites if s.name not in forced]
+        if untimed:
+            full = {**self._examples, **sizes}
+            oracle = Baseline(full, "oracle", error=f"no variant timed at {', '.join(untimed)}", inspected=True)
+            self.session.baselines.append(oracle)
+            out.append(oracle)
+        else:
+            out.append(self.time_model(sizes, forced))
+        return out + self.baselines(sizes, kinds, say)
 
     def save(self, path: str | Path) -> None:
         from kinspect.core.sessionfile.files import save

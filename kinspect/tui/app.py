@@ -30,6 +30,7 @@ from textual.reactive import reactive
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
+from kinspect.core.comparison import comparison
 from kinspect.core.errors import KinspectError, ShapeError
 from kinspect.core.explain import SiteExplanation, explain_site
 from kinspect.core.decision_map import DecisionMap, Heatmap, decision_map
@@ -319,6 +320,7 @@ class InspectorApp(App[None]):
     def _show_map(self) -> None:
         """The Map tab for the current site; built when shown, as the cursor follows the shape."""
         view = self.query_one(DecisionMapView)
+        view.show_comparison(comparison(self.session))
         if self.site is None:
             view.show(None, "no site")
             return

@@ -22,17 +22,18 @@ from kinspect.core.sessionfile.files import save
 FORMATS = ("json", "md", "perfetto")
 
 
-def render(session: Session, fmt: str, images: Sequence[str] = ()) -> str:
+def render(session: Session, fmt: str, images: Sequence[str] = (), chart: str | None = None) -> str:
     """The text of a Markdown or Perfetto export (JSON goes through `sessionfile.files.save`);
     `images` are files beside a Markdown report that it links (decision maps)."""
     if fmt == "md":
-        return report_md.render(session, images)
+        return report_md.render(session, images, chart)
     if fmt == "perfetto":
         return json.dumps(perfetto.trace(session), ensure_ascii=False, separators=(",", ":"))
     raise KinspectError(f"unknown export format {fmt!r}; known: {', '.join(FORMATS)}")
 
 
-def export(session: Session, fmt: str, path: str | os.PathLike[str], images: Sequence[str] = ()) -> None:
+def export(session: Session, fmt: str, path: str | os.PathLike[str], images: Sequence[str] = (),
+           chart: str | None = None) -> None:
     path = Path(path)
     if fmt not in FORMATS:
         raise KinspectError(f"unknown export format {fmt!r}; known: {', '.join(FORMATS)}")
@@ -42,7 +43,7 @@ def export(session: Session, fmt: str, path: str | os.PathLike[str], images: Seq
         if fmt == "json":
             save(session, path)
         else:
-            _write(path, render(session, fmt, images))
+            _write(path, render(session, fmt, images, chart))
     except OSError as e:
         raise KinspectError(f"cannot write {path}: {e.strerror or e}") from None
 
