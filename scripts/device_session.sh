@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device session on the GPU machine, run through the device tool from the repo root,
-# in two parts that each fit one call:
+# in parts that each fit one call:
 #   scripts/device_session.sh record   the pipeline, measurement and GPT-2 GPU tests, which
 #                                      record (and sweep) the samples into $OUT/samples
 #   scripts/device_session.sh rest     the CLI, baseline and inspector GPU tests
