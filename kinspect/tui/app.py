@@ -20,14 +20,14 @@ from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.driver import Driver
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.reactive import reactive
-from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from kinspect.core.errors import KinspectError, ShapeError
@@ -81,6 +81,9 @@ CONTINUE = Binding.Group("Continue", compact=True)
 ENDS = Binding.Group("First/last")
 BREAKS = Binding.Group("Break", compact=True)
 TAB_IDS = ("variants", "source", "diff", "symbolic", "findings", "debugger", "timeline", "map")
+LIVE_ONLY = {"measure": "m (measure)", "baselines": "a (baselines)", "debug_override": "o (force a variant)"}
+"""The actions a recording cannot take, as its banner and refusals name them."""
+SHAPE_OPENERS = ("(", "[")
 
 
 _Handler = TypeVar("_Handler", bound=Callable[..., Any])
@@ -122,13 +125,13 @@ class InspectorApp(App[None]):
                         "recordings: go back to before the first event"),
         Binding("o", "debug_override", "Override", id="kinspect.debug.override",
                 tooltip="Live, paused: then its number: run that variant for this call instead of Inductor's pick"),
-        Binding("b", "break_site", "At site", id="kinspect.break.site", group=BREAKS,
+        Binding("b", "break_site", "Break at site", id="kinspect.break.site", group=BREAKS,
                 tooltip="Add or remove a breakpoint at the selected site"),
-        Binding("B", "break_miss", "On miss", id="kinspect.break.miss", group=BREAKS,
+        Binding("B", "break_miss", "Break on miss", id="kinspect.break.miss", group=BREAKS,
                 tooltip="Add or remove a breakpoint on every cache miss"),
-        Binding("f", "break_not_fastest", "Not fastest", id="kinspect.break.not_fastest", group=BREAKS,
+        Binding("f", "break_not_fastest", "Break if not fastest", id="kinspect.break.not_fastest", group=BREAKS,
                 tooltip="Add or remove a breakpoint where the pick is slower than the fastest measured variant"),
-        Binding("w", "break_when", "When…", id="kinspect.break.when", group=BREAKS,
+        Binding("w", "break_when", "Break when…", id="kinspect.break.when", group=BREAKS,
                 tooltip="Type a condition (B > 512 and miss) to break on"),
         Binding("g", "debug_jump", "Jump", id="kinspect.debug.jump",
                 tooltip="Go to an event by number: type it, then enter (recordings)"),
@@ -147,6 +150,8 @@ class InspectorApp(App[None]):
                 tooltip="Stop the running measurement"),
         Binding("t", "toggle_terms", "Terms", id="kinspect.terms",
                 tooltip="Show or hide each variant's distance per tensor dimension"),
+        Binding("i", "toggle_names", "Inductor names", id="kinspect.names",
+                tooltip="Name sizes and tensors as Inductor does (s33, arg3_1) or as you do (B, x, weight)"),
         Binding("h", "what_if", "What-if", id="kinspect.heuristic",
                 tooltip="Other heuristics and fewer hints on these measurements, best first; enter decides by one"),
         Binding("d", "diff_selected", "Diff", id="kinspect.diff",
@@ -175,6 +180,8 @@ class InspectorApp(App[None]):
         self.session = source.session
         self.heuristic = "inductor"
         self.show_terms = False
+        self.inductor_names = False
+        """Sizes and tensors by Inductor's names (`s33`, `arg3_1`) instead of the user's."""
         self.site: Site | None = self.session.sites[0] if self.session.sites else None
         self.shape: ParsedShape | None = None
         self.explanation: SiteExplanation | None = None
@@ -231,6 +238,37 @@ class InspectorApp(App[None]):
                         yield DecisionMapView(id="map-view")
         yield MeasureBar(id="measure-bar")
         yield Footer(compact=True)
+
+    def on_key(self, event: events.Key) -> None:
+        """Before the bindings: a key that starts a shape and is no key here begins one in
+        the entry (`B=129` typed on the table; the digits then go to the entry, not to the
+        tabs), and a live-only key pressed on a recording says why it does nothing."""
+        if self.screen.is_modal or isinstance(self.focused, Input):
+            return
+        bound = self.screen.active_bindings.get(event.key)
+        if bound is not None and bound.enabled:
+            return
+        action = self._key_actions.get(event.key)
+        if action in LIVE_ONLY and not self.source.live:
+            event.stop()
+            event.prevent_default()
+            self.notify(f"{LIVE_ONLY[action]} needs the live model on a CUDA GPU: this is a recording "
+                        "(run kinspect model.py there)", severity="warning", timeout=4, markup=False)
+            return
+        char = event.character
+        if bound is None and char and self._starts_shape(char):
+            event.stop()
+            event.prevent_default()
+            self.query_one(ShapeInput).begin(char)
+
+    def _starts_shape(self, char: str) -> bool:
+        return char in SHAPE_OPENERS or any(name.startswith(char) for name in self.session.symbol_names())
+
+    @functools.cached_property
+    def _key_actions(self) -> dict[str, str]:
+        """Each of the app's keys to its action's name."""
+        return {k.strip(): b.action.split("(")[0] for b in self.BINDINGS if isinstance(b, Binding)
+                for k in b.key.split(",")}
 
     def on_mount(self) -> None:
         try:
@@ -350,7 +388,7 @@ class InspectorApp(App[None]):
         self.explanation = expl
         self.query_one(ShapeEntry).site_error = expl.error
         peak = self.session.environment.peaks.get("tflops_bf16")
-        self.query_one("#variants-table", VariantsTable).show(expl, peak, self.show_terms)
+        self.query_one("#variants-table", VariantsTable).show(expl, peak, self.show_terms, self.inductor_names)
         summary = self.query_one(DecisionSummary)
         if expl.decision is None or expl.runtime_key is None:
             summary.show(Text(f"{literal(site.name)} cannot be decided for this shape: {literal(str(expl.error))}",
@@ -372,7 +410,8 @@ class InspectorApp(App[None]):
         """Fill the symbolic tab; only while it is visible, as it changes on every keystroke."""
         if self.site is not None:
             key = self.explanation.runtime_key if self.explanation else None
-            self.query_one(SymbolicTable).show(self.site, runtime_env(self.session, self.shape), key)
+            aliases = None if self.inductor_names else self.session.aliases
+            self.query_one(SymbolicTable).show(self.site, runtime_env(self.session, self.shape), key, aliases)
 
     def _select(self, index: int) -> None:
         assert self.site is not None
@@ -397,7 +436,13 @@ class InspectorApp(App[None]):
 
     @on(ShapeEntry.Changed)
     def _shape_typed(self, event: ShapeEntry.Changed) -> None:
-        if event.shape is not None:
+        """A valid shape re-decides; an invalid one leaves every tab on the last valid
+        shape, dimmed and named, until the text is a shape again."""
+        stale = event.shape is None
+        entry = self.query_one(ShapeEntry)
+        entry.showing = _shape_text(self.shape) if stale and self.shape is not None else None
+        self.query_one("#decision").set_class(stale, "-stale")
+        if not stale:
             self.shape = event.shape
             self._redecide()
 
@@ -471,12 +516,13 @@ class InspectorApp(App[None]):
 
     def help_bindings(self) -> Iterator[tuple[str, Binding]]:
         for where, cls in (("anywhere", InspectorApp), ("shape", ShapeInput), ("variants", VariantsTable),
-                           ("sites", SiteList), ("symbolic", SymbolicTable), ("findings", FindingsList),
-                           ("breakpoints", BreakpointList), ("condition", ConditionInput),
+                           ("sites", SiteList), ("symbolic", SymbolicTable), ("source", SourceView),
+                           ("findings", FindingsList), ("breakpoints", BreakpointList), ("condition", ConditionInput),
                            ("timeline", TimelineView), ("prompts", JumpScreen), ("help", HelpScreen)):
             for b in cls.BINDINGS:
                 assert isinstance(b, Binding)
-                yield where, b
+                debugger_key = cls is InspectorApp and b.action in DEBUG_ACTIONS
+                yield ("debugger, timeline" if debugger_key else where), b
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.help_bindings()))
@@ -503,6 +549,13 @@ class InspectorApp(App[None]):
         self.show_terms = not self.show_terms
         self._redecide()
         self.debug_view.show()
+
+    def action_toggle_names(self) -> None:
+        self.inductor_names = not self.inductor_names
+        self._redecide()
+        self.debug_view.show()
+        self.notify("Inductor's names (s33, arg3_1)" if self.inductor_names else "your names (B, x, weight)",
+                    timeout=2, markup=False)
 
     def action_what_if(self) -> None:
         if not self.session.sites:
@@ -728,6 +781,12 @@ class InspectorApp(App[None]):
                             markup=False)
 
         self.push_screen(ExportScreen(self.session, fmt), written)
+
+
+def _shape_text(shape: ParsedShape) -> str:
+    if isinstance(shape, SymbolShape):
+        return " ".join(f"{k}={v}" for k, v in shape.values.items())
+    return format_key(shape.key)
 
 
 def _error_text(what: str, err: BaseException | None) -> str:

@@ -29,6 +29,17 @@ def _labels(session: Session, event: DispatchEvent) -> dict[int, str]:
     return {v.index: literal(v.label) for v in site.variants}
 
 
+def event_sizes(session: Session, event: DispatchEvent) -> str:
+    """The user's sizes behind an event's key (`B=1000 S=128`), as far as the key tells
+    them; "" when it tells none (a live site the session has not listed yet)."""
+    try:
+        site = session.site(event.site)
+    except KinspectError:
+        return ""
+    values = site.symbol_values(event.key)
+    return " ".join(f"{literal(session.label_of(name))}={v}" for name, v in sorted(values.items()))
+
+
 def _v(labels: dict[int, str], i: int | None) -> str:
     return "none" if i is None else labels.get(i, f"v{i}")
 
@@ -75,7 +86,12 @@ def debugger_text(session: Session, cur: Current | None, *, live: bool, state: s
         out.append(f" · workload step {e.step}")
     out.append("\n")
     out.append(literal(e.site), style="bold")
-    out.append(f" at {format_key(e.key)}\n")
+    sizes = event_sizes(session, e)
+    if sizes:
+        out.append(f" at {sizes}")
+        out.append(f" · key {format_key(e.key)}\n", style="dim")
+    else:
+        out.append(f" at {format_key(e.key)}\n")
     _decision_line(out, e, labels, paused)
     _measured_line(out, session, e, labels)
     if paused:
@@ -84,7 +100,7 @@ def debugger_text(session: Session, cur: Current | None, *, live: bool, state: s
         else:
             out.append("o then a digit forces another variant for this call\n", style="dim")
     if cur.matched:
-        out.append("stopped by: ", style="bold red")
+        out.append("stopped by: " if cur.stopped else "breakpoint here: ", style="bold red" if cur.stopped else "bold")
         out.append("; ".join(literal(b.describe()) for b in cur.matched))
         out.append("\n")
     out.rstrip()

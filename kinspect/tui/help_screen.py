@@ -20,7 +20,7 @@ INTRO = (
     "The Debugger and Timeline tabs (6, 7) step through dispatch events: over a recording "
     "both ways; over a live model forwards, pausing the model before the dispatch, where o "
     "then a variant's number forces the variant that runs. Their keys act in those two tabs. "
-    "Conditions read like site == \"multi_kernel_1\" and B > 512 (docs/breakpoints.md)."
+    "Conditions read like site == \"multi_kernel_0\" and B > 512 (docs/breakpoints.md)."
 )
 
 

@@ -20,6 +20,7 @@ from kinspect.core.decision import Decision
 from kinspect.core.errors import ShapeError
 from kinspect.core.explain import SiteExplanation
 from kinspect.core.findings import emitted_choice
+from kinspect.core.operands import operand_names
 from kinspect.core.session import Baseline, CallSite, Finding, Measurement, Session, Site, Variant
 from kinspect.core.shapes import FullKey, Key, ParsedShape, format_key
 from kinspect.core.symbolic import SizeOverflow, TensorSpec
@@ -77,9 +78,15 @@ def identical_to(site: Site) -> dict[int, int]:
     return out
 
 
-def term_labels(site: Site) -> list[list[str]]:
+def tensor_names(site: Site, specs: Sequence[TensorSpec], inductor_names: bool) -> list[str]:
+    """The user's name for each tensor (`x`, `weight`, `out`), or Inductor's on demand."""
+    return [t.name for t in specs] if inductor_names else operand_names(site.op, specs)
+
+
+def term_labels(site: Site, inductor_names: bool = False) -> list[list[str]]:
     specs = site.runtime_tensors if site.runtime_tensors is not None else site.tensors
-    return [[f"{literal(t.name)}[{d}]" for d in range(len(t.sizes))] for t in specs]
+    names = tensor_names(site, specs, inductor_names)
+    return [[f"{literal(n)}[{d}]" for d in range(len(t.sizes))] for n, t in zip(names, specs)]
 
 
 def _terms_text(terms: tuple[tuple[float, ...], ...], labels: list[list[str]]) -> Text:
@@ -99,7 +106,7 @@ def _spread(m: Measurement) -> str:
 
 
 def variant_rows(
-    expl: SiteExplanation, peak_tflops: float | None, show_terms: bool
+    expl: SiteExplanation, peak_tflops: float | None, show_terms: bool, inductor_names: bool = False
 ) -> list[list[Text]]:
     """One row per variant, cells in `variant_columns` order.
 
@@ -111,7 +118,7 @@ def variant_rows(
     measured = expl.measured or {}
     fastest = expl.fastest
     same = identical_to(site)
-    labels = term_labels(site) if show_terms else []
+    labels = term_labels(site, inductor_names) if show_terms else []
     rows = []
     for v in site.variants:
         s = d.scores[v.index] if d is not None else None
@@ -337,7 +344,8 @@ def variant_diff(a: Variant, b: Variant) -> tuple[str, str | None]:
 
 SYMBOLIC_LEGEND = (
     "Each hint column holds the size Inductor put in that variant's key (and tuned "
-    "for); (true N) marks where the size expression is really N at that hint."
+    "for); (true N) marks where the size expression is really N at that hint. "
+    "i: Inductor's names (s33, arg3_1) or yours (B, x)."
 )
 
 
@@ -356,20 +364,24 @@ def runtime_env(session: Session, shape: ParsedShape | None) -> dict[str, int] |
         return None
 
 
-def symbolic_rows(site: Site, env: Mapping[str, int] | None, key: Key | None) -> list[list[Text]]:
+def symbolic_rows(site: Site, env: Mapping[str, int] | None, key: Key | None,
+                  aliases: Mapping[str, str] | None = None) -> list[list[Text]]:
     """Per tensor dim: the expression, the key value and true value at each hint, and now.
 
     A hint cell reads `64` when the key holds the expression's true value and
     `64 (true 128)` when Inductor keyed (and benchmarked) a size the expression never
-    takes at that hint.
+    takes at that hint. With `aliases` (Inductor's symbol names to the user's) sizes and
+    tensors read by the user's names; without, by Inductor's.
     """
+    names = tensor_names(site, site.tensors, aliases is None)
     rows = []
     hinted = [v for v in site.variants if v.hint is not None]
     use_key = key is not None and site.runtime_tensors is None and len(key) == len(site.tensors)
     for ti, t in enumerate(site.tensors):
         at = [t.at_hint(v.hint) for v in hinted]  # type: ignore[arg-type]
         for di, expr in enumerate(t.sizes):
-            row = [plain(t.name) if di == 0 else Text(""), Text(str(di)), plain(expr.text)]
+            text = expr.text if aliases is None else expr.text_with(aliases)
+            row = [plain(names[ti]) if di == 0 else Text(""), Text(str(di)), plain(text)]
             for dims in at:
                 dim = dims[di]
                 if dim.differs:

@@ -63,7 +63,7 @@ async def test_every_action_is_in_the_palette_and_runs_from_it(recorded_app):
 
 async def test_palette_offers_sites_and_heuristics(recorded_app):
     async with recorded_app.run_test(size=(160, 40)) as pilot:
-        await pilot.press("ctrl+p", *"Heuristic: l1")
+        await pilot.press("ctrl+p", *"decide by l1")
         await pilot.pause(0.3)
         await pilot.press("enter")
         await pilot.pause()

@@ -27,6 +27,9 @@ class ShapeEntry(Vertical):
     """Why the typed text is not a shape; set by the entry itself on every keystroke."""
     site_error: reactive[str | None] = reactive(None)
     """Why the current site cannot take the last valid shape; set by the app."""
+    showing: reactive[str | None] = reactive(None)
+    """While the typed text is not a shape: the last valid one, which every tab still
+    shows; set by the app."""
 
     class Changed(Message):
         """A keystroke gave a new text; `shape` is None when it does not parse."""
@@ -100,11 +103,17 @@ class ShapeEntry(Vertical):
     def watch_site_error(self) -> None:
         self._show_status()
 
+    def watch_showing(self) -> None:
+        self._show_status()
+
     def _show_status(self) -> None:
         error = self.parse_error or self.site_error
         status = self.query_one("#shape-status", Static)
         if error is None:
             status.update(Text("→ completes a symbol name · enter: back to the table", style="dim"))
         else:
-            status.update(Text("✗ " + literal(error), style="bold red"))
+            text = Text("✗ " + literal(error), style="bold red")
+            if self.parse_error is not None and self.showing:
+                text = Text.assemble((f"showing {literal(self.showing)} · ", "bold reverse"), text)
+            status.update(text)
         self.set_class(error is not None, "-invalid")
