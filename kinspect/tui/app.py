@@ -43,7 +43,7 @@ from kinspect.core.source import BaselineSource, SessionSource, SteppableSource
 from kinspect.tui.commands import InspectorCommands
 from kinspect.tui.debugger import IDLE, Debugger
 from kinspect.tui.debugger_view import DEBUG_ACTIONS, DEBUG_TABS, DebuggerView
-from kinspect.tui.dialogs import ExportScreen, JumpScreen
+from kinspect.tui.dialogs import ExportScreen, JumpScreen, MeasuredScreen
 from kinspect.tui.help_screen import HelpScreen
 from kinspect.tui.live_run import SourceGuard
 from kinspect.tui.messages import (
@@ -55,7 +55,7 @@ from kinspect.tui.messages import (
     PrepareProgress,
 )
 from kinspect.tui.observed import EventIndex
-from kinspect.tui.present import SYMBOLIC_LEGEND, decision_summary, literal, runtime_env
+from kinspect.tui.present import SYMBOLIC_LEGEND, decision_summary, literal, measured_shapes, runtime_env
 from kinspect.tui.widgets.banner import Banner
 from kinspect.tui.widgets.breakpoint_list import BreakpointList
 from kinspect.tui.widgets.condition_entry import ConditionEntry
@@ -106,11 +106,22 @@ class InspectorApp(App[None]):
     CSS_PATH = "inspector.tcss"
     TITLE = "kinspect"
     COMMANDS = App.COMMANDS | {InspectorCommands}
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-small"), (100, "-narrow"), (120, "-wide")]
     BINDINGS = [
         Binding("q", "quit", "Quit", id="kinspect.quit", tooltip="Leave the inspector"),
         Binding("question_mark", "help", "Help", id="kinspect.help",
                 tooltip="Every key, and how to type a shape"),
+        *(
+            Binding(str(i), f"show_tab('{tab}')", tab.capitalize(), id=f"kinspect.tab.{tab}",
+                    tooltip=f"Show the {tab} tab", group=TABS)
+            for i, tab in enumerate(TAB_IDS, 1)
+        ),
+        Binding("left_square_bracket", "step_site(-1)", "Previous site", id="kinspect.site.prev",
+                tooltip="Go to the previous site", group=SITES),
+        Binding("right_square_bracket", "step_site(1)", "Next site", id="kinspect.site.next",
+                tooltip="Go to the next site", group=SITES),
+        Binding("s", "toggle_sites", "Sites", id="kinspect.sites", show=False,
+                tooltip="Show or hide the list of sites (hidden at first below 100 columns)"),
         Binding("n,f10", "debug_step", "Step", id="kinspect.debug.step", group=STEPS,
                 tooltip="Go to the next event; live: run the paused dispatch and pause before the next "
                         "(the first press starts the workload paused at its first dispatch)"),
@@ -146,27 +157,20 @@ class InspectorApp(App[None]):
         Binding("a", "baselines", "Baselines", id="kinspect.baselines",
                 tooltip="Live: time the whole model at this shape eager, compiled static, with this size as "
                         "its only hint, and hinted (minutes: each compiles afresh in a process of its own)"),
+        Binding("e", "export", "Export", id="kinspect.export",
+                tooltip="Write the session as JSON, a Markdown report or a Perfetto trace"),
+        Binding("l", "measured_keys", "Measured", id="kinspect.measured",
+                tooltip="List the keys where this site was measured, and go to one"),
         Binding("escape", "cancel_measure", "Cancel", id="kinspect.cancel",
                 tooltip="Stop the running measurement"),
         Binding("t", "toggle_terms", "Terms", id="kinspect.terms",
                 tooltip="Show or hide each variant's distance per tensor dimension"),
-        Binding("i", "toggle_names", "Inductor names", id="kinspect.names",
+        Binding("i", "toggle_names", "Names", id="kinspect.names",
                 tooltip="Name sizes and tensors as Inductor does (s33, arg3_1) or as you do (B, x, weight)"),
         Binding("h", "what_if", "What-if", id="kinspect.heuristic",
                 tooltip="Other heuristics and fewer hints on these measurements, best first; enter decides by one"),
         Binding("d", "diff_selected", "Diff", id="kinspect.diff",
                 tooltip="Diff the selected variant's source against the chosen one's"),
-        Binding("left_square_bracket", "step_site(-1)", "Previous site", id="kinspect.site.prev",
-                tooltip="Go to the previous site", group=SITES),
-        Binding("right_square_bracket", "step_site(1)", "Next site", id="kinspect.site.next",
-                tooltip="Go to the next site", group=SITES),
-        *(
-            Binding(str(i), f"show_tab('{tab}')", tab.capitalize(), id=f"kinspect.tab.{tab}",
-                    tooltip=f"Show the {tab} tab", group=TABS)
-            for i, tab in enumerate(TAB_IDS, 1)
-        ),
-        Binding("e", "export", "Export", id="kinspect.export",
-                tooltip="Write the session as JSON, a Markdown report or a Perfetto trace"),
     ]
 
     measuring: reactive[bool] = reactive(False, bindings=True)
@@ -336,6 +340,8 @@ class InspectorApp(App[None]):
         self.site = self.session.site(name)
         self.call_site = call_site
         self.query_one(SiteList).show_site(name)
+        i = self.session.sites.index(self.site)
+        self.query_one(ShapeEntry).set_site(f"{self.site.name} ({i + 1}/{len(self.session.sites)})")
         self._redecide()
         chosen = self.explanation.decision.chosen if self.explanation and self.explanation.decision else 0
         self._diff_pair = (chosen, (chosen + 1) % len(self.site.variants))
@@ -398,7 +404,7 @@ class InspectorApp(App[None]):
             baselines = self.session.baselines_at(self.shape.values) if isinstance(self.shape, SymbolShape) else []
             decider = site.call_site(self._events.decided_by(site.name, expl.runtime_key))
             summary.show(decision_summary(expl, observed, self.source.can_measure, baselines,
-                                          decider, site.call_site(self.call_site)))
+                                          decider, site.call_site(self.call_site), self._measured_count(site)))
             self._select(expl.decision.chosen)
         active = self.query_one(TabbedContent).active
         if active == "symbolic":
@@ -479,6 +485,8 @@ class InspectorApp(App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in DEBUG_ACTIONS and self.active_tab() not in DEBUG_TABS:
             return False  # out of the debugger's tabs: out of the footer too
+        if action in LIVE_ONLY and not self.source.live:
+            return False  # the banner says so, and the key itself (on_key)
         return self.applies(action)
 
     def applies(self, action: str) -> bool | None:
@@ -539,6 +547,12 @@ class InspectorApp(App[None]):
         if focus is not None:
             self.query_one(focus).focus()
 
+    def action_toggle_sites(self) -> None:
+        """Below 100 columns the list starts hidden, so the variants table keeps its timings."""
+        sites = self.query_one(SiteList)
+        small = self.screen.has_class("-small")
+        sites.set_class(not sites.has_class("-shown" if small else "-hidden"), "-shown" if small else "-hidden")
+
     def action_step_site(self, step: int) -> None:
         sites = self.session.sites
         if self.site is not None:
@@ -549,6 +563,26 @@ class InspectorApp(App[None]):
         self.show_terms = not self.show_terms
         self._redecide()
         self.debug_view.show()
+
+    def _measured_count(self, site: Site) -> int:
+        return sum(name == site.name for name, _ in self._timings)
+
+    def action_measured_keys(self) -> None:
+        site = self.site
+        if site is None:
+            return
+        shapes = measured_shapes(self.session, site, self._timings)
+        if not shapes:
+            how = "m measures this shape" if self.source.can_measure else \
+                "kinspect sweep model.py --range B=1..16384 measures many (on a CUDA GPU)"
+            self.notify(f"{site.name} was not measured in this session: {how}", timeout=4, markup=False)
+            return
+
+        def chosen(shape: str | None) -> None:
+            if shape is not None:
+                self.query_one(ShapeEntry).set_text(shape)
+
+        self.push_screen(MeasuredScreen(site.name, shapes), chosen)
 
     def action_toggle_names(self) -> None:
         self.inductor_names = not self.inductor_names

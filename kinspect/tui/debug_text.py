@@ -207,7 +207,6 @@ def timeline_lines(tl: Timeline, width: int, current: int | None, selected: str 
     axis.append("0".ljust(max(1, cols - len(end))) + end if cols > len(end) + 1 else "0", style="dim")
     lines.append(axis)
     lines.append(Text("digit: the variant run · underlined: a cache miss · reversed: an override · "
-                      "·: the site did not run", style="dim", no_wrap=True, overflow="ellipsis"))
-    lines.append(Text("←/→ or a click moves the cursor there · ↑/↓ select a site", style="dim",
-                      no_wrap=True, overflow="ellipsis"))
+                      "·: the site did not run", style="dim"))
+    lines.append(Text("←/→ or a click moves the cursor there · ↑/↓ select a site", style="dim"))
     return lines

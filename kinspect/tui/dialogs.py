@@ -16,7 +16,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.events import Key
 from textual.screen import ModalScreen
-from textual.widgets import Input, RadioButton, RadioSet, Static
+from textual.widgets import Input, OptionList, RadioButton, RadioSet, Static
 from textual.worker import Worker, WorkerState
 
 from kinspect.core.errors import KinspectError
@@ -107,6 +107,29 @@ class OverrideScreen(ModalScreen[int | None]):
 
     def _say(self, text: Text) -> None:
         self.query_one(".status", Static).update(text)
+
+
+class MeasuredScreen(ModalScreen[str | None]):
+    """`l`: the keys where the site was measured; enter types the chosen one as the shape."""
+
+    BINDINGS = [CANCEL]
+
+    def __init__(self, site: str, shapes: list[tuple[str, Text]]) -> None:
+        super().__init__()
+        self._site = site
+        self._shapes = shapes
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog", id="measured"):
+            title = Text(f"measured keys of {literal(self._site)} ({len(self._shapes)}, one compile)", style="bold")
+            yield Static(title)
+            yield OptionList(*(line for _, line in self._shapes), id="measured-list")
+            yield Static(Text("enter: show this shape · escape: cancel", style="dim"), classes="status")
+
+    @on(OptionList.OptionSelected)
+    def _chosen(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(self._shapes[event.option_index][0])
 
 
 FORMAT_TITLES = {"json": "JSON session (kinspect open)", "md": "Markdown report", "perfetto": "Perfetto trace"}

@@ -24,7 +24,7 @@ from kinspect.core.operands import operand_names
 from kinspect.core.session import Baseline, CallSite, Finding, Measurement, Session, Site, Variant
 from kinspect.core.shapes import FullKey, Key, ParsedShape, format_key
 from kinspect.core.symbolic import SizeOverflow, TensorSpec
-from kinspect.core.timings import method_title
+from kinspect.core.timings import KeyTimings, method_title
 
 from kinspect.tui.observed import Observed
 
@@ -173,7 +173,7 @@ def _measure_cells(m: Measurement | None, ratio: float | None, fastest: bool, pe
 
 def decision_summary(
     expl: SiteExplanation, observed: Observed | None, can_measure: bool, baselines: Sequence[Baseline] = (),
-    decided_by: CallSite | None = None, call_site: CallSite | None = None,
+    decided_by: CallSite | None = None, call_site: CallSite | None = None, measured_keys: int = 0,
 ) -> Text:
     """Why the chosen variant, what it costs, what other rules would do, what was seen
     (and, for a multi-kernel shared by several call sites, which one's cache miss decided
@@ -186,7 +186,7 @@ def decision_summary(
     out.append(f"{CHOSEN} ", style="bold")
     out.append(d.reason(labels), style="bold")
     out.append("\n")
-    _measured_line(out, expl, labels, can_measure)
+    _measured_line(out, expl, labels, can_measure, measured_keys)
     _what_if_line(out, expl, d, labels)
     for s in d.scores:
         if s.mismatch:
@@ -224,11 +224,14 @@ def _baselines_line(out: Text, baselines: Sequence[Baseline]) -> None:
     out.append("\n")
 
 
-def _measured_line(out: Text, expl: SiteExplanation, labels: list[str], can_measure: bool) -> None:
+def _measured_line(out: Text, expl: SiteExplanation, labels: list[str], can_measure: bool,
+                   measured_keys: int) -> None:
     fastest = expl.fastest
     if fastest is None:
-        tail = ": press m to measure" if can_measure else ""
-        out.append(f"no measurement at this key{tail}\n", style="dim")
+        tails = ["m measures it"] if can_measure else []
+        if measured_keys:
+            tails.append(f"l lists the {measured_keys} measured key{'s' if measured_keys != 1 else ''}")
+        out.append("no measurement at this key" + (": " + ", ".join(tails) if tails else "") + "\n", style="dim")
         return
     d = expl.decision
     assert d is not None and expl.measured is not None
@@ -275,6 +278,35 @@ def _shared_line(out: Text, site: Site, decided_by: CallSite | None) -> None:
         return
     out.append(f"{literal(decided_by.label)} met this shape first (a cache miss) and decided for all {n}; "
                f"the other {n - 1} hit the shared cache\n")
+
+
+def measured_shapes(session: Session, site: Site, timings: Mapping[tuple[str, Key], KeyTimings]
+                    ) -> list[tuple[str, Text]]:
+    """Each key where `site` was measured, in size order: the shape to type there (the
+    user's sizes when the key tells them all, else the whole key) and a line saying
+    which variant is fastest and what Inductor's pick costs (one compile's figures)."""
+    keys = sorted(k for name, k in timings if name == site.name)
+    out = []
+    for key in keys:
+        t = timings[(site.name, key)]
+        values = site.symbol_values(key)
+        if site.symbols <= values.keys():
+            shape = " ".join(f"{session.label_of(n)}={v}" for n, v in sorted(values.items()))
+        else:
+            shape = format_key(key)
+        line = Text(literal(shape), style="bold")
+        if t.fastest is None:
+            line.append("  no variant timed", style="dim")
+        else:
+            picked = site.decide(key).chosen
+            line.append(f"  fastest v{t.fastest} · Inductor picks v{picked}")
+            regret = t.regret(picked)
+            if picked == t.fastest:
+                line.append(" (the fastest)", style="green")
+            elif regret is not None:
+                line.append(f" ×{regret:.2f}", style="red" if t.slower(picked) else "yellow")
+        out.append((shape, line))
+    return out
 
 
 # ---------------------------------------------------------------- source and diff

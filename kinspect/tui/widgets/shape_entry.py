@@ -56,11 +56,16 @@ class ShapeEntry(Vertical):
                 suggester=SymbolSuggester(self._symbols),
                 id="shape-input",
             )
+            yield Static(id="shape-site")
         yield Static(id="shape-status")
 
     @property
     def text(self) -> str:
         return self.query_one(ShapeInput).value
+
+    def set_site(self, title: str) -> None:
+        """Which site the tabs show, for small screens where the site list is hidden."""
+        self.query_one("#shape-site", Static).update(Text(" " + literal(title), style="bold"))
 
     def set_text(self, text: str) -> None:
         """Put a shape in the entry as if typed (the map's cursor does): every tab follows."""
