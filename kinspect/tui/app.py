@@ -43,7 +43,7 @@ from kinspect.core.source import BaselineSource, SessionSource, SteppableSource
 from kinspect.tui.commands import InspectorCommands
 from kinspect.tui.debugger import IDLE, Debugger
 from kinspect.tui.debugger_view import DEBUG_ACTIONS, DEBUG_TABS, DebuggerView
-from kinspect.tui.dialogs import ExportScreen, JumpScreen, MeasuredScreen
+from kinspect.tui.dialogs import ExportScreen, JumpScreen, MeasuredScreen, export_stem
 from kinspect.tui.help_screen import HelpScreen
 from kinspect.tui.live_run import SourceGuard
 from kinspect.tui.messages import (
@@ -814,7 +814,8 @@ class InspectorApp(App[None]):
                 self.notify(literal(f"wrote {result[1]} ({result[0]}, {len(self.session.events)} events)"),
                             markup=False)
 
-        self.push_screen(ExportScreen(self.session, fmt), written)
+        path = getattr(self.source, "path", None) or self.session.model.path
+        self.push_screen(ExportScreen(self.session, export_stem(str(path) if path else None), fmt), written)
 
 
 def _shape_text(shape: ParsedShape) -> str:

@@ -52,7 +52,7 @@ class ShapeEntry(Vertical):
             yield Label("shape ", id="shape-label")
             yield ShapeInput(
                 self._initial,
-                placeholder="B=1000 N=64  or  (1000,1024),(4096,1024)",
+                placeholder="B=1000 N=64  or the whole key, as the runtime key line shows it",
                 suggester=SymbolSuggester(self._symbols),
                 id="shape-input",
             )
