@@ -228,7 +228,7 @@ def _measured_line(out: Text, expl: SiteExplanation, labels: list[str], can_meas
                    measured_keys: int) -> None:
     fastest = expl.fastest
     if fastest is None:
-        tails = ["m measures it"] if can_measure else []
+        tails = ["press m to measure"] if can_measure else []
         if measured_keys:
             tails.append(f"l lists the {measured_keys} measured key{'s' if measured_keys != 1 else ''}")
         out.append("no measurement at this key" + (": " + ", ".join(tails) if tails else "") + "\n", style="dim")

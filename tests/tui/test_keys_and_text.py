@@ -41,7 +41,7 @@ async def test_help_lists_every_key(recorded_app):
         text = _unwrapped(table)
         for _, b in recorded_app.help_bindings():
             assert f"{b.description}: {b.tooltip}" in text
-        assert "n, f10" in text and "debugger" not in text.split("Step:")[0].splitlines()[-1]
+        assert "n, f10" in text and "debugger, timeline" in text.split("Step:")[0].splitlines()[-1]
         await pilot.press("escape")
         assert "kinspect inspector — keys" not in screen_text(recorded_app)
 
