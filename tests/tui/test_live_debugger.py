@@ -97,7 +97,7 @@ async def test_pause_step_break_override_restart_and_run_to_the_end():
 
         await pilot.press("R")  # the run so far is dropped; the workload starts again, paused
         text = await paused_at(pilot, app, base + 4)
-        assert "workload step 0" in text and "multi_kernel_0 at ((4096,), (64, 1024)" in text
+        assert "workload step 0" in text and "multi_kernel_0 at B=64 · key ((4096,), (64, 1024)" in text
 
         await pilot.press("b", "c")  # no breakpoints left: run to the end
         await wait_until(pilot, lambda: app.debugger.state == IDLE)
