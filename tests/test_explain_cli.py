@@ -106,6 +106,12 @@ def test_a_full_key_that_does_not_line_up_is_flagged(kinspect_cli, session_file)
         assert v["mismatch"] == "runtime key has 2 tensors, hint key 4: Inductor compares only the first 2"
 
 
+def test_the_tables_say_what_the_mismatch_mark_means(kinspect_cli, session_file):
+    out = ok(kinspect_cli("explain", session_file, "--shape", "(1000,1024),(4096,1024)", "--site", "multi_kernel_0"))
+    assert "8.0342 !" in out  # the mark in the distance column...
+    assert "! key mismatch, v0: runtime key has 2 tensors, hint key 4: Inductor compares" in out  # ...and its legend
+
+
 def test_a_shape_as_tables(kinspect_cli, session_file):
     out = ok(kinspect_cli("explain", session_file, "--shape", "B=1000", "--site", "multi_kernel_0"))
     assert "multi_kernel_0 (addmm) at ((4096,), (1000, 1024), (4096, 1024), (1000, 4096))" in out
