@@ -243,27 +243,35 @@ class InspectorApp(App[None]):
         yield MeasureBar(id="measure-bar")
         yield Footer(compact=True)
 
-    def on_key(self, event: events.Key) -> None:
-        """Before the bindings: a key that starts a shape and is no key here begins one in
-        the entry (`B=129` typed on the table; the digits then go to the entry, not to the
-        tabs), and a live-only key pressed on a recording says why it does nothing."""
-        if self.screen.is_modal or isinstance(self.focused, Input):
+    async def on_event(self, event: events.Event) -> None:
+        """Keys are looked at as they arrive, before textual hands them to the focused
+        widget: a shape typed in a burst (fast, or by a script) then starts in the entry and
+        every later key follows it there, in order."""
+        if isinstance(event, events.Key) and self._take_key(event):
             return
+        await super().on_event(event)
+
+    def _take_key(self, event: events.Key) -> bool:
+        """A key that starts a shape and is no key here begins one in the entry (`B=129`
+        typed on the table; the digits then go to the entry, not to the tabs), and a
+        live-only key pressed on a recording says why it does nothing; True when taken."""
+        if self.screen.is_modal or isinstance(self.focused, Input):
+            return False
+        char = event.character
+        live_only = self._key_actions.get(event.key) in LIVE_ONLY and not self.source.live
+        if not live_only and not (char and self._starts_shape(char)):
+            return False
         bound = self.screen.active_bindings.get(event.key)
         if bound is not None and bound.enabled:
-            return
-        action = self._key_actions.get(event.key)
-        if action in LIVE_ONLY and not self.source.live:
-            event.stop()
-            event.prevent_default()
-            self.notify(f"{LIVE_ONLY[action]} needs the live model on a CUDA GPU: this is a recording "
-                        "(run kinspect model.py there)", severity="warning", timeout=4, markup=False)
-            return
-        char = event.character
-        if bound is None and char and self._starts_shape(char):
-            event.stop()
-            event.prevent_default()
+            return False
+        if live_only:
+            self.notify(f"{LIVE_ONLY[self._key_actions[event.key]]} needs the live model on a CUDA GPU: this is "
+                        "a recording (run kinspect model.py there)", severity="warning", timeout=4, markup=False)
+            return True
+        if bound is None and char:
             self.query_one(ShapeInput).begin(char)
+            return True
+        return False
 
     def _starts_shape(self, char: str) -> bool:
         return char in SHAPE_OPENERS or any(name.startswith(char) for name in self.session.symbol_names())

@@ -7,6 +7,8 @@ import os
 import stat
 from pathlib import Path
 
+from textual import events
+from textual.keys import _character_to_key
 from textual.widgets import Input
 from tui_helpers import screen_text, toasts, type_shape, wait_until
 
@@ -38,6 +40,18 @@ async def test_a_shape_typed_right_after_opening_is_decided_and_its_digits_stay_
         assert app.active_tab() == "variants"  # the digits did not switch tabs
         await pilot.press("enter")
         assert "runtime key ((4096,), (129, 1024), (4096, 1024), (129, 4096))" in screen_text(app)
+
+
+async def test_a_shape_typed_in_a_burst_arrives_whole_and_in_order():
+    """Keys a terminal delivers at once (fast typing, a script) reach the app before focus
+    could move: none may fall to the table's keys (digits switch tabs)."""
+    app = sample("gpt2")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        for ch in "B=16 S=512":
+            app.post_message(events.Key(_character_to_key(ch), ch))
+        await pilot.pause(0.3)
+        assert app.query_one(ShapeInput).value == "B=16 S=512" and app.active_tab() == "variants"
 
 
 async def test_a_full_key_typed_on_the_table_starts_in_the_entry_too():

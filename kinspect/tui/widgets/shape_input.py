@@ -61,7 +61,7 @@ class ShapeInput(Input):
         self.select_on_focus = False
         self.value = text
         self.cursor_position = len(text)
-        self.focus()
+        self.screen.set_focus(self)  # at once, not after a refresh: the keys typed next are already queued
 
     def on_blur(self) -> None:
         self.select_on_focus = True  # `/` selects the shape, so typing replaces it
