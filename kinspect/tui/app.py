@@ -196,6 +196,8 @@ class InspectorApp(App[None]):
         self._maps: dict[str, DecisionMap | Heatmap | None] = {}
         self._worst: dict[str, float] = {}
         """Each measured site's worst regret beyond noise, for the site list."""
+        self._measured_count: Counter[str] = Counter()
+        """How many keys each site was measured at, for the decision summary."""
         self._measured_changed()
         self.selected = 0
         self._events = EventIndex(self.session.events)
@@ -379,6 +381,7 @@ class InspectorApp(App[None]):
     def _measured_changed(self) -> None:
         """Measurements came or went: the one timing table, the maps and regrets follow."""
         self._timings = timings_by_key(self.session.measurements)
+        self._measured_count = Counter(name for name, _ in self._timings)
         self._maps = {}
         self._worst = worst_regrets(self.session, self._timings)
 
@@ -412,7 +415,7 @@ class InspectorApp(App[None]):
             baselines = self.session.baselines_at(self.shape.values) if isinstance(self.shape, SymbolShape) else []
             decider = site.call_site(self._events.decided_by(site.name, expl.runtime_key))
             summary.show(decision_summary(expl, observed, self.source.can_measure, baselines,
-                                          decider, site.call_site(self.call_site), self._measured_count(site)))
+                                          decider, site.call_site(self.call_site), self._measured_count[site.name]))
             self._select(expl.decision.chosen)
         active = self.query_one(TabbedContent).active
         if active == "symbolic":
@@ -571,9 +574,6 @@ class InspectorApp(App[None]):
         self.show_terms = not self.show_terms
         self._redecide()
         self.debug_view.show()
-
-    def _measured_count(self, site: Site) -> int:
-        return sum(name == site.name for name, _ in self._timings)
 
     def action_measured_keys(self) -> None:
         site = self.site
