@@ -22,16 +22,19 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("-o", "--output", default="gpt2_small.session.json")
     p.add_argument("--layers", type=int, default=12)
+    p.add_argument("--hints", help="comma-separated hints instead of the model file's (e.g. 256,4096)")
     a = p.parse_args()
     os.environ["GPT2_LAYERS"] = str(a.layers)
 
+    from kinspect.commands.options import parse_hints
     from kinspect.core.errors import KinspectError
     from kinspect.inductor.modelfile import load_model_file
     from kinspect.inductor.pipeline import LivePipeline, Options
 
     t0 = time.perf_counter()
     mf = load_model_file(ROOT / "samples" / "gpt2.py")
-    with LivePipeline(mf, Options()) as live:
+    hints = parse_hints(a.hints) if a.hints else None
+    with LivePipeline(mf, Options(hints=hints, failure_log=Path(a.output).with_suffix(".log"))) as live:
         try:
             live.compile()
         except KinspectError as e:  # Inductor's own autotuning can fail (an illegal memory access)
@@ -45,10 +48,11 @@ def main() -> None:
         live.save(a.output)
         t4 = time.perf_counter()
         s = live.session
+        used_hints = live.hints
     calls = sum(len(site.call_sites) for site in s.sites)
     print(f"GPT-2 with {a.layers} layers: {len(s.sites)} sites, {calls} call sites, {len(s.events)} events, "
           f"{Path(a.output).stat().st_size / 1e6:.1f} MB")
-    print(f"  compile (max-autotune, 3 hints)  {t1 - t0:7.1f} s")
+    print(f"  compile (max-autotune, hints {used_hints})  {t1 - t0:7.1f} s")
     print(f"  workload ({len(mf.workload)} steps)          {t2 - t1:7.1f} s")
     print(f"  measure every variant at B=4 S=128 {t3 - t2:5.1f} s")
     print(f"  save                             {t4 - t3:7.1f} s")

@@ -15,7 +15,7 @@ from typing import NoReturn
 
 from kinspect.core.errors import KinspectError
 
-COMMANDS = ("open", "explain", "record", "export", "sweep", "plot")
+COMMANDS = ("open", "explain", "record", "export", "sweep", "plot", "compare", "advise")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -34,11 +34,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
-    o = sub.add_parser("open", help="open a recorded session in the inspector")
-    o.add_argument("session")
+    o = sub.add_parser("open", help="open a recorded session (or a torchrun job's rank sessions, or their folder)")
+    o.add_argument("session", nargs="+", help="a session file; several rank sessions or a folder of them merge")
 
     e = sub.add_parser("explain", help="headless: what each site picks for a shape")
-    e.add_argument("session")
+    e.add_argument("session", nargs="+", help="a session or model.py; several rank sessions or a folder of them merge")
     e.add_argument("--shape", help='runtime shape: "B=1000", or with --site the whole key it sees, '
                         '"(4096,),(1000,1024),(4096,1024),(1000,4096)" for samples/mlp.py\'s first site')
     e.add_argument("--site", help="restrict to one site (needed with a full key)")
@@ -52,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
                         "(each compiled kind costs a compile)")
 
     x = sub.add_parser("export", help="write a session as JSON, a Markdown report or a Perfetto trace")
-    x.add_argument("session")
+    x.add_argument("session", nargs="+", help="a session; several rank sessions or a folder of them: perfetto only")
     x.add_argument("--format", required=True, choices=("json", "md", "perfetto"), dest="format")
     x.add_argument("-o", "--output", required=True, metavar="FILE", help="file to write")
 
@@ -84,13 +84,46 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("-o", "--output", metavar="FILE", help="session file (default: MODEL.session.json beside it)")
     w.add_argument("--hints", help="multi_kernel_hints, comma-separated (default: the model's, else 64,256,4096)")
 
+    c = sub.add_parser(
+        "compare", help="GPU: the whole model hinted, oracle, exact_hint, static and eager at each shape",
+        description="Compile model.py with hints; at each shape time every variant, then the whole model with "
+                    "Inductor's picks (hinted) and with the fastest variant forced at every site (oracle), both on "
+                    "this compile, and exact_hint, static and eager each compiled afresh in a process of its own. "
+                    "Prints each kind's geometric-mean slowdown against the best kind per shape; saves it all. "
+                    "--compiles N compiles the same hints N times in all (fresh processes) to show the spread.")
+    c.add_argument("model")
+    c.add_argument("--range", dest="ranges", action="append", metavar="NAME=LO..HI",
+                   help="a size and its range: log-spaced shapes over it (repeat for a grid)")
+    c.add_argument("--shapes", nargs="+", metavar="SHAPE", help='shapes instead of a range, e.g. "B=100" "B=1000"')
+    c.add_argument("--points", type=int, default=8, help="shapes over the range (default 8; each costs two fresh compiles)")
+    c.add_argument("--compiles", type=int, default=1, help="compiles of the same hints in all, for the spread (default 1)")
+    c.add_argument("-o", "--output", metavar="FILE", help="session file (default: MODEL.session.json beside it)")
+    c.add_argument("--hints", help="multi_kernel_hints, comma-separated (default: the model's, else 64,256,4096)")
+
+    a = sub.add_parser(
+        "advise", help="GPU: propose the hints that cost the workload least, verified by compiling them",
+        description="Compile model.py once with every candidate hint (each power of two in the range), time every "
+                    "variant at the workload's sizes, choose the subset of at most --max-hints hints that Inductor's "
+                    "own heuristic would dispatch best among, then compile it (and the default 64,256,4096) afresh "
+                    "and measure. Workload: --workload FILE (B=... per line, an optional count: B=1000 x40), else "
+                    "the model file's workload, else uniform over the range in log space.")
+    a.add_argument("model")
+    a.add_argument("--range", dest="ranges", action="append", required=True, metavar="NAME=LO..HI",
+                   help="the size the hints are for and its range, e.g. B=1..16384")
+    a.add_argument("--workload", metavar="FILE", help="sizes to weigh, one per line (B=1000, or B=1000 x40)")
+    a.add_argument("--max-hints", type=int, default=3, help="at most this many hints (default 3)")
+    a.add_argument("--compiles", type=int, default=1, help="fresh compiles per verified hint set (default 1)")
+    a.add_argument("--points", type=int, default=24, help="sizes of the uniform workload (default 24)")
+    a.add_argument("--candidates", help="candidate hints, comma-separated (default: every power of two in the range)")
+    a.add_argument("-o", "--output", metavar="FILE", help="session file (default: MODEL.advise.session.json beside it)")
+
     pl = sub.add_parser("plot", help="draw each site's decision map as an image (.png or .svg; needs matplotlib)")
     pl.add_argument("session")
     pl.add_argument("-o", "--output", required=True, metavar="FILE", help="image file: .png or .svg")
     pl.add_argument("--site", help="only this site")
 
     i = sub.add_parser("inspect", help="the default: kinspect PATH opens model.py live (CUDA) or its recording, or a session")
-    i.add_argument("path")
+    i.add_argument("path", nargs="+")
     for command in sub.choices.values():  # `--debug` after the subcommand works too
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
     return p
@@ -137,6 +170,15 @@ def _dispatch(args: argparse.Namespace) -> int:
         from kinspect.commands import sweep
 
         return sweep.run(args.model, args.ranges, args.points, args.output, args.hints)
+    if args.command == "compare":
+        from kinspect.commands import compare
+
+        return compare.run(args.model, args.ranges, args.shapes, args.points, args.compiles, args.output, args.hints)
+    if args.command == "advise":
+        from kinspect.commands import advise
+
+        return advise.run(args.model, args.ranges, args.workload, args.max_hints, args.compiles, args.points,
+                          args.candidates, args.output)
     if args.command == "plot":
         from kinspect.commands import plot
 

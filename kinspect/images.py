@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from kinspect.core.comparison import TITLES, comparison, series
 from kinspect.core.decision_map import DecisionMap, Heatmap, decision_map
 from kinspect.core.errors import KinspectError
 from kinspect.core.session import Session
@@ -61,6 +62,42 @@ def draw(session: Session, out: str | Path, site: str | None = None) -> int:
     finally:
         plt.close(fig)
     return len(found)
+
+
+def draw_comparison(session: Session, out: str | Path) -> None:
+    """The `kinspect compare` figures as one chart: the whole model's GPU time per kind
+    along the shapes (log axes), the per-kind geometric-mean slowdown in the legend."""
+    out = Path(out)
+    if out.suffix.lower() not in FORMATS:
+        raise KinspectError(f"{out.name}: an image file ends in {' or '.join(FORMATS)}")
+    c = comparison(session)
+    if c is None:
+        raise KinspectError("no comparison to draw: run kinspect compare model.py first")
+    chart = series(c)
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(9, 4.2))
+    for kind, times in chart.lines.items():
+        pts = [(x, t) for x, t in zip(chart.xs, times) if t is not None]
+        slow = c.slowdown(kind)
+        label = TITLES[kind] + ("" if slow is None else f": ×{slow:.2f}")
+        ax.plot([x for x, _ in pts], [t for _, t in pts], marker="o", linewidth=1.2, label=label)
+    if chart.axis != "shape":
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(lambda v, _pos: f"{v:g}")
+    ax.set_xlabel(chart.axis)
+    ax.set_yscale("log")
+    ax.set_ylabel("whole model, GPU µs per call (log)")
+    ax.set_title("the whole model five ways (×: geomean slowdown vs the best per shape; fresh compiles autotune anew)",
+                 fontsize="medium")
+    ax.legend(fontsize="small")
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    try:
+        fig.savefig(out)
+    except OSError as e:
+        raise KinspectError(f"{out}: cannot write ({e.strerror or e})") from None
+    finally:
+        plt.close(fig)
 
 
 def _curves(ax, m: DecisionMap) -> None:  # type: ignore[no-untyped-def]

@@ -6,7 +6,9 @@ those of the model's recording made on the H200 (samples/NAME.session.json); eve
 run calls Inductor's real `SizeHintMultiKernelCall` (stand-in kernels, meta tensors)
 inside a real `Recorder`, writing the real crash-safe log where the options ask for one;
 measuring and baselines make up times, each variant timed by CUDA events and by CUPTI
-as the real pipeline stores them, CUPTI ranking them differently.
+as the real pipeline stores them, CUPTI ranking them differently. `kinspect compare`'s
+whole-model timing sums the made-up times; `fake_recompile` stands in for a compile in a
+fresh process, in which `unstable_hint` autotunes to another, slower kernel.
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ from standins import StandIn
 
 from kinspect.core.findings import derive_findings
 from kinspect.core.sessionfile.log import LiveLog
-from kinspect.core.session import Baseline, Measurement, ModelInfo, Session, Site
+from kinspect.core.session import Baseline, Measurement, ModelInfo, Recompile, Session, Site, Variant
+from kinspect.core.shapes import Key
+from kinspect.core.variance import variants_of
 from kinspect.core.sessionfile.files import load, save
 from kinspect.inductor.modelfile import ModelFile
 from kinspect.inductor.pipeline import DEFAULT_HINTS, LivePipeline, Options, StepResult
@@ -37,6 +41,12 @@ from torch._inductor.codegen.multi_kernel import SizeHintMultiKernelCall  # noqa
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 
 
+def _rank(options: Options) -> dict[str, int | None]:
+    """The rank fields the real pipeline's environment takes from its options."""
+    r = options.rank
+    return {"rank": r and r.rank, "world_size": r and r.world_size, "local_rank": r and r.local_rank}
+
+
 def made_up_us(site: Site, key: tuple, variant: int, method: str) -> float:
     """Grows with the distance from the variant's hint; CUPTI reads v0 faster than events do."""
     hint = site.variants[variant].hint or 1
@@ -47,6 +57,9 @@ def made_up_us(site: Site, key: tuple, variant: int, method: str) -> float:
 class FakePipeline:
     made: list[FakePipeline] = []
     """Every instance, for tests to read what a command did with it."""
+    unstable_hint: int | None = None
+    """A hint whose kernel a recompile (`fake_recompile`) autotunes to another, 1.5 times
+    slower config: what the H200 showed for hint 256 of Linear(1024->4096)."""
 
     def __init__(self, model_file: ModelFile, options: Options | None = None) -> None:
         self.mf = model_file
@@ -55,7 +68,7 @@ class FakePipeline:
         recorded = load(SAMPLES / f"{model_file.path.stem}.session.json")
         self._compiled = recorded
         self.session = Session(
-            environment=replace(recorded.environment, gpu="fake GPU (CPU stand-in)"),
+            environment=replace(recorded.environment, gpu="fake GPU (CPU stand-in)", **_rank(self.options)),
             model=ModelInfo(str(model_file.path), model_file.model_name, tuple(self.hints),
                             tuple(model_file.workload)),
         )
@@ -64,6 +77,8 @@ class FakePipeline:
         self.calls: list[SizeHintMultiKernelCall] = []
         self.log: LiveLog | None = None
         self.closed = False
+        self.changed = False
+        """This compile autotuned `unstable_hint` otherwise (set by `fake_recompile`)."""
         FakePipeline.made.append(self)
 
     def _say(self, text: str) -> None:
@@ -89,7 +104,8 @@ class FakePipeline:
             self.log = LiveLog(self.options.log_path, self.session)
             self.recorder.configure(log=self.log)
         s = self.session
-        s.symbols, s.graphs, s.sites = self._compiled.symbols, self._compiled.graphs, self._compiled.sites
+        s.symbols, s.graphs = self._compiled.symbols, self._compiled.graphs
+        s.sites = [self._with_hints(site) for site in self._compiled.sites]
         with self.recorder:
             self.calls = [self._call(site) for site in s.sites]
         if self.log is not None:
@@ -100,6 +116,21 @@ class FakePipeline:
                 self.log.site(site)
         self.run_sizes(self.mf.examples, step=None)
         return s
+
+    def _with_hints(self, site: Site) -> Site:
+        """The recorded site, with one variant per hint when other hints were asked for
+        (keys by hint substitution, as Inductor makes them; a kernel named for its hint),
+        and `unstable_hint`'s kernel another one in a compile that autotuned otherwise."""
+        variants = site.variants
+        if [v.hint for v in variants] != self.hints:
+            variants = tuple(
+                Variant(i, h, tuple(t.key_at_hint(h) for t in site.tensors), f"{site.variants[0].kernel_name}_h{h}",
+                        source_hash=f"hash-h{h}")
+                for i, h in enumerate(sorted(self.hints)))
+        if self.changed:
+            variants = tuple(replace(v, source_hash=v.source_hash + "-other") if v.hint == FakePipeline.unstable_hint
+                             else v for v in variants)
+        return replace(site, variants=variants)
 
     @property
     def examples(self) -> dict[str, int]:
@@ -143,6 +174,8 @@ class FakePipeline:
             for v in s.variants:
                 for method in ("cuda_events", "cupti") if cupti else ("cuda_events",):
                     us = made_up_us(s, key, v.index, method)
+                    if self.changed and v.hint == FakePipeline.unstable_hint:
+                        us = round(us * 1.5, 3)
                     out.append(Measurement(s.name, key, v.index, method, us, us * 0.98, us * 1.02, 20,
                                            l2_flush and method == "cuda_events"))
         self.session.measurements += out
@@ -159,7 +192,36 @@ class FakePipeline:
         self.session.baselines += out
         return out
 
-    time_at = LivePipeline.time_at  # the real one, driving this stand-in's measure and baselines
+    def time_model(self, sizes: Mapping[str, int], forced: Mapping[str, tuple[Key, int]] | None = None) -> Baseline:
+        """The sum of the variants' made-up CUPTI times Inductor picks (or `forced` ones), plus 5 us."""
+        full = {**self.mf.examples, **sizes}
+        env = self.session.resolve(full)
+        total = 5.0
+        for s in self.session.sites:
+            key = s.runtime_key(env)
+            v = forced[s.name][1] if forced and s.name in forced else s.decide(key).chosen
+            total += self.session.timings_at(s.name, key, "cupti").median(v) or 0.0
+        out = Baseline(full, "hinted" if forced is None else "oracle", total + 3, total, inspected=True)
+        self.session.baselines.append(out)
+        return out
+
+    time_at = LivePipeline.time_at  # the real ones, driving this stand-in's measure and baselines
+    compare_at = LivePipeline.compare_at
 
     def save(self, path: str | Path) -> None:
         save(self.session, path)
+
+
+def fake_recompile(model: str | Path, hints: Sequence[int], sizes: Sequence[Mapping[str, int]], purpose: str,
+                   workdir: str | Path, progress: Callable[[str], None]) -> Recompile:
+    """`kinspect.inductor.recompile.recompile` on the CPU: a stand-in pipeline compiled
+    with these hints and measured at each size, in this process."""
+    from kinspect.inductor.modelfile import load_model_file
+
+    live = FakePipeline(load_model_file(model), Options(hints=list(hints)))
+    live.changed = True
+    live.compile()
+    for point in sizes:
+        live.measure(point)
+    progress(f"  compiled with hints {list(hints)} and timed {len(sizes)} sizes (stand-in)")
+    return Recompile(tuple(hints), purpose, variants_of(live.session), tuple(live.session.measurements))

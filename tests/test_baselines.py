@@ -40,7 +40,8 @@ def test_explain_shows_the_baselines_at_the_typed_sizes(tmp_path):
     out = subprocess.run([sys.executable, "-m", "kinspect", "explain", str(path), "--shape", "B=1000 N=64", "--json"],
                          capture_output=True, text=True, cwd=REPO, check=True)
     assert json.loads(out.stdout)["baselines"] == [
-        {"sizes": {"B": 1000, "N": 64}, "kind": "static", "wall_us": 61.2, "gpu_us": 14.8, "error": None}]
+        {"sizes": {"B": 1000, "N": 64}, "kind": "static", "wall_us": 61.2, "gpu_us": 14.8, "error": None,
+         "inspected": False}]
     table = subprocess.run([sys.executable, "-m", "kinspect", "explain", str(path), "--shape", "B=1000 N=64"],
                            capture_output=True, text=True, cwd=REPO, check=True, env={"COLUMNS": "120", "PATH": ""})
     assert "static" in table.stdout and "14.8" in table.stdout and "eager" not in table.stdout

@@ -64,7 +64,9 @@ def test_a_compile_dying_while_autotuning_names_the_op_and_hint_and_keeps_the_tr
         live.run_sizes({}, what="compile")
     assert str(err.value) == (
         "compiling attention.py failed while autotuning bmm (buf0) at hint 4096: RuntimeError: CUDA error: an "
-        f"illegal memory access was encountered; without hint 4096 it may compile: --hints 64,256 (traceback in {log})")
+        "illegal memory access was encountered; Inductor benchmarked the configs in this process, where one faulted: "
+        "rerun with TORCHINDUCTOR_AUTOTUNE_IN_SUBPROC=1 to benchmark them in a child process that skips it; "
+        f"without hint 4096 it may compile: --hints 64,256 (traceback in {log})")
     text = log.read_text()
     assert text.startswith("\n--- kinspect: attention.py failed while autotuning bmm (buf0) at hint 4096\n"
                            "Traceback (most recent call last):\n")
@@ -76,3 +78,13 @@ def test_a_recompile_dying_in_a_workload_step_is_that_steps_error(live):
     assert result.error.startswith("while autotuning bmm (buf0) at hint 4096: RuntimeError: CUDA error: an illegal")
     live._compiled = lambda: (_ for _ in ()).throw(ValueError("not while autotuning"))
     assert live.run_sizes({"S": 301}, step=4).error.startswith("ValueError: not while autotuning (traceback in ")
+
+
+def test_under_subprocess_autotuning_the_rerun_advice_is_only_the_hints(live, monkeypatch):
+    import torch._inductor.config as cfg
+
+    monkeypatch.setattr(cfg, "autotune_in_subproc", True)
+    with pytest.raises(KinspectError) as err:
+        live.run_sizes({}, what="compile")
+    assert "AUTOTUNE_IN_SUBPROC" not in str(err.value)
+    assert "encountered; without hint 4096 it may compile: --hints 64,256 (traceback in " in str(err.value)

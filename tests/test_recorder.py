@@ -353,3 +353,39 @@ def test_with_the_log_an_expected_key_is_predicted_before_the_run(monkeypatch, t
                          '{"type":"key","id":1,"key":[[7,1024],[7,4096]]}',
                          f'["e",0,1,0,0,false,null,null,{rec._ts[2]}]',
                          '{"type":"end"}']
+
+
+# ---------------------------------------------------------------- unrecorded (kinspect compare's whole-model timing)
+
+
+def test_unrecorded_runs_inductors_cached_pick_and_records_nothing():
+    ran: list[str] = []
+    with Recorder() as rec:
+        call = linear_call(ran)
+    call.run(*args(1000))  # the miss that caches Inductor's pick (v1)
+    with rec.unrecorded():
+        for _ in range(5):
+            call.run(*args(1000))
+    assert ran == ["multi_kernel_0_k1"] * 6 and len(rec) == 1
+    call.run(*args(1000))
+    assert [(e.picked, e.cache_hit) for e in rec.dispatch_events()] == [(1, False), (1, True)]  # recording again
+
+
+def test_unrecorded_with_a_forced_variant_runs_it_at_that_key_only_and_leaves_inductors_cache():
+    ran: list[str] = []
+    with Recorder() as rec:
+        call = linear_call(ran)
+        other = linear_call(ran, "multi_kernel_1")
+    for c in (call, other):
+        c.run(*args(1000))
+        c.run(*args(100))
+    ran.clear()
+    with rec.unrecorded({"multi_kernel_0": (key(1000), 2)}):  # the oracle: v2 is fastest at B=1000
+        call.run(*args(1000))
+        call.run(*args(100))  # another key: Inductor's pick
+        other.run(*args(1000))  # another site: Inductor's pick
+    assert ran == ["multi_kernel_0_k2", "multi_kernel_0_k0", "multi_kernel_1_k1"]
+    assert call._shape_cache == {key(1000): 1, key(100): 0} and len(rec) == 4
+    ran.clear()
+    call.run(*args(1000))
+    assert ran == ["multi_kernel_0_k1"] and rec.dispatch_events()[-1].picked == 1

@@ -22,12 +22,21 @@ noise).
 
 or `{"name", "graph", "op", "error"}` for a site the shape does not determine (a symbol
 it needs is missing). Keys marked ? appear only when they apply.
+
+Given a torchrun job's rank sessions (several files, or their folder) it shows the ranks
+side by side (`kinspect.core.ranks`); `--json` prints `{"ranks": [{"rank", "gpu",
+"local_rank", "source"}], "world_size", "missing_ranks", "steps": [{"step", "slowest",
+"waits_us": {rank: us}, "ranks": [{"rank", "sizes", "gpu_us", "sites": {site: {"picks",
+"keys", "calls", "gpu_us"}}}]}], "divergences": [{"site", "variants", "groups": [{"ranks",
+"kernels"}]}], "stragglers": [{"step", "site", "rank", "picks", "sizes", "step_us",
+"cost_us", "share"}], "findings": [{"kind", "severity", "site", "message"}]}`.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -36,11 +45,15 @@ from rich.text import Text
 
 from kinspect.commands import recording
 from kinspect.commands.quality_view import quality_table, what_if_table
+from kinspect.commands.rank_sessions import is_merged, load_merged
+from kinspect.commands.rank_view import print_ranks
+from kinspect.core.variance import regret_spread
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.errors import KinspectError
 from kinspect.core.explain import SiteExplanation, explain, overview_json, shape_json
 from kinspect.core.quality import model_quality
-from kinspect.core.session import Baseline, CallSite, Session
+from kinspect.core.layer_groups import LayerGroup, group_layers
+from kinspect.core.session import Baseline, Session
 from kinspect.core.sessionfile.files import load
 from kinspect.core.shapes import SymbolShape, format_key, parse_shape
 from kinspect.core.timings import method_title, timings_by_key
@@ -50,9 +63,13 @@ if TYPE_CHECKING:
     from kinspect.inductor.modelfile import ModelFile
 
 
-def run(path: str, shape: str | None, site: str | None, heuristic: str, as_json: bool,
+def run(path: str | Sequence[str], shape: str | None, site: str | None, heuristic: str, as_json: bool,
         measure: bool = False, hints: str | None = None, l2_flush: bool = False,
         baselines: str | None = None) -> int:
+    paths = [path] if isinstance(path, str) else list(path)
+    if is_merged(paths):
+        return _ranks(paths, shape, measure or bool(baselines) or bool(hints), as_json)
+    path = paths[0]
     if path.endswith(".py"):
         session = _model(path, shape, site, measure, hints, l2_flush, baselines)
     elif measure or baselines:
@@ -69,7 +86,7 @@ def run(path: str, shape: str | None, site: str | None, heuristic: str, as_json:
         else:
             console = Console(highlight=False)
             if quality.shapes:
-                console.print(quality_table(quality))
+                console.print(quality_table(quality, regret_spread(session)))
             _print_overview(session, console)
             if results:
                 console.print(what_if_table(results, session))
@@ -82,11 +99,25 @@ def run(path: str, shape: str | None, site: str | None, heuristic: str, as_json:
     else:
         console = Console(highlight=False)
         if quality.shapes:
-            console.print(quality_table(quality))
+            console.print(quality_table(quality, regret_spread(session)))
         for r in results:
             console.print(_site_table(r, console.width >= 150))
         if baselines:
             console.print(_baseline_table(baselines))
+    return 0
+
+
+def _ranks(paths: list[str], shape: str | None, runs: bool, as_json: bool) -> int:
+    """Several rank sessions of a torchrun job (or their folder), side by side."""
+    if runs:
+        raise KinspectError("--measure, --baselines and --hints run a model: give model.py, not rank sessions")
+    if shape is not None:
+        raise KinspectError("--shape explains one session: give one rank's file, not several")
+    merged = load_merged(paths)
+    if as_json:
+        print(json.dumps(merged.to_json(), indent=1))
+    else:
+        print_ranks(merged, Console(highlight=False))
     return 0
 
 
@@ -98,12 +129,13 @@ def _baselines_at(session: Session, shape: object) -> list[Baseline]:
 
 
 def _baseline_table(baselines: list[Baseline]) -> Table:
-    t = Table(title=Text("whole model, compiled afresh per kind"), title_justify="left")
+    t = Table(title=Text("whole model, compiled afresh per kind (\"this compile\": the one inspected)"),
+              title_justify="left")
     for col in ("kind", "sizes", "GPU us (CUPTI)", "wall us (events)", "error"):
         t.add_column(col, justify="right" if "us" in col else "left")
     for b in baselines:
         t.add_row(
-            Text(b.kind), Text(" ".join(f"{k}={v}" for k, v in b.sizes.items())),
+            Text(b.label), Text(" ".join(f"{k}={v}" for k, v in b.sizes.items())),
             "" if b.gpu_us is None else f"{b.gpu_us:.1f}", "" if b.wall_us is None else f"{b.wall_us:.1f}",
             Text(b.error or "", style="red"),
         )
@@ -176,16 +208,18 @@ def _print_overview(session: Session, console: Console) -> None:
         sites.add_column(col)
     for s in session.sites:
         sites.add_row(
-            Text(s.name), Text(s.op), Text("\n".join(_call_text(c) for c in s.call_sites)),
+            Text(s.name), Text(s.op), Text("\n".join(_call_text(g) for g in group_layers(s.call_sites))),
             Text(" ".join(t.text() for t in s.tensors)),
             Text("\n".join(f"{v.hint}: {v.kernel_name}" for v in s.variants)),
         )
     console.print(sites)
 
 
-def _call_text(c: CallSite) -> str:
-    """`h.0.attn.c_attn (Conv1D) modeling_gpt2.py:312`: the user's names for a call site."""
-    parts = [c.label]
+def _call_text(g: LayerGroup) -> str:
+    """`h.{0..11}.attn.c_attn ×12 (Conv1D) modeling_gpt2.py:312`: the user's names for the
+    call sites, repeated layers on one line."""
+    c = g.first
+    parts = [g.label] + ([f"×{len(g.members)}"] if len(g.members) > 1 else [])
     if c.module_class and c.module_class != c.label:
         parts.append(f"({c.module_class})")
     if c.where:

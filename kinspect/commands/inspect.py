@@ -11,9 +11,11 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from kinspect.commands import recording
+from kinspect.commands.rank_sessions import is_merged, load_merged
 from kinspect.commands.stderr_log import log_path_for, stderr_to_log
 from kinspect.core.errors import KinspectError
 from kinspect.core.sessionfile.files import load
@@ -23,12 +25,23 @@ from kinspect.tui.terminal_driver import driver_drawing_to
 SESSION_SUFFIXES = (".json", ".jsonl")
 
 
-def open_session(path: str) -> int:
-    return _run(RecordedSource(load(path), path))
+def open_session(path: str | Sequence[str]) -> int:
+    paths = [path] if isinstance(path, str) else list(path)
+    if is_merged(paths):
+        return _run(ranks_source(paths))
+    return _run(RecordedSource(load(paths[0]), paths[0]))
 
 
-def open_path(path: str) -> int:
-    return _run(source_for_path(path))
+def open_path(path: str | Sequence[str]) -> int:
+    paths = [path] if isinstance(path, str) else list(path)
+    return _run(ranks_source(paths) if is_merged(paths) else source_for_path(paths[0]))
+
+
+def ranks_source(paths: Sequence[str]) -> RecordedSource:
+    """A torchrun job's rank sessions: the lowest rank's in the inspector, with the job's
+    findings and the Ranks tab showing every rank side by side."""
+    merged = load_merged(paths)
+    return RecordedSource(merged.lead(), merged.sources[0], ranks=merged)
 
 
 def source_for_path(path: str) -> SessionSource:

@@ -4,6 +4,8 @@ JSON (`explain --json`'s top-level "quality" list)."""
 from __future__ import annotations
 
 
+from collections.abc import Mapping, Sequence
+
 from rich.table import Table
 from rich.text import Text
 
@@ -28,7 +30,9 @@ def _worst(q: SiteQuality) -> str:
     return f"{_times(w.regret)} at {where}"
 
 
-def quality_table(q: ModelQuality) -> Table:
+def quality_table(q: ModelQuality, spread: Mapping[str, Sequence[float]] | None = None) -> Table:
+    """`spread`: per site, each compile's geometric-mean regret (`kinspect.core.variance`),
+    shown beside the one compile's figure where several compiles were timed."""
     t = Table(title=Text("dispatch quality over the measured shapes (one compile)"), title_justify="left",
               caption=Text("fastest picked: within noise (the pick's p20 above the fastest's p80 and ≥ ×1.05 "
                            "counts as slower); lost: GPU time lost over the workload, share of the fastest possible"),
@@ -37,7 +41,10 @@ def quality_table(q: ModelQuality) -> Table:
         t.add_column(col, justify="left" if col in ("site", "worst") else "right")
     for s in q.sites:
         if s.points:
-            t.add_row(Text(s.site), str(s.shapes), _share(s.fastest_picked), _times(s.geomean_regret),
+            across = (spread or {}).get(s.site, ())
+            geomean = _times(s.geomean_regret) + (f" (×{min(across):.2f}–×{max(across):.2f} over {len(across)} compiles)"
+                                                  if len(across) > 1 else "")
+            t.add_row(Text(s.site), str(s.shapes), _share(s.fastest_picked), geomean,
                       Text(_worst(s), style="red" if s.worst and s.worst.slower else ""), _share(s.workload_lost))
     worst = q.worst
     t.add_row(Text("whole model", style="bold"), str(q.shapes), _share(q.fastest_picked), _times(q.geomean_regret),

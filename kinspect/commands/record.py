@@ -3,31 +3,60 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kinspect.commands import recording
 from kinspect.commands.options import parse_baselines, parse_hints, parse_steps, progress
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.errors import KinspectError
 
+if TYPE_CHECKING:
+    from kinspect.inductor.torchrun import Rank
+
 
 def run(model: str, out: str | None, hints: str | None, shapes: list[str] | None,
         train: bool, allow_caches: bool, measure: bool = False, l2_flush: bool = False,
         baselines: str | None = None) -> int:
-    from kinspect.inductor.modelfile import load_model_file
-    from kinspect.inductor.pipeline import LivePipeline, Options
+    from kinspect.inductor import torchrun
 
     kinds = parse_baselines(baselines)
     steps = parse_steps(shapes)
     hint_list = parse_hints(hints) if hints else None
+    rank = torchrun.from_environment()
+    if rank is None:
+        return _record(model, out, hint_list, steps, train, allow_caches, measure, l2_flush, kinds, None)
+    # Under torchrun: this rank's GPU and the process group before the model file is
+    # imported, so that it can build DistributedDataParallel and read its rank.
+    if not recording.cuda_available():
+        raise KinspectError(f"{model}: rank {rank.rank}: kinspect record under torchrun needs a CUDA GPU per rank "
+                            "and none is available here")
+    torchrun.join(rank)
+    try:
+        return _record(model, out, hint_list, steps, train, allow_caches, measure, l2_flush, kinds, rank)
+    finally:
+        torchrun.leave()
+
+
+def _record(model: str, out: str | None, hint_list: list[int] | None, steps: list[dict[str, int]] | None,
+            train: bool, allow_caches: bool, measure: bool, l2_flush: bool, kinds: list[str],
+            rank: Rank | None) -> int:
+    from kinspect.inductor.modelfile import load_model_file
+    from kinspect.inductor.pipeline import LivePipeline, Options
+
     mf = load_model_file(model)  # its problems first, on any machine
     if not recording.cuda_available():
         raise KinspectError(recording.no_cuda(mf.path, "kinspect record"))
     mf.check_names({k for s in steps or [] for k in s}, "--shapes")
     target = Path(out) if out else recording.recording_path(mf.path)
+    failure_log = log_path_for(mf.path)
+    say = progress
+    if rank is not None:  # one file each, and each line says whose
+        target, failure_log = recording.rank_path(target, rank.rank), recording.rank_path(failure_log, rank.rank)
+        say = lambda text: progress(f"rank {rank.rank}: {text}")  # noqa: E731
     options = Options(
         hints=hint_list, train=train,
-        allow_caches=allow_caches, log_path=target.with_suffix(".jsonl"), progress=progress,
-        failure_log=log_path_for(mf.path),
+        allow_caches=allow_caches, log_path=target.with_suffix(".jsonl"), progress=say,
+        failure_log=failure_log, rank=rank,
     )
     with LivePipeline(mf, options) as live:
         live.compile()
@@ -40,11 +69,11 @@ def run(model: str, out: str | None, hints: str | None, shapes: list[str] | None
             try:
                 live.time_at(sizes, measure=measure, kinds=kinds, l2_flush=l2_flush)
             except KinspectError as e:  # e.g. too large to measure: say so, keep going
-                progress(f"not measured at {' '.join(f'{k}={v}' for k, v in sizes.items())}: {e}")
+                say(f"not measured at {' '.join(f'{k}={v}' for k, v in sizes.items())}: {e}")
         live.save(target)
     for r in results:
         if r.error:
-            progress(f"step {r.step} ({' '.join(f'{k}={v}' for k, v in r.sizes.items())}): {r.error}")
+            say(f"step {r.step} ({' '.join(f'{k}={v}' for k, v in r.sizes.items())}): {r.error}")
     s = live.session
-    progress(f"saved {target}: {len(s.sites)} sites, {len(s.events)} dispatches, {len(s.findings)} findings")
+    say(f"saved {target}: {len(s.sites)} sites, {len(s.events)} dispatches, {len(s.findings)} findings")
     return 0

@@ -19,6 +19,17 @@ def recording_path(model: Path) -> Path:
     return model.with_name(model.stem + RECORDING_SUFFIX)
 
 
+def rank_path(path: Path, rank: int) -> Path:
+    """Where one rank of a torchrun job saves: the rank before `.session.json` (or before
+    the file's last suffix), so `model.session.json` becomes `model.rank0.session.json`."""
+    name = path.name
+    if name.endswith(RECORDING_SUFFIX):
+        return path.with_name(f"{name[:-len(RECORDING_SUFFIX)]}.rank{rank}{RECORDING_SUFFIX}")
+    if path.suffix:
+        return path.with_name(f"{path.stem}.rank{rank}{path.suffix}")
+    return path.with_name(f"{name}.rank{rank}")
+
+
 def existing_recording(model: Path) -> Path | None:
     """The recording beside a model: its session file, else the log a killed run left."""
     recording = recording_path(model)

@@ -16,6 +16,7 @@ from itertools import repeat
 from kinspect.core.eventlog import EventLog
 from kinspect.core.session import AutotuneRow, DispatchEvent, Finding, Session, Site, Variant
 from kinspect.core.shapes import Key, format_key
+from kinspect.core.variance import unstable_autotune
 
 
 def identical_variants(site: Site) -> list[Finding]:
@@ -238,7 +239,7 @@ def no_site_graphs(session: Session) -> list[Finding]:
 
 
 DERIVED_KINDS = frozenset({"identical-variants", "not-autotune-winner", "key-structure", "key-not-true-size",
-                           "model-disagrees", "shared-cache", "slow-pick", "no-site"})
+                           "model-disagrees", "shared-cache", "slow-pick", "no-site", "unstable-autotune"})
 """What `derive_findings` reports; a stored finding of another kind came from elsewhere."""
 
 
@@ -254,4 +255,5 @@ def derive_findings(session: Session) -> list[Finding]:
     out += shared_caches(session)
     out += slow_picks(session)
     out += no_site_graphs(session)
+    out += unstable_autotune(session)
     return out

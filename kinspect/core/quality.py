@@ -160,7 +160,8 @@ class SizeNamer:
 
     def __init__(self, session: Session) -> None:
         self.session = session
-        self._known = known_sizes(session)
+        self._known = list({tuple(sorted(s.items())): s for s in known_sizes(session)}.values())
+        """Each set of sizes once: a long workload repeats its few sizes."""
         self._by_site: dict[str, dict[Key, dict[str, int]]] = {}
 
     def __call__(self, site: Site, key: Key) -> dict[str, int]:

@@ -37,6 +37,12 @@ class Environment:
     config: Mapping[str, Any] = field(default_factory=dict)
     peaks: Mapping[str, float] = field(default_factory=dict)
     """Measured ceilings of the GPU (`tflops_bf16`, `gbps`), for share-of-peak figures."""
+    rank: int | None = None
+    """The process's rank in a torchrun job (RANK); None outside one."""
+    world_size: int | None = None
+    """How many ranks the job had (WORLD_SIZE), so a merged view can say which are missing."""
+    local_rank: int | None = None
+    """The rank on its host (LOCAL_RANK): the CUDA device it was pinned to, which `gpu` names."""
 
 
 @dataclass(frozen=True)
@@ -259,6 +265,10 @@ class Measurement:
 BASELINE_KINDS = ("eager", "static", "exact_hint", "hinted")
 """What a baseline can be: the file reader refuses any other kind, the live pipeline runs these."""
 
+INSPECTED_KINDS = ("hinted", "oracle")
+"""What `kinspect compare` times on the inspected compile itself, in its own process:
+`hinted` (Inductor's picks) and `oracle` (the fastest measured variant forced at every site)."""
+
 
 @dataclass(frozen=True)
 class Baseline:
@@ -273,6 +283,35 @@ class Baseline:
     gpu_us: float | None = None
     """Median per call of the summed CUPTI kernel durations."""
     error: str | None = None
+    inspected: bool = False
+    """Timed on the inspected compile in kinspect's process (`hinted`, `oracle`), not
+    compiled afresh; sessions from before `kinspect compare` have none."""
+
+    @property
+    def label(self) -> str:
+        """The kind as tables name it: the inspected compile's kinds say so."""
+        return f"{self.kind} (this compile)" if self.inspected else self.kind
+
+
+@dataclass(frozen=True)
+class Recompile:
+    """The same model compiled again in a fresh process (fresh caches), and every variant of
+    every site timed at a set of sizes: autotuning differs between compiles, so one
+    compile's figures carry the spread of several (`kinspect compare --compiles N`), and a
+    proposed hint set is checked by compiling it (`kinspect advise`)."""
+
+    hints: tuple[int, ...]
+    purpose: str
+    """`variance` (the session's own hints again) or `verify` (a hint set `advise` checks)."""
+    variants: Mapping[str, tuple[tuple[int | None, str], ...]]
+    """Per site, each variant's hint and kernel identity (its source hash, else its name),
+    in variant order: which config each hint's autotuning emitted in that compile."""
+    measurements: tuple[Measurement, ...] = ()
+    error: str | None = None
+    """Why the compile or its timings failed, when they did."""
+
+
+RECOMPILE_PURPOSES = ("variance", "verify")
 
 
 @dataclass(frozen=True)
@@ -316,6 +355,7 @@ class Session:
     findings: list[Finding] = field(default_factory=list)
     baselines: list[Baseline] = field(default_factory=list)
     sweeps: list[Sweep] = field(default_factory=list)
+    recompiles: list[Recompile] = field(default_factory=list)
     truncated: str | None = None
     """Set when the file was cut short (a killed recording): what was lost, in words."""
 
@@ -378,16 +418,16 @@ class Session:
         return symbol
 
     def baselines_at(self, sizes: Mapping[str, int]) -> list[Baseline]:
-        """The latest baseline of each kind taken where the model's sizes include `sizes`
-        (by the model's size names or the symbols they alias): baselines are whole-model
-        figures, not a site's."""
+        """The latest baseline of each kind (a fresh `hinted` compile and the inspected one
+        apart) taken where the model's sizes include `sizes` (by the model's size names or
+        the symbols they alias): baselines are whole-model figures, not a site's."""
         aliases = self.aliases
         want = {aliases.get(k, k): v for k, v in sizes.items()}
-        latest: dict[str, Baseline] = {}
+        latest: dict[tuple[str, bool], Baseline] = {}
         for b in self.baselines:
             if all(b.sizes.get(k) == v for k, v in want.items()):
-                latest.pop(b.kind, None)
-                latest[b.kind] = b
+                latest.pop((b.kind, b.inspected), None)
+                latest[(b.kind, b.inspected)] = b
         return list(latest.values())
 
     def measurements_at(self, site: str, key: Key, method: str | None = None) -> dict[int, Measurement]:

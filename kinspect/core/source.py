@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from kinspect.core.errors import KinspectError
+from kinspect.core.ranks import MergedRanks
 from kinspect.core.session import Baseline, DispatchEvent, Measurement, Session, Site
 from kinspect.core.shapes import Key
 
@@ -104,9 +105,11 @@ class RecordedSource:
     can_measure = False
     prepared = True
 
-    def __init__(self, session: Session, path: str | Path | None = None) -> None:
+    def __init__(self, session: Session, path: str | Path | None = None, ranks: MergedRanks | None = None) -> None:
         self._session = session
         self.path = None if path is None else Path(path)
+        self.ranks = ranks
+        """A torchrun job's ranks, `session` being the lowest rank's: the Ranks tab shows them."""
 
     @property
     def session(self) -> Session:
@@ -118,6 +121,11 @@ class RecordedSource:
         if self.path is not None:
             parts.append(str(self.path))
         text = " · ".join(parts)
+        if self.ranks is not None:
+            others = self.ranks.ranks[1:]
+            text += (f" · rank {self.ranks.ranks[0]} of {self.ranks.world_size}; "
+                     f"{'rank' if len(others) == 1 else 'ranks'} {', '.join(map(str, others))} "
+                     "beside it in the Ranks tab (9)")
         if self._session.truncated:
             text += f" · truncated: {self._session.truncated}"
         return text

@@ -73,7 +73,7 @@ def _clean(result: dict[str, Any], kind: str) -> dict[str, Any]:
 # ---------------------------------------------------------------- the child
 
 
-def _measure(fn: Any, calls: int = 20) -> tuple[float, float]:
+def time_call(fn: Any, calls: int = 20) -> tuple[float, float]:
     """(median wall us per call by CUDA events, median summed CUPTI kernel us per call)."""
     import torch
     from torch.profiler import ProfilerActivity, profile
@@ -105,7 +105,11 @@ def _child(model_path: str, kind: str, sizes: dict[str, int], hints: Sequence[in
     import torch._inductor.config as cfg
 
     from kinspect.inductor.modelfile import distinct_examples, load_model_file
+    from kinspect.inductor.torchrun import from_environment
 
+    rank = from_environment()
+    if rank is not None:  # a rank's baseline runs on that rank's GPU, outside the job's process group
+        torch.cuda.set_device(rank.local_rank)
     mf = load_model_file(model_path)
     full = {**distinct_examples(mf.examples), **sizes}
     model = mf.model
@@ -131,7 +135,7 @@ def _child(model_path: str, kind: str, sizes: dict[str, int], hints: Sequence[in
                 torch._dynamo.mark_dynamic(args[d.input], d.dim)
             fn = torch.compile(model)
     with torch.no_grad():
-        wall, gpu = _measure(lambda: fn(*args))
+        wall, gpu = time_call(lambda: fn(*args))
     return {"kind": kind, "wall_us": round(wall, 3), "gpu_us": round(gpu, 3)}
 
 

@@ -265,11 +265,16 @@ def _workload(value: Any, names: tuple[str, ...], path: Path) -> list[dict[str, 
 
 
 def _forward_params(model: Any) -> tuple[str, ...]:
+    """The names of the model's inputs, as Dynamo's sources name them. A wrapper that only
+    passes `*inputs` on to its `.module` (DistributedDataParallel) is seen through: Dynamo
+    compiles the wrapped module's forward, so its names are the ones that count."""
     fn = getattr(model, "forward", model)
     try:
-        return tuple(
-            p.name for p in inspect.signature(fn).parameters.values()
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-        )
+        params = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
         return ()
+    named = tuple(p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+    inner = getattr(model, "module", None)
+    if not named and inner is not None and inner is not model and callable(inner):
+        return _forward_params(inner)
+    return named

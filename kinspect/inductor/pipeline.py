@@ -34,7 +34,7 @@ from kinspect.core.session import (
 from kinspect.core.sessionfile.log import LiveLog
 from kinspect.core.shapes import Key, format_key
 from kinspect.inductor import translate
-from kinspect.inductor.baseline import run_baseline
+from kinspect.inductor.baseline import run_baseline, time_call
 from kinspect.inductor.capture import CompileCapture, GraphRecord
 from kinspect.inductor.kernels import variant_facts
 from kinspect.inductor.measure import (
@@ -47,6 +47,7 @@ from kinspect.inductor.measure import (
 )
 from kinspect.inductor.modelfile import DynamicDim, ModelFile, distinct_examples
 from kinspect.inductor.recorder import LiveSite, Recorder
+from kinspect.inductor.torchrun import Rank
 
 DEFAULT_HINTS = (64, 256, 4096)
 
@@ -62,6 +63,8 @@ class Options:
     failure_log: Path | None = None
     """Where the full traceback of a failed compile or run is appended (the message
     itself is one line)."""
+    rank: Rank | None = None
+    """This process's rank in a torchrun job, which the session names."""
 
 
 @dataclass
@@ -70,6 +73,15 @@ class StepResult:
     sizes: dict[str, int]
     events: int
     error: str | None = None
+
+
+SUBPROCESS_AUTOTUNE = "TORCHINDUCTOR_AUTOTUNE_IN_SUBPROC"
+
+
+def _autotunes_in_subprocess() -> bool:
+    import torch._inductor.config as cfg
+
+    return bool(getattr(cfg, "autotune_in_subproc", False))
 
 
 def require_cuda() -> None:
@@ -221,6 +233,12 @@ class LivePipeline:
         self.capture.autotuning = None
         where = "" if at is None else f" while autotuning {at.op} ({at.node}) at hint {at.hint}"
         detail = f"{type(e).__name__}: {_first_line(e)}"
+        if at is not None and "CUDA error" in detail and not _autotunes_in_subprocess():
+            # A faulting config kills this process's CUDA context; benchmarked in a child
+            # process it is only skipped (GPT-2 small compiled that way on the H200 after
+            # failing here three times at hint 64).
+            detail += (f"; Inductor benchmarked the configs in this process, where one faulted: rerun with "
+                       f"{SUBPROCESS_AUTOTUNE}=1 to benchmark them in a child process that skips it")
         others = [h for h in self.hints if at is not None and h != at.hint]
         if at is not None and at.hint in self.hints and others:
             detail += f"; without hint {at.hint} it may compile: --hints {','.join(map(str, others))}"
@@ -447,6 +465,7 @@ class LivePipeline:
             triton_version = triton.__version__
         except ImportError:
             triton_version = None
+        rank = self.options.rank
         return Environment(
             created=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             torch=torch.__version__,
@@ -462,6 +481,9 @@ class LivePipeline:
                 "force_disable_caches": not self.options.allow_caches,
                 "train": self.options.train,
             },
+            rank=None if rank is None else rank.rank,
+            world_size=None if rank is None else rank.world_size,
+            local_rank=None if rank is None else rank.local_rank,
         )
 
     def _model_info(self) -> ModelInfo:
@@ -493,6 +515,53 @@ class LivePipeline:
             out.append(Baseline(dict(sizes), kind, r.get("wall_us"), r.get("gpu_us"), r.get("error")))
         self.session.baselines += out
         return out
+
+    def time_model(self, sizes: Mapping[str, int], forced: Mapping[str, tuple[Key, int]] | None = None) -> Baseline:
+        """The compile under inspection timed whole at these sizes, the way baselines are
+        (CUDA events per call, summed CUPTI kernel time per call): Inductor's own picks
+        (`hinted`) or, with `forced` (site: (key, variant)), those variants at those keys
+        (`oracle`), dispatched without recording (`Recorder.unrecorded`)."""
+        import torch
+
+        sizes = {**self._examples, **sizes}
+        kind = "hinted" if forced is None else "oracle"
+        with self.lock, self.recorder.unrecorded(forced):
+            args = self._inputs(sizes)
+            try:
+                grad = torch.enable_grad() if self.options.train else torch.no_grad()
+                with grad:
+                    wall, gpu = time_call(lambda: self._compiled(*args))
+                out = Baseline(dict(sizes), kind, round(wall, 3), round(gpu, 3), inspected=True)
+            except torch.cuda.OutOfMemoryError:
+                torch.cuda.empty_cache()
+                out = Baseline(dict(sizes), kind, error=f"CUDA out of memory at {_fmt(sizes)}", inspected=True)
+        self.session.baselines.append(out)
+        return out
+
+    def compare_at(self, sizes: Mapping[str, int], kinds: Sequence[str],
+                   progress: Callable[[str], None] | None = None) -> list[Baseline]:
+        """`kinspect compare` at one shape: every variant of every site timed (which one is
+        fastest there), the compile timed whole with Inductor's picks and with the fastest
+        forced at every site, then the kinds compiled afresh."""
+        say = progress or self._say
+        measured = self.measure(sizes, progress=say)
+        keys = {m.site: m.key for m in measured}
+        forced = {}
+        for site in self.session.sites:
+            fastest = None if site.name not in keys else self.session.timings_at(site.name, keys[site.name]).fastest
+            if fastest is not None:
+                forced[site.name] = (keys[site.name], fastest)
+        say(f"timing the whole model at {_fmt(sizes)}: Inductor's picks, then the fastest variant forced")
+        out = [self.time_model(sizes)]
+        untimed = [s.name for s in self.session.sites if s.name not in forced]
+        if untimed:
+            full = {**self._examples, **sizes}
+            oracle = Baseline(full, "oracle", error=f"no variant timed at {', '.join(untimed)}", inspected=True)
+            self.session.baselines.append(oracle)
+            out.append(oracle)
+        else:
+            out.append(self.time_model(sizes, forced))
+        return out + self.baselines(sizes, kinds, say)
 
     def save(self, path: str | Path) -> None:
         from kinspect.core.sessionfile.files import save

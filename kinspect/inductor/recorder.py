@@ -33,12 +33,13 @@ only looks it up.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 from pathlib import Path
 import time
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -186,6 +187,30 @@ class Recorder:
             stack.remove(self)
 
     # ------------------------------------------------------------ reading back
+
+    @contextlib.contextmanager
+    def unrecorded(self, forced: Mapping[str, tuple[Key, int]] | None = None) -> Iterator[None]:
+        """Inside, the instrumented calls dispatch without recording: timing the whole model
+        runs it hundreds of times, and those runs are not the workload's. A site in `forced`
+        (its name: (key, variant)) runs that variant at that key (the oracle: the fastest
+        forced); every other lookup reads Inductor's own shape cache, which is left as it
+        was. A cache miss inside still records, through Inductor's `_cache_shape_choice`."""
+        saved = {}
+        for ls in self.sites:
+            saved[ls.index] = ls.call._get_cached_shape_choice
+            force = (forced or {}).get(ls.name)
+
+            def lookup(cache_key: Key, _call: Any = ls.call, _force: tuple[Key, int] | None = force) -> int | None:
+                if _force is not None and cache_key == _force[0]:
+                    return _force[1]
+                return _call._shape_cache.get(cache_key)
+
+            ls.call._get_cached_shape_choice = lookup
+        try:
+            yield
+        finally:
+            for ls in self.sites:
+                ls.call._get_cached_shape_choice = saved[ls.index]
 
     def dispatch_events(self, start: int = 0,
                         call_site: Callable[[str, int | None], int | None] | None = None) -> list[DispatchEvent]:

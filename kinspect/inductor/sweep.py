@@ -11,7 +11,7 @@ sizes and keeps what was measured.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from kinspect.core.errors import KinspectError
@@ -27,13 +27,16 @@ def _fmt(sizes: Mapping[str, int]) -> str:
 
 
 def run_sweep(live: LivePipeline, ranges: Mapping[str, tuple[int, int]], points: int,
-              progress: Callable[[str], None], cancel: threading.Event | None = None) -> Sweep:
-    """Measure at every planned size; the returned sweep is also added to the session."""
+              progress: Callable[[str], None], cancel: threading.Event | None = None,
+              sizes: Sequence[Mapping[str, int]] | None = None) -> Sweep:
+    """Measure at every planned size (or at exactly `sizes`: `advise` measures its
+    workload's); the returned sweep is also added to the session."""
     from kinspect.inductor.measure import Cancelled
 
     session = live.session
     live.mf.check_names(ranges, "--range")
-    sizes = plan(session, ranges, points, live.examples, live.mf.workload)
+    if sizes is None:
+        sizes = plan(session, ranges, points, live.examples, live.mf.workload)
     measured: list[dict[str, int]] = []
     skipped: list[tuple[dict[str, int], str]] = []
     stop = ""

@@ -30,11 +30,13 @@ from textual.reactive import reactive
 from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
+from kinspect.core.comparison import comparison
 from kinspect.core.errors import KinspectError, ShapeError
 from kinspect.core.explain import SiteExplanation, explain_site
 from kinspect.core.decision_map import DecisionMap, Heatmap, decision_map
 from kinspect.core.heuristics import HEURISTICS
 from kinspect.core.quality import worst_regrets
+from kinspect.core.ranks import MergedRanks
 from kinspect.core.timings import KeyTimings, timings_by_key
 from kinspect.core.whatif import what_ifs
 from kinspect.core.session import Site
@@ -66,6 +68,7 @@ from kinspect.tui.widgets.decision_summary import DecisionSummary
 from kinspect.tui.widgets.diff_view import DiffView
 from kinspect.tui.widgets.findings_list import FindingsList
 from kinspect.tui.widgets.measure_bar import MeasureBar
+from kinspect.tui.widgets.ranks_view import RankSteps, RanksView
 from kinspect.tui.widgets.shape_entry import ShapeEntry
 from kinspect.tui.widgets.shape_input import ShapeInput
 from kinspect.tui.widgets.site_list import SiteList
@@ -116,6 +119,8 @@ class InspectorApp(App[None]):
                     tooltip=f"Show the {tab} tab", group=TABS)
             for i, tab in enumerate(TAB_IDS, 1)
         ),
+        Binding("9", "show_tab('ranks')", "Ranks", id="kinspect.tab.ranks", group=TABS,
+                tooltip="Show a torchrun job's ranks side by side (sessions opened together)"),
         Binding("left_square_bracket", "step_site(-1)", "Previous site", id="kinspect.site.prev",
                 tooltip="Go to the previous site", group=SITES),
         Binding("right_square_bracket", "step_site(1)", "Next site", id="kinspect.site.next",
@@ -182,6 +187,8 @@ class InspectorApp(App[None]):
         super().__init__(driver_class=driver_class)
         self.source = source
         self.session = source.session
+        self.ranks: MergedRanks | None = getattr(source, "ranks", None)
+        """A torchrun job's ranks, when the session is one of several opened together."""
         self.heuristic = "inductor"
         self.show_terms = False
         self.inductor_names = False
@@ -242,6 +249,9 @@ class InspectorApp(App[None]):
                         yield from self.debug_view.compose_timeline()
                     with TabPane("Map", id="map"):
                         yield DecisionMapView(id="map-view")
+                    if self.ranks is not None:
+                        with TabPane(f"Ranks ({len(self.ranks.ranks)})", id="ranks"):
+                            yield RanksView(self.ranks, id="ranks-view")
         yield MeasureBar(id="measure-bar")
         yield Footer(compact=True)
 
@@ -364,6 +374,7 @@ class InspectorApp(App[None]):
     def _show_map(self) -> None:
         """The Map tab for the current site; built when shown, as the cursor follows the shape."""
         view = self.query_one(DecisionMapView)
+        view.show_comparison(comparison(self.session))
         if self.site is None:
             view.show(None, "no site")
             return
@@ -494,6 +505,8 @@ class InspectorApp(App[None]):
     # ------------------------------------------------------------ actions
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "show_tab" and parameters == ("ranks",) and self.ranks is None:
+            return False  # one session: no Ranks tab, and no key for it in the footer
         if action in DEBUG_ACTIONS and self.active_tab() not in DEBUG_TABS:
             return False  # out of the debugger's tabs: out of the footer too
         if action in LIVE_ONLY and not self.source.live:
@@ -518,6 +531,8 @@ class InspectorApp(App[None]):
         out = []
         for b in self.BINDINGS:
             assert isinstance(b, Binding)
+            if b.id == "kinspect.tab.ranks" and self.ranks is None:
+                continue
             if self.applies(b.action.split("(")[0]) is True:
                 out.append(b)
         return out
@@ -537,7 +552,8 @@ class InspectorApp(App[None]):
         for where, cls in (("anywhere", InspectorApp), ("shape", ShapeInput), ("variants", VariantsTable),
                            ("sites", SiteList), ("symbolic", SymbolicTable), ("source", SourceView),
                            ("findings", FindingsList), ("breakpoints", BreakpointList), ("condition", ConditionInput),
-                           ("timeline", TimelineView), ("prompts", JumpScreen), ("help", HelpScreen)):
+                           ("timeline", TimelineView), ("ranks", RankSteps), ("prompts", JumpScreen),
+                           ("help", HelpScreen)):
             for b in cls.BINDINGS:
                 assert isinstance(b, Binding)
                 debugger_key = cls is InspectorApp and b.action in DEBUG_ACTIONS
@@ -554,7 +570,7 @@ class InspectorApp(App[None]):
         self.query_one(TabbedContent).active = tab
         focus = {"variants": "#variants-table", "symbolic": "#symbolic-table", "findings": "#findings-list",
                  "source": "#source-view", "debugger": "#event-panel", "timeline": "#timeline-view",
-                 "map": "#map-view"}.get(tab)
+                 "map": "#map-view", "ranks": "#ranks-steps"}.get(tab)
         if focus is not None:
             self.query_one(focus).focus()
 

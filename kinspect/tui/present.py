@@ -214,7 +214,7 @@ def _baselines_line(out: Text, baselines: Sequence[Baseline]) -> None:
     for i, b in enumerate(baselines):
         if i:
             out.append(" · ")
-        out.append(f"{literal(b.kind).replace('_', ' ')} ")
+        out.append(f"{literal(b.label).replace('_', ' ')} ")
         if b.gpu_us is None:
             out.append(f"failed ({literal(b.error or 'no time')})", style="red")
             continue

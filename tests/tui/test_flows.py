@@ -284,3 +284,31 @@ async def test_the_map_cursor_types_the_shape_and_the_table_follows():
         assert app.explanation is not None and app.explanation.runtime_key[1] == (below, 1024)
         assert f"B={below}: Inductor picks" in screen_text(app)
         assert "pick changes at B=128|129 (v0→v1), B=1024|1025 (v1→v2)" in screen_text(app)
+
+
+async def test_the_map_tab_shows_the_comparison_under_the_map_when_compare_made_one():
+    """The linear recording with `kinspect compare` timings added: under the map, each kind's
+    geometric-mean slowdown as a bar and the per-shape times; without them, nothing extra."""
+    from kinspect.core.session import Baseline
+
+    session = load(Path(__file__).resolve().parents[2] / "samples" / "linear.session.json")
+    app = InspectorApp(RecordedSource(session))
+    async with app.run_test(size=(160, 60)) as pilot:
+        await pilot.press("8")
+        await pilot.pause()
+        assert "five ways" not in screen_text(app)
+    for b, times in {100: (20.0, 18.0, 19.0, 17.0, 40.0), 1000: (30.0, 24.0, 25.0, 26.0, 60.0)}.items():
+        for kind, t in zip(("hinted", "oracle", "exact_hint", "static", "eager"), times):
+            session.baselines.append(Baseline({"B": b}, kind, t + 5, t, inspected=kind in ("hinted", "oracle")))
+    app = InspectorApp(RecordedSource(session))
+    async with app.run_test(size=(160, 60)) as pilot:
+        await pilot.press("8")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "the whole model, five ways: geometric-mean slowdown vs the best kind per shape (2 shapes" in text
+        lines = [line.strip("▕ ") for line in text.splitlines()]
+        bars = {line.split("█")[0].strip(): line for line in lines if "×" in line and "█" in line}
+        assert bars["eager"].count("█") == 30 and bars["eager"].split()[-1] == "×2.425"  # the slowest: longest bar
+        assert bars["oracle (this compile, fastest forced)"].count("█") == 1
+        assert bars["oracle (this compile, fastest forced)"].split()[-1] == "×1.029"
+        assert any(line.split() == ["B=1000", "30.0", "24.0", "25.0", "26.0", "60.0"] for line in lines)

@@ -15,23 +15,25 @@ from pathlib import Path
 
 from kinspect.core.errors import KinspectError
 from kinspect.core.export import perfetto, report_md
+from kinspect.core.ranks import MergedRanks
 from kinspect.core.session import Session
 from kinspect.core.sessionfile.files import save
 
 FORMATS = ("json", "md", "perfetto")
 
 
-def render(session: Session, fmt: str, images: Sequence[str] = ()) -> str:
+def render(session: Session, fmt: str, images: Sequence[str] = (), chart: str | None = None) -> str:
     """The text of a Markdown or Perfetto export (JSON goes through `sessionfile.files.save`);
     `images` are files beside a Markdown report that it links (decision maps)."""
     if fmt == "md":
-        return report_md.render(session, images)
+        return report_md.render(session, images, chart)
     if fmt == "perfetto":
         return json.dumps(perfetto.trace(session), ensure_ascii=False, separators=(",", ":"))
     raise KinspectError(f"unknown export format {fmt!r}; known: {', '.join(FORMATS)}")
 
 
-def export(session: Session, fmt: str, path: str | os.PathLike[str], images: Sequence[str] = ()) -> None:
+def export(session: Session, fmt: str, path: str | os.PathLike[str], images: Sequence[str] = (),
+           chart: str | None = None) -> None:
     path = Path(path)
     if fmt not in FORMATS:
         raise KinspectError(f"unknown export format {fmt!r}; known: {', '.join(FORMATS)}")
@@ -41,7 +43,18 @@ def export(session: Session, fmt: str, path: str | os.PathLike[str], images: Seq
         if fmt == "json":
             save(session, path)
         else:
-            _write(path, render(session, fmt, images))
+            _write(path, render(session, fmt, images, chart))
+    except OSError as e:
+        raise KinspectError(f"cannot write {path}: {e.strerror or e}") from None
+
+
+def export_ranks(merged: MergedRanks, path: str | os.PathLike[str]) -> None:
+    """A torchrun job's rank sessions as one Perfetto trace, a process per rank."""
+    path = Path(path)
+    if path.is_dir():
+        raise KinspectError(f"{path}: is a directory; give a file name")
+    try:
+        _write(path, json.dumps(perfetto.ranks_trace(merged), ensure_ascii=False, separators=(",", ":")))
     except OSError as e:
         raise KinspectError(f"cannot write {path}: {e.strerror or e}") from None
 

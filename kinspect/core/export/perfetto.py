@@ -5,6 +5,8 @@ One track (thread) per site, one event per dispatch, named by the variant picked
 viewer colours each site's row by variant along the workload; the decision itself (key,
 prediction, every variant's distance, cache hit, override) is the event's args.
 
+Several ranks of a torchrun job make one trace with a process per rank (`ranks_trace`).
+
 Where the picked variant was measured at that key, the dispatch is a slice as long as its
 measured median (`kinspect.core.timings`' method), and its args say so; elsewhere it is
 an instant marker with no length, never a made-up one. Timestamps are the recording's
@@ -20,6 +22,7 @@ from typing import Any
 
 from kinspect.core.errors import KinspectError
 from kinspect.core.heuristics import HEURISTICS
+from kinspect.core.ranks import MergedRanks
 from kinspect.core.session import DispatchEvent, Session
 from kinspect.core.shapes import Key, format_key
 from kinspect.core.timings import KeyTimings, method_title, timings_by_key
@@ -29,7 +32,8 @@ GAP_US = 1.0
 """Between events laid out in sequence (a recording without timestamps)."""
 
 
-def trace(session: Session) -> dict[str, Any]:
+def trace(session: Session, pid: int = PID, process: str | None = None) -> dict[str, Any]:
+    """The session as one process (`pid`, named `process` or after the model)."""
     sites = {s.name: s for s in session.sites}
     for e in session.events:
         if e.site not in sites:
@@ -37,12 +41,13 @@ def trace(session: Session) -> dict[str, Any]:
     tids = {name: i + 1 for i, name in enumerate(sites)}
     title = session.model.name or session.model.path or "session"
     out: list[dict[str, Any]] = [
-        {"name": "process_name", "ph": "M", "ts": 0, "pid": PID, "tid": 0, "args": {"name": f"kinspect: {title}"}},
+        {"name": "process_name", "ph": "M", "ts": 0, "pid": pid, "tid": 0,
+         "args": {"name": process or f"kinspect: {title}"}},
     ]
     for name, tid in tids.items():
         track = f"{name} · {sites[name].title}" if sites[name].call_sites else name
-        out.append({"name": "thread_name", "ph": "M", "ts": 0, "pid": PID, "tid": tid, "args": {"name": track}})
-        out.append({"name": "thread_sort_index", "ph": "M", "ts": 0, "pid": PID, "tid": tid, "args": {"sort_index": tid}})
+        out.append({"name": "thread_name", "ph": "M", "ts": 0, "pid": pid, "tid": tid, "args": {"name": track}})
+        out.append({"name": "thread_sort_index", "ph": "M", "ts": 0, "pid": pid, "tid": tid, "args": {"sort_index": tid}})
 
     events = session.events
     timings = timings_by_key(session.measurements)
@@ -78,7 +83,7 @@ def trace(session: Session) -> dict[str, Any]:
             args["call_site"] = call.label
             if call.where:
                 args["user_code"] = call.where
-        ev: dict[str, Any] = {"name": labels[e.site][e.picked], "cat": "dispatch", "ts": ts, "pid": PID, "tid": tids[e.site]}
+        ev: dict[str, Any] = {"name": labels[e.site][e.picked], "cat": "dispatch", "ts": ts, "pid": pid, "tid": tids[e.site]}
         if m is None:
             ev |= {"ph": "i", "s": "t"}
             args["duration"] = "none: a dispatch marker (this variant was not measured at this key)"
@@ -101,6 +106,47 @@ def trace(session: Session) -> dict[str, Any]:
             "torch": env.torch,
             "timestamps": "recorded t_ns" if recorded else
             "synthetic: events in sequence, each after the previous one ends",
+        },
+    }
+
+
+def ranks_trace(merged: MergedRanks) -> dict[str, Any]:
+    """A torchrun job's ranks as one trace, a process per rank (pid rank + 1, in rank
+    order). Ranks share no clock, so each rank's timeline is shifted to line the ranks up
+    at the start of the first workload step they all ran; from there on, a rank that falls
+    behind shows as drift."""
+    title = merged.sessions[0].model.name or merged.sessions[0].model.path or "session"
+    parts = []
+    for rank, s in zip(merged.ranks, merged.sessions):
+        env = s.environment
+        device = "" if env.local_rank is None else f" cuda:{env.local_rank}"
+        doc = trace(s, rank + 1, f"rank {rank} · {env.gpu or 'unknown GPU'}{device} · {title}")
+        events = doc["traceEvents"]
+        events.append({"name": "process_sort_index", "ph": "M", "ts": 0, "pid": rank + 1, "tid": 0,
+                       "args": {"sort_index": rank}})
+        parts.append((events, doc["otherData"]["timestamps"]))
+    common = set.intersection(*({e["args"]["step"] for e in events if e.get("cat") == "dispatch"}
+                                for events, _ in parts)) - {None}
+    first = min(common, default=None)
+    starts = [min((e["ts"] for e in events if e.get("cat") == "dispatch" and e["args"]["step"] == first), default=0.0)
+              for events, _ in parts]
+    top = max(starts, default=0.0)
+    out: list[dict[str, Any]] = []
+    for (events, _), start in zip(parts, starts):
+        for e in events:
+            if e["ph"] != "M":
+                e["ts"] += top - start
+        out += events
+    env = merged.sessions[0].environment
+    return {
+        "traceEvents": out,
+        "displayTimeUnit": "ns",
+        "otherData": {
+            "tool": "kinspect", "created": env.created, "torch": env.torch,
+            "ranks": list(merged.ranks), "world_size": merged.world_size,
+            "timestamps": {f"rank {r}": stamps for r, (_, stamps) in zip(merged.ranks, parts)},
+            "aligned": "each rank's own clock, shifted so that all ranks start workload step "
+                       f"{first} together" if first is not None else "each rank's own clock: no step all ranks ran",
         },
     }
 

@@ -15,29 +15,35 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kinspect.core.comparison import TITLES, Row, comparison, sizes_text
 from kinspect.core.eventlog import deciders
 from kinspect.core.export.markdown import code, prose, quote, table
 from kinspect.core.session import DispatchEvent, Session, Site
-from kinspect.core.quality import model_quality
+from kinspect.core.quality import SizeNamer, model_quality
 from kinspect.core.shapes import Key, format_key
+from kinspect.core.variance import regret_spread, spreads, widest
 from kinspect.core.whatif import current, what_ifs
 
-SECTIONS = ("Environment", "Symbols", "Sites", "Findings", "Quality", "Decisions", "Measurements", "Baselines")
+SECTIONS = ("Environment", "Symbols", "Sites", "Findings", "Quality", "Comparison", "Decisions", "Measurements",
+            "Baselines")
 
 
-def render(session: Session, images: Sequence[str] = ()) -> str:
-    """The report; `images` are files written beside it (decision maps), linked under Quality."""
+def render(session: Session, images: Sequence[str] = (), chart: str | None = None) -> str:
+    """The report; `images` are files written beside it (decision maps), linked under
+    Quality; `chart` is the comparison's image beside it, linked under Comparison."""
     title = session.model.name or session.model.path or "session"
     lines = [f"# kinspect report: {prose(title)}", ""]
     if session.truncated:
         lines += [f"> **Truncated recording:** {prose(session.truncated)}", ""]
-    for name, part in zip(SECTIONS, (_environment, _symbols, _sites, _findings, _quality, _decisions,
-                                         _measurements, _baselines)):
+    for name, part in zip(SECTIONS, (_environment, _symbols, _sites, _findings, _quality, _comparison,
+                                         _decisions, _measurements, _baselines)):
         lines += [f"## {name}", ""]
         lines += part(session) or ["None recorded."]
         lines.append("")
         if name == "Quality" and images:
             lines += [f"![decision map]({quote(image)})" for image in images] + [""]
+        if name == "Comparison" and chart:
+            lines += [f"![comparison]({quote(chart)})", ""]
     return "\n".join(lines)
 
 
@@ -54,12 +60,16 @@ def _quality(s: Session) -> list[str]:
     if not q.shapes:
         return []
     rows = []
+    spread = regret_spread(s)
     for sq in q.sites:
         if not sq.points:
             continue
         worst = sq.worst
         assert worst is not None
-        rows.append((code(sq.site), str(sq.shapes), _share(sq.fastest_picked), _times(sq.geomean_regret),
+        across = spread.get(sq.site, [])
+        geomean = _times(sq.geomean_regret) + (
+            f" (×{min(across):.2f}–×{max(across):.2f} over {len(across)} compiles)" if len(across) > 1 else "")
+        rows.append((code(sq.site), str(sq.shapes), _share(sq.fastest_picked), geomean,
                      f"{_times(worst.regret)} at {code(_sizes(worst.sizes, worst.key))}",
                      _share(sq.workload_lost), prose(sq.workload_source) if sq.workload_calls else ""))
     site, worst = q.worst  # type: ignore[misc]
@@ -70,7 +80,8 @@ def _quality(s: Session) -> list[str]:
         "At every measured shape, Inductor's pick against the fastest variant by the same rule as "
         "everywhere in kinspect (CUDA-event timings preferred; slower only beyond noise: the pick's p20 "
         "above the fastest's p80 and at least ×1.05). Lost = GPU time lost over the workload, as a share "
-        "of the fastest possible. All from one compile: autotuning differs between compiles.",
+        "of the fastest possible. All from one compile: autotuning differs between compiles (where the same "
+        "hints were compiled again, the geometric mean's range over those compiles follows it).",
         "",
         *table(("site", "shapes", "fastest picked", "geomean regret", "worst", "workload lost", "weighed by"), rows),
     ]
@@ -292,6 +303,43 @@ def _measurements(s: Session) -> list[str]:
         "",
         *table(("site", "key", "variant", "method", "median", "p20–p80", "samples", "CUPTI", "regret"), rows),
     ]
+
+
+def _comparison(s: Session) -> list[str]:
+    c = comparison(s)
+    if c is None:
+        return []
+    rows = [(prose(sizes_text(r.sizes)), *(_cell(r, k) for k in c.kinds)) for r in c.rows]
+    rows.append(("**geomean slowdown vs the best per shape**", *(_times(c.slowdown(k)) for k in c.kinds)))
+    spread = {site: v for site, v in regret_spread(s).items() if len(v) > 1}
+    namer = SizeNamer(s)
+    lines = [
+        f"The whole model's GPU time per call (µs, summed CUPTI kernel time) at each shape, "
+        f"`kinspect compare`'s five ways. `hinted` and `oracle` are the compile under inspection "
+        f"(the oracle forces the fastest measured variant at every site); the others are fresh "
+        f"compiles, which autotune anew: one shape's gap between kinds mixes their difference with "
+        f"compile-to-compile noise. The slowdown averages the {len(c.complete)} shapes where every kind was timed.",
+        "",
+        *table(("sizes", *(TITLES[k] for k in c.kinds)), rows),
+    ]
+    if spread:
+        lines += ["", "Each site's geometric-mean regret, per compile of the same hints (fresh caches):", "",
+                  *table(("site", "compiles", "regret per compile"),
+                         [(code(site), str(len(v)), ", ".join(_times(x) for x in v)) for site, v in spread.items()])]
+        lines += ["", "Each variant's widest spread across those compiles (its slowest compile over its fastest "
+                  "at one key), and whether its kernel changed:", "",
+                  *table(("site", "hint", "at", "µs per compile", "spread", "kernel"),
+                         [(code(w.site), str(w.hint), code(_sizes(namer(s.site(w.site), w.key), w.key)),
+                           ", ".join("-" if t is None else f"{t:.1f}" for t in w.times), _times(w.ratio),
+                           "changed" if w.kernel_changed else "same") for w in widest(spreads(s))])]
+    return lines
+
+
+def _cell(r: Row, kind: str) -> str:
+    t = r.times.get(kind)
+    if t is None:
+        return prose(r.errors.get(kind, ""))
+    return f"**{t:.1f}**" if r.best == kind else f"{t:.1f}"
 
 
 def _baselines(s: Session) -> list[str]:

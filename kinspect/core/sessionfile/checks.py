@@ -25,6 +25,8 @@ MAX_SOURCE = 4 * 1024 * 1024
 MAX_WRAPPER = 16 * 1024 * 1024
 MAX_TENSORS = 64
 MAX_RANK = 16
+MAX_RANKS = 1 << 20
+"""Ranks of a distributed job (a tensor's rank is MAX_RANK)."""
 
 _CONTROL = {chr(c) for c in range(32)} | {chr(c) for c in range(0x7F, 0xA0)}
 """C0, DEL and C1: ESC and CSI (U+009B) start terminal escape sequences."""

@@ -16,6 +16,8 @@ from kinspect.core.eventlog import EventLog
 from kinspect.core.session import (
     BASELINE_KINDS,
     FORMAT,
+    INSPECTED_KINDS,
+    RECOMPILE_PURPOSES,
     SEVERITIES,
     VERSION,
     AutotuneRow,
@@ -27,6 +29,7 @@ from kinspect.core.session import (
     ModelInfo,
     Session,
     CallSite,
+    Recompile,
     Site,
     Sweep,
     SymbolInfo,
@@ -35,6 +38,7 @@ from kinspect.core.session import (
 from kinspect.core.sessionfile.checks import (
     _SOURCE_OK,
     MAX_RANK,
+    MAX_RANKS,
     MAX_SOURCE,
     MAX_TENSORS,
     MAX_TEXT,
@@ -94,6 +98,9 @@ def _environment(d: Any) -> Environment:
         platform=_opt_str(d.get("platform"), "environment.platform"),
         config=_scalar_map(d.get("config", {}), "environment.config"),
         peaks=peaks,
+        rank=_opt_int(d.get("rank"), "environment.rank", 0, MAX_RANKS - 1),
+        world_size=_opt_int(d.get("world_size"), "environment.world_size", 1, MAX_RANKS),
+        local_rank=_opt_int(d.get("local_rank"), "environment.local_rank", 0, MAX_RANKS - 1),
     )
 
 
@@ -223,13 +230,40 @@ def _graph(d: Any, path: str) -> Graph:
 def _baseline(d: Any, path: str) -> Baseline:
     d = _obj(d, path)
     kind = _str(d.get("kind"), f"{path}.kind")
-    if kind not in BASELINE_KINDS:
-        raise _fail(f"{path}.kind", f"must be one of {', '.join(BASELINE_KINDS)}")
+    inspected = _bool(d.get("inspected", False), f"{path}.inspected")
+    if kind not in BASELINE_KINDS and kind not in INSPECTED_KINDS:
+        raise _fail(f"{path}.kind", f"must be one of {', '.join(dict.fromkeys(BASELINE_KINDS + INSPECTED_KINDS))}")
+    if inspected and kind not in INSPECTED_KINDS:
+        raise _fail(f"{path}.kind", f"{kind} is compiled afresh, never timed on the inspected compile")
+    if not inspected and kind not in BASELINE_KINDS:
+        raise _fail(f"{path}.kind", f'{kind} is only timed on the inspected compile ("inspected": true)')
     sizes = {_str(k, f"{path}.sizes key", 64): _int(v, f"{path}.sizes.{k}") for k, v in _obj(d.get("sizes"), f"{path}.sizes").items()}
     return Baseline(
         sizes=sizes, kind=kind,
         wall_us=_num(d.get("wall_us"), f"{path}.wall_us"),
         gpu_us=_num(d.get("gpu_us"), f"{path}.gpu_us"),
+        error=_opt_str(d.get("error"), f"{path}.error", MAX_TEXT),
+        inspected=inspected,
+    )
+
+
+def _recompile(d: Any, path: str) -> Recompile:
+    d = _obj(d, path)
+    purpose = _str(d.get("purpose"), f"{path}.purpose")
+    if purpose not in RECOMPILE_PURPOSES:
+        raise _fail(f"{path}.purpose", f"must be one of {', '.join(RECOMPILE_PURPOSES)}")
+    variants = {}
+    for name, vs in _obj(d.get("variants", {}), f"{path}.variants").items():
+        where = f"{path}.variants.{_str(name, f'{path}.variants key')}"
+        rows = [_obj(v, f"{where}[{i}]") for i, v in enumerate(_list(vs, where, 256))]
+        variants[name] = tuple((_opt_int(v.get("hint"), f"{where}[{i}].hint", 1), _str(v.get("kernel"), f"{where}[{i}].kernel"))
+                               for i, v in enumerate(rows))
+    return Recompile(
+        hints=tuple(_int(h, f"{path}.hints[{i}]", 1, MAX_SIZE) for i, h in enumerate(_list(d.get("hints"), f"{path}.hints", 256))),
+        purpose=purpose,
+        variants=variants,
+        measurements=tuple(_measurement(x, f"{path}.measurements[{i}]")
+                           for i, x in enumerate(_list(d.get("measurements", []), f"{path}.measurements"))),
         error=_opt_str(d.get("error"), f"{path}.error", MAX_TEXT),
     )
 
@@ -326,6 +360,7 @@ def session_from_json(d: Any) -> Session:
         findings=[_finding(x, f"findings[{i}]") for i, x in enumerate(_list(d.get("findings", []), "findings"))],
         baselines=[_baseline(x, f"baselines[{i}]") for i, x in enumerate(_list(d.get("baselines", []), "baselines", 10_000))],
         sweeps=[_sweep(x, f"sweeps[{i}]") for i, x in enumerate(_list(d.get("sweeps", []), "sweeps", 1000))],
+        recompiles=[_recompile(x, f"recompiles[{i}]") for i, x in enumerate(_list(d.get("recompiles", []), "recompiles", 1000))],
     )
     _check_references(s)
     return s

@@ -25,6 +25,7 @@ from kinspect.core.session import (
     Session,
     CallSite,
     Site,
+    Recompile,
     Sweep,
     SymbolInfo,
 )
@@ -45,6 +46,7 @@ def environment_json(e: Environment) -> dict[str, Any]:
         "created": e.created, "torch": e.torch, "triton": e.triton, "python": e.python,
         "gpu": e.gpu, "cuda": e.cuda, "platform": e.platform,
         "config": dict(e.config), "peaks": dict(e.peaks),
+        "rank": e.rank, "world_size": e.world_size, "local_rank": e.local_rank,
     }
 
 
@@ -102,7 +104,13 @@ def graph_json(g: Graph) -> dict[str, Any]:
 
 
 def baseline_json(b: Baseline) -> dict[str, Any]:
-    return {"sizes": dict(b.sizes), "kind": b.kind, "wall_us": b.wall_us, "gpu_us": b.gpu_us, "error": b.error}
+    return {"sizes": dict(b.sizes), "kind": b.kind, "wall_us": b.wall_us, "gpu_us": b.gpu_us, "error": b.error,
+            "inspected": b.inspected}
+
+
+def recompile_json(r: Recompile) -> dict[str, Any]:
+    return {"hints": list(r.hints), "purpose": r.purpose, "variants": {k: [{"hint": h, "kernel": kernel} for h, kernel in v] for k, v in r.variants.items()},
+            "measurements": [measurement_json(m) for m in r.measurements], "error": r.error}
 
 
 def events_json(events: Sequence[DispatchEvent], sites: Sequence[Site]) -> tuple[list[Any], dict[str, list[Any]]]:
@@ -154,6 +162,7 @@ def session_to_json(s: Session) -> dict[str, Any]:
         "findings": [finding_json(x) for x in s.findings],
         "baselines": [baseline_json(x) for x in s.baselines],
         "sweeps": [sweep_json(x) for x in s.sweeps],
+        "recompiles": [recompile_json(x) for x in s.recompiles],
     }
 
 

@@ -24,7 +24,9 @@ from textual.message import Message
 from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
+from kinspect.core.comparison import Comparison
 from kinspect.core.decision_map import DecisionMap, Heatmap
+from kinspect.tui.widgets.comparison_chart import comparison_chart
 from kinspect.tui.present import literal
 
 PICK_OK, PICK_SLOW, BOUNDARY, CROSSOVER, CURSOR = "green", "red", "red", "green", "white"
@@ -55,6 +57,14 @@ class DecisionMapView(Vertical, can_focus=True):
     def compose(self):  # type: ignore[no-untyped-def]
         yield PlotextPlot(id="map-plot")
         yield Static(id="map-caption")
+        yield Static(id="map-compare")
+
+    def show_comparison(self, c: Comparison | None) -> None:
+        """The session's `kinspect compare` figures under the map (hidden without them)."""
+        panel = self.query_one("#map-compare", Static)
+        panel.display = c is not None
+        if c is not None:
+            panel.update(comparison_chart(c))
 
     def show(self, dmap: DecisionMap | Heatmap | None, empty: str, sizes: dict[str, int] | None = None) -> None:
         """Draw a map (or say why there is none); the cursor goes to the measured size

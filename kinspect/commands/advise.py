@@ -1,0 +1,126 @@
+"""`kinspect advise model.py --range B=1..16384`: the hints that cost the workload least,
+predicted from one compile with every candidate hint, then verified by compiling them."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from kinspect.commands import recording
+from kinspect.commands.compare_view import phases_line
+from kinspect.commands.options import parse_hints, progress
+from kinspect.commands.stderr_log import log_path_for
+from kinspect.core import advise
+from kinspect.core.errors import KinspectError
+from kinspect.core.sweep_plan import parse_ranges
+
+if TYPE_CHECKING:
+    from kinspect.inductor.advise import Advice
+
+
+def workload_for(path: str | None, model_steps: list[dict[str, int]], name: str, span: tuple[int, int],
+                 points: int) -> advise.Workload:
+    """`--workload FILE`, else the model file's `workload`, else uniform over the range in log space."""
+    if path is not None:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise KinspectError(f"--workload {path}: cannot read it ({getattr(e, 'strerror', None) or e})") from None
+        return advise.parse_workload_file(text, Path(path).name)
+    if model_steps:
+        return advise.steps_workload(model_steps, "the model file's workload")
+    return advise.uniform_workload(name, span[0], span[1], points)
+
+
+def run(model: str, ranges: list[str], workload: str | None, max_hints: int, compiles: int, points: int,
+        candidates: str | None, out: str | None) -> int:
+    from kinspect.inductor import pipeline
+    from kinspect.inductor.advise import run_advise
+    from kinspect.inductor.modelfile import load_model_file
+
+    spans = parse_ranges(ranges)
+    if len(spans) != 1:
+        raise KinspectError("kinspect advise takes one --range (the size the hints are for)")
+    (name, span), = spans.items()
+    if max_hints < 1 or compiles < 1:
+        raise KinspectError("--max-hints and --compiles take 1 or more")
+    cands = parse_hints(candidates) if candidates else advise.candidate_hints(*span)
+    mf = load_model_file(model)
+    mf.check_names(spans, "--range")
+    load = advise.within(workload_for(workload, [dict(w) for w in mf.workload], name, span, points), name, span)
+    mf.check_names({k for s, _ in load.points for k in s}, "--workload")
+    if not recording.cuda_available():
+        raise KinspectError(recording.no_cuda(mf.path, "kinspect advise"))
+    target = Path(out) if out else mf.path.with_name(mf.path.stem + ".advise.session.json")
+    progress(f"workload: {load.source}")
+    progress(f"candidate hints: {cands} (one variant each, compiled together)")
+    options = pipeline.Options(hints=cands, log_path=target.with_suffix(".jsonl"), progress=progress,
+                               failure_log=log_path_for(mf.path))
+    with pipeline.LivePipeline(mf, options) as live, tempfile.TemporaryDirectory(prefix="kinspect-") as work:
+        try:
+            advice = run_advise(live, name, span, load, max_hints, compiles, work, progress)
+        finally:
+            if live.session.sites:
+                live.save(target)
+    progress(f"saved {target} (the candidate compile, its sweep and the verification compiles)")
+    console = Console(highlight=False)
+    console.print(f"workload: {advice.workload.source}", markup=False, soft_wrap=True)
+    if advice.missing:
+        console.print(f"{len(advice.missing)} workload sizes had no timing for every variant and are left out",
+                      markup=False, soft_wrap=True)
+    console.print(proposals_table(advice.proposals), advice_table(advice))
+    for why in advice.failed:
+        console.print(f"verification failed for {why}", markup=False, soft_wrap=True)
+    console.print(phases_line(advice.phases), markup=False, soft_wrap=True)
+    chosen, note = choice(advice)
+    if note:
+        console.print(note, markup=False, soft_wrap=True)
+    console.print(f"torch._inductor.config.multi_kernel_hints = {list(chosen)}", markup=False, soft_wrap=True)
+    return 0
+
+
+def proposals_table(proposals: list[advise.Proposal], rows: int = 5) -> Table:
+    t = Table(title=Text("best hint sets, predicted from the candidate compile (one compile)"), title_justify="left",
+              caption=Text("predicted regret: the workload's GPU time at the sites with Inductor deciding among "
+                           "these hints' variants, over the fastest candidate kernel at each size"),
+              caption_justify="left", min_width=80)
+    t.add_column("hints")
+    t.add_column("predicted regret", justify="right")
+    for p in proposals[:rows]:
+        t.add_row(Text(", ".join(map(str, p.hints))), f"×{p.regret:.3f}")
+    return t
+
+
+def advice_table(advice: Advice) -> Table:
+    t = Table(title=Text("verified by compiling afresh: predicted vs measured workload regret against the oracle"),
+              title_justify="left", min_width=80,
+              caption=Text("predicted: the candidate compile's kernels; measured: each hint set compiled afresh and "
+                           "timed at the same sizes, over the same oracle (a measured figure below ×1.0 means a "
+                           "fresh compile found a kernel faster than every candidate's)"), caption_justify="left")
+    for col in ("", "hints", "predicted (one compile)", "measured"):
+        t.add_column(col, justify="right" if col.startswith(("predicted", "measured")) else "left")
+    sets = [("proposed", advice.best.hints, advice.best)]
+    if advice.best.hints != advise.DEFAULT_HINTS:
+        sets.append(("default", advise.DEFAULT_HINTS, advice.default))
+    for label, hints, predicted in sets:
+        t.add_row(label, Text(", ".join(map(str, hints))),
+                  "not a candidate subset" if predicted is None else f"×{predicted.regret:.3f}",
+                  advise.spread_text(advice.measured.get(hints, [])))
+    return t
+
+
+def choice(advice: Advice) -> tuple[tuple[int, ...], str]:
+    """The proposal, unless every fresh compile of the default measured better than every
+    fresh compile of the proposal: then the default, and why."""
+    mine, default = advice.measured.get(advice.best.hints), advice.measured.get(advise.DEFAULT_HINTS)
+    if mine and default and advice.best.hints != advise.DEFAULT_HINTS and max(default) < min(mine):
+        return advise.DEFAULT_HINTS, ("measured, the default beat the proposal in every compile: the prediction did "
+                                      "not survive recompiling; keep the default")
+    if not mine:
+        return advice.best.hints, "the proposal is unverified (its compile failed): treat it as a prediction"
+    return advice.best.hints, ""

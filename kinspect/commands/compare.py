@@ -1,0 +1,76 @@
+"""`kinspect compare model.py --range B=1..16384`: the PR's comparison on any model (the
+whole model hinted, oracle, exact_hint, static and eager at each shape), saved with the
+session, and with `--compiles N` the spread of the same hints over fresh compiles."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from rich.console import Console
+
+from kinspect.commands import recording
+from kinspect.commands.compare_view import comparison_table, phases_line, regret_lines, spread_table
+from kinspect.commands.options import parse_hints, parse_steps, progress
+from kinspect.commands.stderr_log import log_path_for
+from kinspect.core.boundaries import log_grid
+from kinspect.core.comparison import comparison
+from kinspect.core.errors import KinspectError
+from kinspect.core.sweep_plan import axis_points, parse_ranges
+from kinspect.core.variance import unstable_autotune
+
+
+def shapes_for(ranges: list[str] | None, shapes: list[str] | None, points: int) -> list[dict[str, int]]:
+    """`--shapes` as given, else a log-spaced grid over the `--range`s (a product for two)."""
+    if bool(ranges) == bool(shapes):
+        raise KinspectError("give --range NAME=LO..HI or --shapes B=... (one of them)")
+    steps = parse_steps(shapes)
+    if steps is not None:
+        return steps
+    spans = parse_ranges(ranges or [])
+    if not 1 <= points <= 256:
+        raise KinspectError(f"--points takes 1..256 (each costs fresh compiles), got {points}")
+    out: list[dict[str, int]] = [{}]
+    for name, (lo, hi) in spans.items():
+        out = [{**o, name: v} for o in out for v in log_grid(lo, hi, axis_points(points, len(spans)))]
+    return out
+
+
+def run(model: str, ranges: list[str] | None, shapes: list[str] | None, points: int, compiles: int,
+        out: str | None, hints: str | None) -> int:
+    from kinspect.inductor import pipeline
+    from kinspect.inductor.compare import run_compare
+    from kinspect.inductor.modelfile import load_model_file
+
+    sizes = shapes_for(ranges, shapes, points)
+    if compiles < 1:
+        raise KinspectError(f"--compiles takes 1 or more, got {compiles}")
+    hint_list = parse_hints(hints) if hints else None
+    mf = load_model_file(model)
+    mf.check_names({k for s in sizes for k in s}, "--range" if ranges else "--shapes")
+    if not recording.cuda_available():
+        raise KinspectError(recording.no_cuda(mf.path, "kinspect compare"))
+    target = Path(out) if out else mf.path.with_suffix(".session.json")
+    options = pipeline.Options(hints=hint_list, log_path=target.with_suffix(".jsonl"), progress=progress,
+                               failure_log=log_path_for(mf.path))
+    with pipeline.LivePipeline(mf, options) as live, tempfile.TemporaryDirectory(prefix="kinspect-") as work:
+        live.compile()
+        try:
+            phases = run_compare(live, sizes, compiles, work, progress)
+        finally:
+            live.save(target)
+        session = live.session
+    progress(f"saved {target}: {len(sizes)} shapes, {compiles} compile{'s' if compiles > 1 else ''}")
+    console = Console(highlight=False)
+    c = comparison(session)
+    if c is not None:
+        console.print(comparison_table(c))
+    spread = spread_table(session)
+    if spread is not None:
+        console.print(spread)
+    for line in regret_lines(session):
+        console.print(line, markup=False, soft_wrap=True)
+    for f in unstable_autotune(session):
+        console.print(f"unstable-autotune: {f.site}: {f.message}", markup=False, soft_wrap=True)
+    console.print(phases_line(phases), markup=False, soft_wrap=True)
+    return 0

@@ -1,0 +1,72 @@
+"""What `kinspect compare` and `kinspect advise` print: the comparison, the spread across
+compiles, the advice and its verification, as Rich tables of plain text (session text is
+never read as markup)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from rich.table import Table
+from rich.text import Text
+
+from kinspect.core.advise import spread_text
+from kinspect.core.comparison import TITLES, Comparison, sizes_text
+from kinspect.core.session import Session
+from kinspect.core.shapes import format_key
+from kinspect.core.variance import UNSTABLE_RATIO, compiles, regret_spread, spreads, widest
+
+
+def comparison_table(c: Comparison) -> Table:
+    t = Table(title=Text("the whole model, GPU µs per call (summed CUPTI kernel time); best per shape in bold"),
+              title_justify="left",
+              caption=Text(f"slowdown: geometric mean over the {len(c.complete)} shapes where every kind was timed, "
+                           "vs the best kind at each shape. hinted and oracle are the compile under inspection; "
+                           "exact_hint and static are fresh compiles, which autotune anew (compile-to-compile noise "
+                           "is in their gap)"),
+              caption_justify="left")
+    t.add_column("sizes")
+    for k in c.kinds:
+        t.add_column(TITLES[k], justify="right")
+    for r in c.rows:
+        cells = []
+        for k in c.kinds:
+            v = r.times.get(k)
+            if v is None:
+                cells.append(Text(r.errors.get(k, "")[:40], style="red"))
+            else:
+                cells.append(Text(f"{v:.1f}", style="bold" if r.best == k else ""))
+        t.add_row(Text(sizes_text(r.sizes)), *cells)
+    t.add_row(Text("geomean slowdown", style="bold"),
+              *(Text("" if (s := c.slowdown(k)) is None else f"×{s:.3f}") for k in c.kinds))
+    t.add_row(Text("best at"), *(Text(f"{c.wins(k)}/{len(c.complete)}") for k in c.kinds))
+    return t
+
+
+def spread_table(session: Session, rows: int = 12) -> Table | None:
+    """Per variant, its widest spread across compiles (slowest over fastest compile at one key)."""
+    runs = compiles(session)
+    found = widest(spreads(session, runs))
+    if not found:
+        return None
+    t = Table(title=Text(f"the same hints over {len(runs)} compiles (fresh caches): each variant's widest spread"),
+              title_justify="left")
+    for col in ("site", "hint", "at key", "µs per compile", "spread", "kernels"):
+        t.add_column(col, justify="right" if col in ("hint", "spread") else "left")
+    for s in found[:rows]:
+        times = ", ".join("-" if x is None else f"{x:.1f}" for x in s.times)
+        kernels = len({k for k in s.kernels if k is not None})
+        unstable = kernels > 1 and (s.ratio or 0) > UNSTABLE_RATIO
+        t.add_row(Text(s.site), str(s.hint), Text(format_key(s.key)), Text(times),
+                  Text(f"×{s.ratio:.2f}", style="red" if unstable else ""),
+                  Text("same" if kernels == 1 else f"{kernels} different", style="red" if kernels > 1 else ""))
+    return t
+
+
+def regret_lines(session: Session) -> list[str]:
+    """Each site's geometric-mean regret with its spread over compiles, when several were timed."""
+    return [f"{site}: geomean regret {spread_text(values)}" for site, values in regret_spread(session).items()]
+
+
+def phases_line(phases: Mapping[str, float]) -> str:
+    return "phases: " + ", ".join(f"{name} {secs:.1f} s" for name, secs in phases.items()) + \
+        f" (total {sum(phases.values()):.1f} s)"

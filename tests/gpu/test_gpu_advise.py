@@ -1,0 +1,63 @@
+"""`kinspect compare` and `kinspect advise` on samples/linear.py, run as a user runs them:
+`python -m kinspect ...` subprocesses, asserted on what they print and save. Each prints
+its whole output between `=== kinspect ...` markers for scripts/device_session.sh advise.
+
+Expected on the H200 (the compile of linear.py takes ~20 s; each fresh compile a process
+of its own): compare at 2 shapes with 2 compiles about 3-4 minutes (per shape exact_hint
+and static compiles, plus one recompile); advise over B=64..4096 (7 candidate hints, the
+model's 7 workload sizes in range, one verification compile each for the proposal and the
+default) about 2-3 minutes.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpu_cases import SAMPLES
+from test_gpu_cli import cells, kinspect
+
+from kinspect.core.sessionfile.files import load
+
+LINEAR = SAMPLES / "linear.py"
+
+
+def show(name: str, result) -> None:  # type: ignore[no-untyped-def]
+    print(f"=== kinspect {name}\n{result.stdout}=== end {name}")
+
+
+def test_compare_times_five_kinds_at_each_shape_and_the_spread_of_two_compiles(tmp_path):
+    out = tmp_path / "linear.session.json"
+    result = kinspect("compare", LINEAR, "--shapes", "B=100", "B=1000", "--compiles", "2", "-o", out)
+    show("compare", result)
+    rows = {r[0]: r[1:] for r in map(cells, result.stdout.splitlines()) if r and r[0].startswith(("B=", "geomean"))}
+    for b in ("B=100", "B=1000"):
+        hinted, oracle, *fresh = (float(x) for x in rows[b])
+        assert len(fresh) == 3 and all(t > 0 for t in fresh)
+        assert oracle <= hinted * 1.10  # the fastest forced at every site: at worst noise above Inductor's picks
+    assert all(x.startswith("×") for x in rows["geomean slowdown"])
+    session = load(out)
+    assert {(b.sizes["B"], b.kind) for b in session.baselines if b.error is None} == {
+        (b, k) for b in (100, 1000) for k in ("hinted", "oracle", "exact_hint", "static", "eager")}
+    (again,) = session.recompiles
+    assert again.error is None and {m.key[1][0] for m in again.measurements if m.median_us} == {100, 1000}
+    assert re.search(r"multi_kernel_0: geomean regret ×[\d.]+ \(×[\d.]+–×[\d.]+ over 2 compiles\)", result.stdout)
+    assert result.stdout.splitlines()[-1].startswith("phases: ")
+
+
+def test_advise_proposes_verifies_and_ends_with_the_line_to_paste(tmp_path):
+    out = tmp_path / "linear.advise.session.json"
+    result = kinspect("advise", LINEAR, "--range", "B=64..4096", "--max-hints", "2", "-o", out)
+    show("advise", result)
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("workload: the model file's workload")
+    proposed = next(cells(line) for line in lines if line.startswith("│ proposed"))
+    assert re.fullmatch(r"×\d+\.\d{3}", proposed[2]) and proposed[3].endswith("(one compile)")
+    default = next(cells(line) for line in lines if line.startswith("│ default"))
+    assert default[1] == "64, 256, 4096" and default[3].endswith("(one compile)")
+    phases = next(line for line in lines if line.startswith("phases: "))
+    assert re.fullmatch(r"phases: candidate compile [\d.]+ s, candidate sweep [\d.]+ s, search [\d.]+ s, "
+                        r"verification compiles [\d.]+ s \(total [\d.]+ s\)", phases)
+    assert re.fullmatch(r"torch\._inductor\.config\.multi_kernel_hints = \[\d+(, \d+)?\]", lines[-1])
+    session = load(out)
+    assert [v.hint for v in session.sites[0].variants] == [64, 128, 256, 512, 1024, 2048, 4096]
+    assert len(session.recompiles) == 2 and all(r.error is None and r.measurements for r in session.recompiles)
