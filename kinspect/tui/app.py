@@ -510,7 +510,7 @@ class InspectorApp(App[None]):
         if action in DEBUG_ACTIONS and self.active_tab() not in DEBUG_TABS:
             return False  # out of the debugger's tabs: out of the footer too
         if action in LIVE_ONLY and not self.source.live:
-            return False  # the banner says so, and the key itself (on_key)
+            return False  # the banner says so, and so does the key (_take_key)
         return self.applies(action)
 
     def applies(self, action: str) -> bool | None:

@@ -1,8 +1,9 @@
 """Where a user types a runtime shape, parsed on every keystroke with errors inline.
 
 The parse error (or the error the current site reports, set by the app) sits on the
-line below the input, so the table above the fold keeps its last valid state while the
-user is mid-word.
+line below the input, so the table keeps its last valid state while the user is
+mid-word; the line names that state ("showing B=1"), as the dimming alone is lost
+without colour.
 """
 
 from __future__ import annotations
