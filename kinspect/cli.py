@@ -39,7 +39,8 @@ def _parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("explain", help="headless: what each site picks for a shape")
     e.add_argument("session", nargs="+", help="a session or model.py; several rank sessions or a folder of them merge")
-    e.add_argument("--shape", help='runtime shape: "B=1000" or a full key "(1000,1024),(4096,1024)"')
+    e.add_argument("--shape", help='runtime shape: "B=1000", or with --site the whole key it sees, '
+                        '"(4096,),(1000,1024),(4096,1024),(1000,4096)" for samples/mlp.py\'s first site')
     e.add_argument("--site", help="restrict to one site (needed with a full key)")
     e.add_argument("--heuristic", default="inductor", help="distance to decide by (default: inductor)")
     e.add_argument("--json", action="store_true", help="print JSON instead of tables")

@@ -106,6 +106,12 @@ def test_a_full_key_that_does_not_line_up_is_flagged(kinspect_cli, session_file)
         assert v["mismatch"] == "runtime key has 2 tensors, hint key 4: Inductor compares only the first 2"
 
 
+def test_the_tables_say_what_the_mismatch_mark_means(kinspect_cli, session_file):
+    out = ok(kinspect_cli("explain", session_file, "--shape", "(1000,1024),(4096,1024)", "--site", "multi_kernel_0"))
+    assert "8.0342 !" in out  # the mark in the distance column...
+    assert "! key mismatch, v0: runtime key has 2 tensors, hint key 4: Inductor compares" in out  # ...and its legend
+
+
 def test_a_shape_as_tables(kinspect_cli, session_file):
     out = ok(kinspect_cli("explain", session_file, "--shape", "B=1000", "--site", "multi_kernel_0"))
     assert "multi_kernel_0 (addmm) at ((4096,), (1000, 1024), (4096, 1024), (1000, 4096))" in out
@@ -143,7 +149,7 @@ BAD = {
     "negative size": (["{session}", "--shape", "B=-1"], "column 3: size must not be negative, got -1"),
     "fractional size": (["{session}", "--shape", "B=1.5"], "column 3: size must be an integer, got '1.5'"),
     "empty shape": (["{session}", "--shape", ""], "empty shape: type symbol values like B=1000, or a key like (1000,1024),(4096,1024)"),
-    "unknown symbol": (["{session}", "--shape", "Q=3"], "unknown symbol Q; this session has: B, N, s0, s1"),
+    "unknown symbol": (["{session}", "--shape", "Q=3"], "unknown symbol Q; this session has: B, N"),
     "shape fits no site": (["{session}", "--shape", "N=64"], "multi_kernel_0 needs a value for B"),
     "unknown site": (["{session}", "--shape", "B=1", "--site", "mk9"], "no site named 'mk9'; this session has: multi_kernel_0, multi_kernel_1, multi_kernel_2"),
     "unknown heuristic": (["{session}", "--shape", "B=1", "--heuristic", "l3"], "unknown heuristic 'l3'; known: inductor, log2-l2, log2-linf, l1, ceil"),

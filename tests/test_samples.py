@@ -7,13 +7,16 @@ import json
 import re
 import subprocess
 import sys
+import tomllib
 from importlib.resources import files
 from pathlib import Path
 
 import jsonschema
 import pytest
 
+from kinspect.core.explain import explain_site
 from kinspect.core.sessionfile.files import load
+from kinspect.core.shapes import parse_shape
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples"
@@ -92,3 +95,20 @@ def test_each_sample_runs_as_a_plain_script(script, script_runs):
         pytest.skip(f"{script.name} needs {missing[1]} (a recording of it opens without)")
     assert script_runs[script.name].returncode == 0, err
     assert re.fullmatch(r"torch\.Size\(\[\d+(, \d+)*\]\)\n", out), out
+
+
+def test_the_readmes_full_key_fits_the_sample_it_names():
+    """The README's example of a whole key, decided for samples/mlp.py's first site as the
+    inspector would: no key mismatch, a choice."""
+    readme = (REPO / "README.md").read_text()
+    key = re.search(r"such as\s+`([^`]+)`\s+for `samples/mlp.py`'s first Linear", readme)
+    assert key is not None, "the README names a full key for samples/mlp.py"
+    session = load(SAMPLES / "mlp.session.json")
+    expl = explain_site(session, session.sites[0], parse_shape(key.group(1)))
+    assert expl.decision is not None and not any(s.mismatch for s in expl.decision.scores)
+
+
+def test_the_license_is_a_pep_639_expression():
+    """setuptools warns three times at every install about `license = {text = ...}`."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert isinstance(project["license"], str)

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from synthetic import mm_two_dims_site
 
 from kinspect.core.errors import ShapeError
+from kinspect.core.operands import operand_names
 from kinspect.core.symbolic import MAX_DEPTH, ExprError, SizeExpr, TensorSpec, check_tree
 
 s0, s1 = sympy.symbols("s0 s1", integer=True, positive=True)
@@ -289,3 +290,22 @@ def test_opening_the_gpt2_sample_and_its_findings_imports_no_sympy():
     path = Path(__file__).resolve().parent.parent / "samples" / "gpt2.session.json"
     out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_sizes_read_by_the_users_names():
+    """The inspector shows `B*S` where Inductor wrote `s33*s50`, and leaves other symbols be."""
+    assert SizeExpr(("mul", "s33", "s50")).text_with({"s33": "B", "s50": "S"}) == "B*S"
+    assert SizeExpr(("add", "s33", "s7", 1)).text_with({"s33": "B"}) == "B + s7 + 1"
+    assert SizeExpr(4096).text_with({"s33": "B"}) == "4096"
+
+
+def test_tensors_are_named_by_their_part_in_the_op():
+    def spec(name: str, role: str) -> TensorSpec:
+        return TensorSpec(name, role, (SizeExpr("s0"),))
+
+    addmm = [spec("arg1_1", "input"), spec("arg3_1", "input"), spec("arg0_1", "input"), spec("buf0", "output")]
+    assert operand_names("addmm", addmm) == ["bias", "x", "weight", "out"]
+    assert operand_names("mm", addmm[1:]) == ["a", "b", "out"]
+    # an op kinspect does not know, or inputs the op does not take: Inductor's names
+    assert operand_names("convolution", addmm) == ["arg1_1", "arg3_1", "arg0_1", "buf0"]
+    assert operand_names("mm", addmm) == ["arg1_1", "arg3_1", "arg0_1", "buf0"]

@@ -232,7 +232,8 @@ def _site_table(r: SiteExplanation, wide: bool) -> Table | Text:
     if r.decision is None:
         return Text(f"{r.site.name}: {r.error}", style="yellow")
     d = r.decision
-    caption = "\n".join(filter(None, (d.reason(r.site.labels()), _timing_line(r))))
+    mismatches = [f"! key mismatch, v{x.index}: {x.mismatch}" for x in d.scores if x.mismatch]
+    caption = "\n".join(filter(None, (d.reason(r.site.labels()), _timing_line(r), *mismatches)))
     called = f" · {r.site.title}" if r.site.call_sites else ""
     t = Table(title=Text(f"{r.site.name} ({r.site.op}){called} at {format_key(d.runtime_key)}"),
               caption=Text(caption), title_justify="left", caption_justify="left")

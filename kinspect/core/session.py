@@ -380,14 +380,18 @@ class Session:
             if s.alias:
                 by_name.setdefault(s.alias, s)
         env: dict[str, int] = {}
+        given: dict[str, str] = {}
         for typed, value in values.items():
             sym = by_name.get(typed)
             if sym is None:
-                known = ", ".join(self.symbol_names()) or "none"
+                known = ", ".join(s.label for s in self.symbols) or "none"
                 raise ShapeError(f"unknown symbol {typed}; this session has: {known}")
             if sym.name in env and env[sym.name] != value:
-                raise ShapeError(f"{typed} and {sym.name} name the same symbol with different values")
+                first = given[sym.name]
+                raise ShapeError(f"{first}={env[sym.name]} and {typed}={value} are the same size "
+                                 f"({sym.label}, Inductor's {sym.name}): give it once")
             env[sym.name] = value
+            given.setdefault(sym.name, typed)
         return env
 
     def runtime_key(self, site: Site, shape: ParsedShape) -> Key:
@@ -402,6 +406,11 @@ class Session:
             raise ShapeError(f"{site.name} needs a value for {names}")
         return site.runtime_key(env)
 
+    @property
+    def aliases(self) -> dict[str, str]:
+        """Inductor's symbol names to the user's (`s33` to `B`), where the model named them."""
+        return {s.name: s.alias for s in self.symbols if s.alias}
+
     def label_of(self, symbol: str) -> str:
         for s in self.symbols:
             if s.name == symbol:
@@ -412,7 +421,7 @@ class Session:
         """The latest baseline of each kind (a fresh `hinted` compile and the inspected one
         apart) taken where the model's sizes include `sizes` (by the model's size names or
         the symbols they alias): baselines are whole-model figures, not a site's."""
-        aliases = {s.name: s.alias for s in self.symbols if s.alias}
+        aliases = self.aliases
         want = {aliases.get(k, k): v for k, v in sizes.items()}
         latest: dict[tuple[str, bool], Baseline] = {}
         for b in self.baselines:

@@ -279,6 +279,13 @@ class SizeExpr:
     def __str__(self) -> str:
         return self.text
 
+    def text_with(self, names: Mapping[str, str]) -> str:
+        """The text with symbols renamed (`B*S` where Inductor wrote `s33*s50`), for
+        people who named those sizes themselves."""
+        if not names or not self.symbols & names.keys():
+            return self.text
+        return SizeExpr(_renamed(self.tree, names)).text
+
     @classmethod
     def from_json(cls, value: Any) -> SizeExpr:
         return cls(check_tree(value))
@@ -294,6 +301,14 @@ class SizeExpr:
         must not import, so they are recognised by class name.
         """
         return cls(_from_sympy(expr, 0))
+
+
+def _renamed(tree: Tree, names: Mapping[str, str]) -> Tree:
+    if isinstance(tree, str):
+        return names.get(tree, tree)
+    if isinstance(tree, tuple) and tree[0] != "opaque":
+        return (tree[0], *(_renamed(a, names) for a in tree[1:]))
+    return tree
 
 
 def _opaque(text: str) -> Tree:

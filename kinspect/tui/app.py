@@ -20,14 +20,14 @@ from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.driver import Driver
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.reactive import reactive
-from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from kinspect.core.comparison import comparison
@@ -45,7 +45,7 @@ from kinspect.core.source import BaselineSource, SessionSource, SteppableSource
 from kinspect.tui.commands import InspectorCommands
 from kinspect.tui.debugger import IDLE, Debugger
 from kinspect.tui.debugger_view import DEBUG_ACTIONS, DEBUG_TABS, DebuggerView
-from kinspect.tui.dialogs import ExportScreen, JumpScreen
+from kinspect.tui.dialogs import ExportScreen, JumpScreen, MeasuredScreen, export_stem
 from kinspect.tui.help_screen import HelpScreen
 from kinspect.tui.live_run import SourceGuard
 from kinspect.tui.messages import (
@@ -57,7 +57,7 @@ from kinspect.tui.messages import (
     PrepareProgress,
 )
 from kinspect.tui.observed import EventIndex
-from kinspect.tui.present import SYMBOLIC_LEGEND, decision_summary, literal, runtime_env
+from kinspect.tui.present import SYMBOLIC_LEGEND, decision_summary, literal, measured_shapes, runtime_env
 from kinspect.tui.widgets.banner import Banner
 from kinspect.tui.widgets.breakpoint_list import BreakpointList
 from kinspect.tui.widgets.condition_entry import ConditionEntry
@@ -84,6 +84,9 @@ CONTINUE = Binding.Group("Continue", compact=True)
 ENDS = Binding.Group("First/last")
 BREAKS = Binding.Group("Break", compact=True)
 TAB_IDS = ("variants", "source", "diff", "symbolic", "findings", "debugger", "timeline", "map")
+LIVE_ONLY = {"measure": "m (measure)", "baselines": "a (baselines)", "debug_override": "o (force a variant)"}
+"""The actions a recording cannot take, as its banner and refusals name them."""
+SHAPE_OPENERS = ("(", "[")
 
 
 _Handler = TypeVar("_Handler", bound=Callable[..., Any])
@@ -106,11 +109,24 @@ class InspectorApp(App[None]):
     CSS_PATH = "inspector.tcss"
     TITLE = "kinspect"
     COMMANDS = App.COMMANDS | {InspectorCommands}
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-small"), (100, "-narrow"), (120, "-wide")]
     BINDINGS = [
         Binding("q", "quit", "Quit", id="kinspect.quit", tooltip="Leave the inspector"),
         Binding("question_mark", "help", "Help", id="kinspect.help",
                 tooltip="Every key, and how to type a shape"),
+        *(
+            Binding(str(i), f"show_tab('{tab}')", tab.capitalize(), id=f"kinspect.tab.{tab}",
+                    tooltip=f"Show the {tab} tab", group=TABS)
+            for i, tab in enumerate(TAB_IDS, 1)
+        ),
+        Binding("9", "show_tab('ranks')", "Ranks", id="kinspect.tab.ranks", group=TABS,
+                tooltip="Show a torchrun job's ranks side by side (sessions opened together)"),
+        Binding("left_square_bracket", "step_site(-1)", "Previous site", id="kinspect.site.prev",
+                tooltip="Go to the previous site", group=SITES),
+        Binding("right_square_bracket", "step_site(1)", "Next site", id="kinspect.site.next",
+                tooltip="Go to the next site", group=SITES),
+        Binding("s", "toggle_sites", "Sites", id="kinspect.sites", show=False,
+                tooltip="Show or hide the list of sites (hidden at first below 100 columns)"),
         Binding("n,f10", "debug_step", "Step", id="kinspect.debug.step", group=STEPS,
                 tooltip="Go to the next event; live: run the paused dispatch and pause before the next "
                         "(the first press starts the workload paused at its first dispatch)"),
@@ -125,13 +141,13 @@ class InspectorApp(App[None]):
                         "recordings: go back to before the first event"),
         Binding("o", "debug_override", "Override", id="kinspect.debug.override",
                 tooltip="Live, paused: then its number: run that variant for this call instead of Inductor's pick"),
-        Binding("b", "break_site", "At site", id="kinspect.break.site", group=BREAKS,
+        Binding("b", "break_site", "Break at site", id="kinspect.break.site", group=BREAKS,
                 tooltip="Add or remove a breakpoint at the selected site"),
-        Binding("B", "break_miss", "On miss", id="kinspect.break.miss", group=BREAKS,
+        Binding("B", "break_miss", "Break on miss", id="kinspect.break.miss", group=BREAKS,
                 tooltip="Add or remove a breakpoint on every cache miss"),
-        Binding("f", "break_not_fastest", "Not fastest", id="kinspect.break.not_fastest", group=BREAKS,
+        Binding("f", "break_not_fastest", "Break if not fastest", id="kinspect.break.not_fastest", group=BREAKS,
                 tooltip="Add or remove a breakpoint where the pick is slower than the fastest measured variant"),
-        Binding("w", "break_when", "When…", id="kinspect.break.when", group=BREAKS,
+        Binding("w", "break_when", "Break when…", id="kinspect.break.when", group=BREAKS,
                 tooltip="Type a condition (B > 512 and miss) to break on"),
         Binding("g", "debug_jump", "Jump", id="kinspect.debug.jump",
                 tooltip="Go to an event by number: type it, then enter (recordings)"),
@@ -146,27 +162,20 @@ class InspectorApp(App[None]):
         Binding("a", "baselines", "Baselines", id="kinspect.baselines",
                 tooltip="Live: time the whole model at this shape eager, compiled static, with this size as "
                         "its only hint, and hinted (minutes: each compiles afresh in a process of its own)"),
+        Binding("e", "export", "Export", id="kinspect.export",
+                tooltip="Write the session as JSON, a Markdown report or a Perfetto trace"),
+        Binding("l", "measured_keys", "Measured", id="kinspect.measured",
+                tooltip="List the keys where this site was measured, and go to one"),
         Binding("escape", "cancel_measure", "Cancel", id="kinspect.cancel",
                 tooltip="Stop the running measurement"),
         Binding("t", "toggle_terms", "Terms", id="kinspect.terms",
                 tooltip="Show or hide each variant's distance per tensor dimension"),
+        Binding("i", "toggle_names", "Names", id="kinspect.names",
+                tooltip="Name sizes and tensors as Inductor does (s33, arg3_1) or as you do (B, x, weight)"),
         Binding("h", "what_if", "What-if", id="kinspect.heuristic",
                 tooltip="Other heuristics and fewer hints on these measurements, best first; enter decides by one"),
         Binding("d", "diff_selected", "Diff", id="kinspect.diff",
                 tooltip="Diff the selected variant's source against the chosen one's"),
-        Binding("left_square_bracket", "step_site(-1)", "Previous site", id="kinspect.site.prev",
-                tooltip="Go to the previous site", group=SITES),
-        Binding("right_square_bracket", "step_site(1)", "Next site", id="kinspect.site.next",
-                tooltip="Go to the next site", group=SITES),
-        *(
-            Binding(str(i), f"show_tab('{tab}')", tab.capitalize(), id=f"kinspect.tab.{tab}",
-                    tooltip=f"Show the {tab} tab", group=TABS)
-            for i, tab in enumerate(TAB_IDS, 1)
-        ),
-        Binding("9", "show_tab('ranks')", "Ranks", id="kinspect.tab.ranks", group=TABS,
-                tooltip="Show a torchrun job's ranks side by side (sessions opened together)"),
-        Binding("e", "export", "Export", id="kinspect.export",
-                tooltip="Write the session as JSON, a Markdown report or a Perfetto trace"),
     ]
 
     measuring: reactive[bool] = reactive(False, bindings=True)
@@ -182,6 +191,8 @@ class InspectorApp(App[None]):
         """A torchrun job's ranks, when the session is one of several opened together."""
         self.heuristic = "inductor"
         self.show_terms = False
+        self.inductor_names = False
+        """Sizes and tensors by Inductor's names (`s33`, `arg3_1`) instead of the user's."""
         self.site: Site | None = self.session.sites[0] if self.session.sites else None
         self.shape: ParsedShape | None = None
         self.explanation: SiteExplanation | None = None
@@ -192,6 +203,8 @@ class InspectorApp(App[None]):
         self._maps: dict[str, DecisionMap | Heatmap | None] = {}
         self._worst: dict[str, float] = {}
         """Each measured site's worst regret beyond noise, for the site list."""
+        self._measured_count: Counter[str] = Counter()
+        """How many keys each site was measured at, for the decision summary."""
         self._measured_changed()
         self.selected = 0
         self._events = EventIndex(self.session.events)
@@ -241,6 +254,45 @@ class InspectorApp(App[None]):
                             yield RanksView(self.ranks, id="ranks-view")
         yield MeasureBar(id="measure-bar")
         yield Footer(compact=True)
+
+    async def on_event(self, event: events.Event) -> None:
+        """Keys are looked at as they arrive, before textual hands them to the focused
+        widget: a shape typed in a burst (fast, or by a script) then starts in the entry and
+        every later key follows it there, in order."""
+        if isinstance(event, events.Key) and self._take_key(event):
+            return
+        await super().on_event(event)
+
+    def _take_key(self, event: events.Key) -> bool:
+        """A key that starts a shape and is no key here begins one in the entry (`B=129`
+        typed on the table; the digits then go to the entry, not to the tabs), and a
+        live-only key pressed on a recording says why it does nothing; True when taken."""
+        if self.screen.is_modal or isinstance(self.focused, Input):
+            return False
+        char = event.character
+        live_only = self._key_actions.get(event.key) in LIVE_ONLY and not self.source.live
+        if not live_only and not (char and self._starts_shape(char)):
+            return False
+        bound = self.screen.active_bindings.get(event.key)
+        if bound is not None and bound.enabled:
+            return False
+        if live_only:
+            self.notify(f"{LIVE_ONLY[self._key_actions[event.key]]} needs the live model on a CUDA GPU: this is "
+                        "a recording (run kinspect model.py there)", severity="warning", timeout=4, markup=False)
+            return True
+        if bound is None and char:
+            self.query_one(ShapeInput).begin(char)
+            return True
+        return False
+
+    def _starts_shape(self, char: str) -> bool:
+        return char in SHAPE_OPENERS or any(name.startswith(char) for name in self.session.symbol_names())
+
+    @functools.cached_property
+    def _key_actions(self) -> dict[str, str]:
+        """Each of the app's keys to its action's name."""
+        return {k.strip(): b.action.split("(")[0] for b in self.BINDINGS if isinstance(b, Binding)
+                for k in b.key.split(",")}
 
     def on_mount(self) -> None:
         try:
@@ -308,6 +360,8 @@ class InspectorApp(App[None]):
         self.site = self.session.site(name)
         self.call_site = call_site
         self.query_one(SiteList).show_site(name)
+        i = self.session.sites.index(self.site)
+        self.query_one(ShapeEntry).set_site(f"{self.site.name} ({i + 1}/{len(self.session.sites)})")
         self._redecide()
         chosen = self.explanation.decision.chosen if self.explanation and self.explanation.decision else 0
         self._diff_pair = (chosen, (chosen + 1) % len(self.site.variants))
@@ -338,6 +392,7 @@ class InspectorApp(App[None]):
     def _measured_changed(self) -> None:
         """Measurements came or went: the one timing table, the maps and regrets follow."""
         self._timings = timings_by_key(self.session.measurements)
+        self._measured_count = Counter(name for name, _ in self._timings)
         self._maps = {}
         self._worst = worst_regrets(self.session, self._timings)
 
@@ -361,7 +416,7 @@ class InspectorApp(App[None]):
         self.explanation = expl
         self.query_one(ShapeEntry).site_error = expl.error
         peak = self.session.environment.peaks.get("tflops_bf16")
-        self.query_one("#variants-table", VariantsTable).show(expl, peak, self.show_terms)
+        self.query_one("#variants-table", VariantsTable).show(expl, peak, self.show_terms, self.inductor_names)
         summary = self.query_one(DecisionSummary)
         if expl.decision is None or expl.runtime_key is None:
             summary.show(Text(f"{literal(site.name)} cannot be decided for this shape: {literal(str(expl.error))}",
@@ -371,7 +426,7 @@ class InspectorApp(App[None]):
             baselines = self.session.baselines_at(self.shape.values) if isinstance(self.shape, SymbolShape) else []
             decider = site.call_site(self._events.decided_by(site.name, expl.runtime_key))
             summary.show(decision_summary(expl, observed, self.source.can_measure, baselines,
-                                          decider, site.call_site(self.call_site)))
+                                          decider, site.call_site(self.call_site), self._measured_count[site.name]))
             self._select(expl.decision.chosen)
         active = self.query_one(TabbedContent).active
         if active == "symbolic":
@@ -383,7 +438,8 @@ class InspectorApp(App[None]):
         """Fill the symbolic tab; only while it is visible, as it changes on every keystroke."""
         if self.site is not None:
             key = self.explanation.runtime_key if self.explanation else None
-            self.query_one(SymbolicTable).show(self.site, runtime_env(self.session, self.shape), key)
+            aliases = None if self.inductor_names else self.session.aliases
+            self.query_one(SymbolicTable).show(self.site, runtime_env(self.session, self.shape), key, aliases)
 
     def _select(self, index: int) -> None:
         assert self.site is not None
@@ -408,7 +464,13 @@ class InspectorApp(App[None]):
 
     @on(ShapeEntry.Changed)
     def _shape_typed(self, event: ShapeEntry.Changed) -> None:
-        if event.shape is not None:
+        """A valid shape re-decides; an invalid one leaves every tab on the last valid
+        shape, dimmed and named, until the text is a shape again."""
+        stale = event.shape is None
+        entry = self.query_one(ShapeEntry)
+        entry.showing = _shape_text(self.shape) if stale and self.shape is not None else None
+        self.query_one("#decision").set_class(stale, "-stale")
+        if not stale:
             self.shape = event.shape
             self._redecide()
 
@@ -447,6 +509,8 @@ class InspectorApp(App[None]):
             return False  # one session: no Ranks tab, and no key for it in the footer
         if action in DEBUG_ACTIONS and self.active_tab() not in DEBUG_TABS:
             return False  # out of the debugger's tabs: out of the footer too
+        if action in LIVE_ONLY and not self.source.live:
+            return False  # the banner says so, and so does the key (_take_key)
         return self.applies(action)
 
     def applies(self, action: str) -> bool | None:
@@ -486,13 +550,14 @@ class InspectorApp(App[None]):
 
     def help_bindings(self) -> Iterator[tuple[str, Binding]]:
         for where, cls in (("anywhere", InspectorApp), ("shape", ShapeInput), ("variants", VariantsTable),
-                           ("sites", SiteList), ("symbolic", SymbolicTable), ("findings", FindingsList),
-                           ("breakpoints", BreakpointList), ("condition", ConditionInput),
+                           ("sites", SiteList), ("symbolic", SymbolicTable), ("source", SourceView),
+                           ("findings", FindingsList), ("breakpoints", BreakpointList), ("condition", ConditionInput),
                            ("timeline", TimelineView), ("ranks", RankSteps), ("prompts", JumpScreen),
                            ("help", HelpScreen)):
             for b in cls.BINDINGS:
                 assert isinstance(b, Binding)
-                yield where, b
+                debugger_key = cls is InspectorApp and b.action in DEBUG_ACTIONS
+                yield ("debugger, timeline" if debugger_key else where), b
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.help_bindings()))
@@ -509,6 +574,12 @@ class InspectorApp(App[None]):
         if focus is not None:
             self.query_one(focus).focus()
 
+    def action_toggle_sites(self) -> None:
+        """Below 100 columns the list starts hidden, so the variants table keeps its timings."""
+        sites = self.query_one(SiteList)
+        small = self.screen.has_class("-small")
+        sites.set_class(not sites.has_class("-shown" if small else "-hidden"), "-shown" if small else "-hidden")
+
     def action_step_site(self, step: int) -> None:
         sites = self.session.sites
         if self.site is not None:
@@ -519,6 +590,30 @@ class InspectorApp(App[None]):
         self.show_terms = not self.show_terms
         self._redecide()
         self.debug_view.show()
+
+    def action_measured_keys(self) -> None:
+        site = self.site
+        if site is None:
+            return
+        shapes = measured_shapes(self.session, site, self._timings)
+        if not shapes:
+            how = "m measures this shape" if self.source.can_measure else \
+                "kinspect sweep model.py --range B=1..16384 measures many (on a CUDA GPU)"
+            self.notify(f"{site.name} was not measured in this session: {how}", timeout=4, markup=False)
+            return
+
+        def chosen(shape: str | None) -> None:
+            if shape is not None:
+                self.query_one(ShapeEntry).set_text(shape)
+
+        self.push_screen(MeasuredScreen(site.name, shapes), chosen)
+
+    def action_toggle_names(self) -> None:
+        self.inductor_names = not self.inductor_names
+        self._redecide()
+        self.debug_view.show()
+        self.notify("Inductor's names (s33, arg3_1)" if self.inductor_names else "your names (B, x, weight)",
+                    timeout=2, markup=False)
 
     def action_what_if(self) -> None:
         if not self.session.sites:
@@ -743,7 +838,14 @@ class InspectorApp(App[None]):
                 self.notify(literal(f"wrote {result[1]} ({result[0]}, {len(self.session.events)} events)"),
                             markup=False)
 
-        self.push_screen(ExportScreen(self.session, fmt), written)
+        path = getattr(self.source, "path", None) or self.session.model.path
+        self.push_screen(ExportScreen(self.session, export_stem(str(path) if path else None), fmt), written)
+
+
+def _shape_text(shape: ParsedShape) -> str:
+    if isinstance(shape, SymbolShape):
+        return " ".join(f"{k}={v}" for k, v in shape.values.items())
+    return format_key(shape.key)
 
 
 def _error_text(what: str, err: BaseException | None) -> str:

@@ -31,7 +31,7 @@ class InspectorCommands(Provider):
         for fmt, title in FORMAT_TITLES.items():
             out.append((f"Export: {title}", f"Write the session as a {title}", partial(app.action_export, fmt)))
         for name, h in HEURISTICS.items():
-            out.append((f"Heuristic: {name}", f"What-if: decide by {h.title}. {h.doc}",
+            out.append((f"What-if heuristic: decide by {name} ({h.title})", h.doc,
                         partial(app.use_heuristic, name)))
         for site in app.source.session.sites:
             # help text is parsed as markup by the palette: keep session text out of it

@@ -29,6 +29,17 @@ def _labels(session: Session, event: DispatchEvent) -> dict[int, str]:
     return {v.index: literal(v.label) for v in site.variants}
 
 
+def event_sizes(session: Session, event: DispatchEvent) -> str:
+    """The user's sizes behind an event's key (`B=1000 S=128`), as far as the key tells
+    them; "" when it tells none (a live site the session has not listed yet)."""
+    try:
+        site = session.site(event.site)
+    except KinspectError:
+        return ""
+    values = site.symbol_values(event.key)
+    return " ".join(f"{literal(session.label_of(name))}={v}" for name, v in sorted(values.items()))
+
+
 def _v(labels: dict[int, str], i: int | None) -> str:
     return "none" if i is None else labels.get(i, f"v{i}")
 
@@ -75,7 +86,12 @@ def debugger_text(session: Session, cur: Current | None, *, live: bool, state: s
         out.append(f" · workload step {e.step}")
     out.append("\n")
     out.append(literal(e.site), style="bold")
-    out.append(f" at {format_key(e.key)}\n")
+    sizes = event_sizes(session, e)
+    if sizes:
+        out.append(f" at {sizes}")
+        out.append(f" · key {format_key(e.key)}\n", style="dim")
+    else:
+        out.append(f" at {format_key(e.key)}\n")
     _decision_line(out, e, labels, paused)
     _measured_line(out, session, e, labels)
     if paused:
@@ -84,7 +100,7 @@ def debugger_text(session: Session, cur: Current | None, *, live: bool, state: s
         else:
             out.append("o then a digit forces another variant for this call\n", style="dim")
     if cur.matched:
-        out.append("stopped by: ", style="bold red")
+        out.append("stopped by: " if cur.stopped else "breakpoint here: ", style="bold red" if cur.stopped else "bold")
         out.append("; ".join(literal(b.describe()) for b in cur.matched))
         out.append("\n")
     out.rstrip()
@@ -191,7 +207,6 @@ def timeline_lines(tl: Timeline, width: int, current: int | None, selected: str 
     axis.append("0".ljust(max(1, cols - len(end))) + end if cols > len(end) + 1 else "0", style="dim")
     lines.append(axis)
     lines.append(Text("digit: the variant run · underlined: a cache miss · reversed: an override · "
-                      "·: the site did not run", style="dim", no_wrap=True, overflow="ellipsis"))
-    lines.append(Text("←/→ or a click moves the cursor there · ↑/↓ select a site", style="dim",
-                      no_wrap=True, overflow="ellipsis"))
+                      "·: the site did not run", style="dim"))
+    lines.append(Text("←/→ or a click moves the cursor there · ↑/↓ select a site", style="dim"))
     return lines

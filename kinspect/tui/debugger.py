@@ -32,6 +32,9 @@ class Current:
     total: int
     matched: tuple[Breakpoint, ...]
     """The breakpoints that stop here."""
+    stopped: bool = False
+    """A continue (either way) stopped here at `matched`; a step or a jump that lands on
+    a breakpoint's event did not stop by it."""
 
 
 class Debugger:
@@ -45,6 +48,8 @@ class Debugger:
         self.pending_override: int | None = None
         """The variant the user forced for the paused dispatch, until it runs."""
         self.runs = 0
+        self.continuing = False
+        """The last move ran on to a breakpoint (c, C, or a live run let go)."""
         self.replay: Replay | None = None
         self._timeline: Timeline | None = None
         self.load(session)
@@ -75,12 +80,13 @@ class Debugger:
             e = self.replay.current
             if e is None:
                 return None
-            return Current(e, self.replay.index, len(self.replay.events), tuple(self.replay.matching()))
+            matched = tuple(self.replay.matching())
+            return Current(e, self.replay.index, len(self.replay.events), matched, self.continuing and bool(matched))
         if self.paused is None:
             return None
         e = self.paused
-        return Current(e, None, len(self.session.events),
-                       tuple(b for b in self.breakpoints if b.matches(e, self.ctx)))
+        matched = tuple(b for b in self.breakpoints if b.matches(e, self.ctx))
+        return Current(e, None, len(self.session.events), matched, self.continuing and bool(matched))
 
     # ------------------------------------------------------------ breakpoints
 
@@ -129,14 +135,19 @@ class Debugger:
     def move(self, how: str) -> bool:
         """step, back, cont, reverse, first or last; False when the cursor stayed."""
         assert self.replay is not None
-        return getattr(self.replay, how)() is not None
+        moved = getattr(self.replay, how)() is not None
+        if moved:
+            self.continuing = how in ("cont", "reverse")
+        return moved
 
     def goto_seq(self, seq: int) -> bool:
         assert self.replay is not None
+        self.continuing = False
         return self.replay.goto_seq(seq) is not None
 
     def goto_index(self, index: int) -> bool:
         assert self.replay is not None
+        self.continuing = False
         return self.replay.goto(index) is not None
 
     # ------------------------------------------------------------ live run
@@ -147,6 +158,7 @@ class Debugger:
         self.gate.set_breakpoints(self.breakpoints, self.ctx)
         self.state = RUNNING
         self.paused = None
+        self.continuing = not stepping
         self.runs += 1
         return self.gate
 
@@ -160,16 +172,19 @@ class Debugger:
         assert self.gate is not None
         self.gate.step()
         self.state = RUNNING
+        self.continuing = False
 
     def cont(self) -> None:
         assert self.gate is not None
         self.gate.cont()
         self.state = RUNNING
+        self.continuing = True
 
     def restart(self) -> None:
         assert self.gate is not None
         self.gate.restart()
         self.state = RUNNING
+        self.continuing = False
 
     def override(self, variant: int) -> None:
         if self.gate is None or self.state != PAUSED:

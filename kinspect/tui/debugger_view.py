@@ -78,12 +78,18 @@ class DebuggerView:
 
     def mounted(self) -> None:
         self.app.query_one(BreakpointList).show(self.debugger.breakpoints)
-        self.app.query_one(ConditionEntry).set_fields(self.debugger.ctx.field_names())
+        self._set_fields(self.debugger.session)
 
     def load(self, session: Session) -> None:
         """Take the app's new or grown session."""
         self.debugger.load(session)
-        self.app.query_one(ConditionEntry).set_fields(self.debugger.ctx.field_names())
+        self._set_fields(session)
+
+    def _set_fields(self, session: Session) -> None:
+        size = next((s.label for s in session.symbols), "B")
+        site = session.sites[-1].name if session.sites else "multi_kernel_0"
+        example = f'{literal(size)} > 512 and miss   ·   site == "{literal(site)}"'
+        self.app.query_one(ConditionEntry).set_fields(self.debugger.ctx.field_names(), example)
 
     # ------------------------------------------------------------ drawing
 
@@ -100,7 +106,7 @@ class DebuggerView:
         table.display = site is not None
         if site is not None and cur is not None:
             expl = explain_site(app.session, site, FullKey(cur.event.key), app.heuristic)
-            table.show(expl, app.session.environment.peaks.get("tflops_bf16"), app.show_terms)
+            table.show(expl, app.session.environment.peaks.get("tflops_bf16"), app.show_terms, app.inductor_names)
             if app.site is None or app.site.name != site.name:
                 app.show_site(site.name, timeline=False)  # drawn below
         if app.query_one(TabbedContent).active == "timeline":

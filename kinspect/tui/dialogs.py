@@ -16,7 +16,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.events import Key
 from textual.screen import ModalScreen
-from textual.widgets import Input, RadioButton, RadioSet, Static
+from textual.widgets import Input, OptionList, RadioButton, RadioSet, Static
 from textual.worker import Worker, WorkerState
 
 from kinspect.core.errors import KinspectError
@@ -109,46 +109,105 @@ class OverrideScreen(ModalScreen[int | None]):
         self.query_one(".status", Static).update(text)
 
 
-FORMAT_TITLES = {"json": "JSON session (kinspect open)", "md": "Markdown report", "perfetto": "Perfetto trace"}
-
-
-def default_export_path(session: Session, fmt: str) -> str:
-    stem = session.model.name or "session"
-    return {"json": f"{stem}.export.session.json", "md": f"{stem}.md", "perfetto": f"{stem}.perfetto.json"}[fmt]
-
-
-class ExportScreen(ModalScreen[tuple[str, str] | None]):
-    """`e`: choose a format, edit the path, enter writes it (in a thread: a trace takes a second)."""
+class MeasuredScreen(ModalScreen[str | None]):
+    """`l`: the keys where the site was measured; enter types the chosen one as the shape."""
 
     BINDINGS = [CANCEL]
 
-    def __init__(self, session: Session, fmt: str = "json") -> None:
+    def __init__(self, site: str, shapes: list[tuple[str, Text]]) -> None:
+        super().__init__()
+        self._site = site
+        self._shapes = shapes
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog", id="measured"):
+            title = Text(f"measured keys of {literal(self._site)} ({len(self._shapes)}, one compile)", style="bold")
+            yield Static(title)
+            yield OptionList(*(line for _, line in self._shapes), id="measured-list")
+            yield Static(Text("enter: show this shape · escape: cancel", style="dim"), classes="status")
+
+    @on(OptionList.OptionSelected)
+    def _chosen(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(self._shapes[event.option_index][0])
+
+
+FORMAT_TITLES = {"json": "JSON session (kinspect open)", "md": "Markdown report", "perfetto": "Perfetto trace"}
+
+
+def export_stem(path: str | None) -> str:
+    """The name exports start from: the model's or recording's file (`linear` for
+    `samples/linear.session.json` or `samples/linear.py`)."""
+    if not path:
+        return "session"
+    name = Path(path).name
+    for suffix in (".session.json", ".json", ".py"):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def default_export_path(stem: str, fmt: str) -> str:
+    return {"json": f"{stem}.export.session.json", "md": f"{stem}.md", "perfetto": f"{stem}.perfetto.json"}[fmt]
+
+
+class FormatButton(RadioButton):
+    """A format choice whose mark says whether it is chosen (● or ○), not its colour
+    alone, which NO_COLOR takes away."""
+
+    @property  # type: ignore[override]
+    def BUTTON_INNER(self) -> str:  # noqa: N802 (textual's name for the mark)
+        return "●" if self.value else "○"
+
+
+class ExportScreen(ModalScreen[tuple[str, str] | None]):
+    """`e`: choose a format (↑/↓), edit the path, enter writes it (in a thread: a trace
+    takes a second); a file already there is replaced only on a second enter."""
+
+    BINDINGS = [
+        CANCEL,
+        Binding("up", "format(-1)", "Previous format", show=False, id="kinspect.export.up",
+                tooltip="Choose the format above"),
+        Binding("down", "format(1)", "Next format", show=False, id="kinspect.export.down",
+                tooltip="Choose the format below"),
+    ]
+
+    def __init__(self, session: Session, stem: str, fmt: str = "json") -> None:
         super().__init__()
         self._session = session
+        self._stem = stem
         self._fmt = fmt
         self._edited = False
+        self._confirmed: tuple[str, str] | None = None
+        """The format and path the user agreed to overwrite."""
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Static(Text(f"export this session ({len(self._session.events)} events)", style="bold"))
             with RadioSet(id="export-format"):
                 for fmt in FORMATS:
-                    yield RadioButton(FORMAT_TITLES[fmt], value=fmt == self._fmt, name=fmt)
-            yield Input(default_export_path(self._session, self._fmt), id="export-path")
-            yield Static(Text("enter writes the file · escape: cancel", style="dim"), classes="status")
+                    yield FormatButton(FORMAT_TITLES[fmt], value=fmt == self._fmt, name=fmt)
+            yield Input(default_export_path(self._stem, self._fmt), id="export-path")
+            yield Static(Text("↑/↓ format · enter writes the file · escape: cancel", style="dim"), classes="status")
 
     def on_mount(self) -> None:
         self.query_one("#export-path", Input).focus()
+
+    def action_format(self, step: int) -> None:
+        i = (FORMATS.index(self._fmt) + step) % len(FORMATS)
+        for button in self.query(FormatButton):
+            if button.name == FORMATS[i]:
+                button.value = True
 
     @on(RadioSet.Changed)
     def _format_changed(self, event: RadioSet.Changed) -> None:
         self._fmt = event.pressed.name or "json"
         if not self._edited:
-            self.query_one("#export-path", Input).value = default_export_path(self._session, self._fmt)
+            self.query_one("#export-path", Input).value = default_export_path(self._stem, self._fmt)
 
     @on(Input.Changed)
     def _path_edited(self, event: Input.Changed) -> None:
-        self._edited = event.value != default_export_path(self._session, self._fmt)
+        self._edited = event.value != default_export_path(self._stem, self._fmt)
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
@@ -156,6 +215,11 @@ class ExportScreen(ModalScreen[tuple[str, str] | None]):
         path = event.value.strip()
         if not path:
             self._say(Text("✗ type a file name", style="bold red"))
+            return
+        target = Path(path).expanduser()
+        if target.is_file() and self._confirmed != (self._fmt, path):
+            self._confirmed = (self._fmt, path)
+            self._say(Text(f"✗ {literal(path)} exists: enter again replaces it, or edit the name", style="bold red"))
             return
         self._say(Text(f"writing {literal(path)}…", style="yellow"))
         self._write(self._fmt, path)

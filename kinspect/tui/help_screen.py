@@ -13,14 +13,17 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 INTRO = (
-    "Type a runtime shape by symbol names (B=1000 N=64) or as a whole key "
-    "((1000,1024),(4096,1024)); every valid keystroke re-decides the current site with "
+    "Type a runtime shape by symbol names (B=1000 N=64), or as the whole key the site "
+    "sees, one size tuple per tensor as the runtime key line under the decision shows it "
+    "((4096,),(1000,1024),(4096,1024),(1000,4096) for samples/mlp.py's first Linear); a key "
+    "that starts a shape (B, or a parenthesis) typed on the table starts one in the entry. "
+    "Every valid keystroke re-decides the current site with "
     "kinspect's model of Inductor's dispatch. → accepts a suggested symbol name; enter "
     "or escape returns to the table. The palette (ctrl+p) lists every action.\n\n"
     "The Debugger and Timeline tabs (6, 7) step through dispatch events: over a recording "
     "both ways; over a live model forwards, pausing the model before the dispatch, where o "
     "then a variant's number forces the variant that runs. Their keys act in those two tabs. "
-    "Conditions read like site == \"multi_kernel_1\" and B > 512 (docs/breakpoints.md)."
+    "Conditions read like site == \"multi_kernel_0\" and B > 512 (docs/breakpoints.md)."
 )
 
 

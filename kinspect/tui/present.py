@@ -20,10 +20,11 @@ from kinspect.core.decision import Decision
 from kinspect.core.errors import ShapeError
 from kinspect.core.explain import SiteExplanation
 from kinspect.core.findings import emitted_choice
+from kinspect.core.operands import operand_names
 from kinspect.core.session import Baseline, CallSite, Finding, Measurement, Session, Site, Variant
 from kinspect.core.shapes import FullKey, Key, ParsedShape, format_key
 from kinspect.core.symbolic import SizeOverflow, TensorSpec
-from kinspect.core.timings import method_title
+from kinspect.core.timings import KeyTimings, method_title
 
 from kinspect.tui.observed import Observed
 
@@ -77,9 +78,15 @@ def identical_to(site: Site) -> dict[int, int]:
     return out
 
 
-def term_labels(site: Site) -> list[list[str]]:
+def tensor_names(site: Site, specs: Sequence[TensorSpec], inductor_names: bool) -> list[str]:
+    """The user's name for each tensor (`x`, `weight`, `out`), or Inductor's on demand."""
+    return [t.name for t in specs] if inductor_names else operand_names(site.op, specs)
+
+
+def term_labels(site: Site, inductor_names: bool = False) -> list[list[str]]:
     specs = site.runtime_tensors if site.runtime_tensors is not None else site.tensors
-    return [[f"{literal(t.name)}[{d}]" for d in range(len(t.sizes))] for t in specs]
+    names = tensor_names(site, specs, inductor_names)
+    return [[f"{literal(n)}[{d}]" for d in range(len(t.sizes))] for n, t in zip(names, specs)]
 
 
 def _terms_text(terms: tuple[tuple[float, ...], ...], labels: list[list[str]]) -> Text:
@@ -99,7 +106,7 @@ def _spread(m: Measurement) -> str:
 
 
 def variant_rows(
-    expl: SiteExplanation, peak_tflops: float | None, show_terms: bool
+    expl: SiteExplanation, peak_tflops: float | None, show_terms: bool, inductor_names: bool = False
 ) -> list[list[Text]]:
     """One row per variant, cells in `variant_columns` order.
 
@@ -111,7 +118,7 @@ def variant_rows(
     measured = expl.measured or {}
     fastest = expl.fastest
     same = identical_to(site)
-    labels = term_labels(site) if show_terms else []
+    labels = term_labels(site, inductor_names) if show_terms else []
     rows = []
     for v in site.variants:
         s = d.scores[v.index] if d is not None else None
@@ -166,7 +173,7 @@ def _measure_cells(m: Measurement | None, ratio: float | None, fastest: bool, pe
 
 def decision_summary(
     expl: SiteExplanation, observed: Observed | None, can_measure: bool, baselines: Sequence[Baseline] = (),
-    decided_by: CallSite | None = None, call_site: CallSite | None = None,
+    decided_by: CallSite | None = None, call_site: CallSite | None = None, measured_keys: int = 0,
 ) -> Text:
     """Why the chosen variant, what it costs, what other rules would do, what was seen
     (and, for a multi-kernel shared by several call sites, which one's cache miss decided
@@ -179,7 +186,7 @@ def decision_summary(
     out.append(f"{CHOSEN} ", style="bold")
     out.append(d.reason(labels), style="bold")
     out.append("\n")
-    _measured_line(out, expl, labels, can_measure)
+    _measured_line(out, expl, labels, can_measure, measured_keys)
     _what_if_line(out, expl, d, labels)
     for s in d.scores:
         if s.mismatch:
@@ -217,11 +224,14 @@ def _baselines_line(out: Text, baselines: Sequence[Baseline]) -> None:
     out.append("\n")
 
 
-def _measured_line(out: Text, expl: SiteExplanation, labels: list[str], can_measure: bool) -> None:
+def _measured_line(out: Text, expl: SiteExplanation, labels: list[str], can_measure: bool,
+                   measured_keys: int) -> None:
     fastest = expl.fastest
     if fastest is None:
-        tail = ": press m to measure" if can_measure else ""
-        out.append(f"no measurement at this key{tail}\n", style="dim")
+        tails = ["press m to measure"] if can_measure else []
+        if measured_keys:
+            tails.append(f"l lists the {measured_keys} measured key{'s' if measured_keys != 1 else ''}")
+        out.append("no measurement at this key" + (": " + ", ".join(tails) if tails else "") + "\n", style="dim")
         return
     d = expl.decision
     assert d is not None and expl.measured is not None
@@ -268,6 +278,35 @@ def _shared_line(out: Text, site: Site, decided_by: CallSite | None) -> None:
         return
     out.append(f"{literal(decided_by.label)} met this shape first (a cache miss) and decided for all {n}; "
                f"the other {n - 1} hit the shared cache\n")
+
+
+def measured_shapes(session: Session, site: Site, timings: Mapping[tuple[str, Key], KeyTimings]
+                    ) -> list[tuple[str, Text]]:
+    """Each key where `site` was measured, in size order: the shape to type there (the
+    user's sizes when the key tells them all, else the whole key) and a line saying
+    which variant is fastest and what Inductor's pick costs (one compile's figures)."""
+    keys = sorted(k for name, k in timings if name == site.name)
+    out = []
+    for key in keys:
+        t = timings[(site.name, key)]
+        values = site.symbol_values(key)
+        if site.symbols <= values.keys():
+            shape = " ".join(f"{session.label_of(n)}={v}" for n, v in sorted(values.items()))
+        else:
+            shape = format_key(key)
+        line = Text(literal(shape), style="bold")
+        if t.fastest is None:
+            line.append("  no variant timed", style="dim")
+        else:
+            picked = site.decide(key).chosen
+            line.append(f"  fastest v{t.fastest} · Inductor picks v{picked}")
+            regret = t.regret(picked)
+            if picked == t.fastest:
+                line.append(" (the fastest)", style="green")
+            elif regret is not None:
+                line.append(f" ×{regret:.2f}", style="red" if t.slower(picked) else "yellow")
+        out.append((shape, line))
+    return out
 
 
 # ---------------------------------------------------------------- source and diff
@@ -337,7 +376,8 @@ def variant_diff(a: Variant, b: Variant) -> tuple[str, str | None]:
 
 SYMBOLIC_LEGEND = (
     "Each hint column holds the size Inductor put in that variant's key (and tuned "
-    "for); (true N) marks where the size expression is really N at that hint."
+    "for); (true N) marks where the size expression is really N at that hint. "
+    "i: Inductor's names (s33, arg3_1) or yours (B, x)."
 )
 
 
@@ -356,20 +396,24 @@ def runtime_env(session: Session, shape: ParsedShape | None) -> dict[str, int] |
         return None
 
 
-def symbolic_rows(site: Site, env: Mapping[str, int] | None, key: Key | None) -> list[list[Text]]:
+def symbolic_rows(site: Site, env: Mapping[str, int] | None, key: Key | None,
+                  aliases: Mapping[str, str] | None = None) -> list[list[Text]]:
     """Per tensor dim: the expression, the key value and true value at each hint, and now.
 
     A hint cell reads `64` when the key holds the expression's true value and
     `64 (true 128)` when Inductor keyed (and benchmarked) a size the expression never
-    takes at that hint.
+    takes at that hint. With `aliases` (Inductor's symbol names to the user's) sizes and
+    tensors read by the user's names; without, by Inductor's.
     """
+    names = tensor_names(site, site.tensors, aliases is None)
     rows = []
     hinted = [v for v in site.variants if v.hint is not None]
     use_key = key is not None and site.runtime_tensors is None and len(key) == len(site.tensors)
     for ti, t in enumerate(site.tensors):
         at = [t.at_hint(v.hint) for v in hinted]  # type: ignore[arg-type]
         for di, expr in enumerate(t.sizes):
-            row = [plain(t.name) if di == 0 else Text(""), Text(str(di)), plain(expr.text)]
+            text = expr.text if aliases is None else expr.text_with(aliases)
+            row = [plain(names[ti]) if di == 0 else Text(""), Text(str(di)), plain(text)]
             for dims in at:
                 dim = dims[di]
                 if dim.differs:

@@ -12,11 +12,12 @@ from gpu_cases import ROOT, SAMPLES
 
 pytest.importorskip("textual")
 sys.path.insert(0, str(ROOT / "tests" / "tui"))
-from tui_helpers import footer_dimmed, screen_text, type_shape, wait_until  # noqa: E402
+from tui_helpers import footer_dimmed, screen_text, wait_until  # noqa: E402
 
 from kinspect.inductor.live_source import LiveSource  # noqa: E402
 from kinspect.tui.app import InspectorApp  # noqa: E402
 from kinspect.tui.debugger import IDLE, PAUSED  # noqa: E402
+from kinspect.tui.widgets.shape_input import ShapeInput  # noqa: E402
 
 
 def test_live_inspector_on_the_gpu():
@@ -32,9 +33,11 @@ async def _live_inspector():
         await wait_until(pilot, lambda: "multi_kernel_0" in screen_text(app), timeout=30)
         text = screen_text(app)
         assert "live:" in text and "NVIDIA" in text, text
+        assert "need the live model" not in text  # live: m, a and o work
         site = app.session.sites[0]
 
-        await type_shape(pilot, "B=1000")
+        await pilot.press(*"B=1000")  # typed straight on the table, as a new user does
+        assert app.query_one(ShapeInput).value == "B=1000" and app.active_tab() == "variants"
         await pilot.press("enter")  # back to the table: m is a key there, a letter in the entry
         await wait_until(pilot, lambda: footer_dimmed(app, "m") is False, timeout=30)
         await pilot.press("m")
@@ -49,6 +52,7 @@ async def _live_inspector():
         await pilot.press("6", "n")  # debugger tab, step into the workload
         await wait_until(pilot, lambda: app.debugger.state == PAUSED and app.debugger.paused.seq == base, timeout=60)
         assert "paused before dispatch" in screen_text(app)
+        assert f"{app.debugger.paused.site} at B=" in screen_text(app)  # the user's size, then the key
         await pilot.press("o", "2")  # force v2 for this dispatch: the model really runs it
         await pilot.press("n")
         await wait_until(pilot, lambda: app.debugger.state == PAUSED and app.debugger.paused.seq == base + 1, timeout=60)

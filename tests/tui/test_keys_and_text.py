@@ -41,7 +41,7 @@ async def test_help_lists_every_key(recorded_app):
         text = _unwrapped(table)
         for _, b in recorded_app.help_bindings():
             assert f"{b.description}: {b.tooltip}" in text
-        assert "n, f10" in text and "debugger" not in text.split("Step:")[0].splitlines()[-1]
+        assert "n, f10" in text and "debugger, timeline" in text.split("Step:")[0].splitlines()[-1]
         await pilot.press("escape")
         assert "kinspect inspector — keys" not in screen_text(recorded_app)
 
@@ -63,7 +63,7 @@ async def test_every_action_is_in_the_palette_and_runs_from_it(recorded_app):
 
 async def test_palette_offers_sites_and_heuristics(recorded_app):
     async with recorded_app.run_test(size=(160, 40)) as pilot:
-        await pilot.press("ctrl+p", *"Heuristic: l1")
+        await pilot.press("ctrl+p", *"decide by l1")
         await pilot.pause(0.3)
         await pilot.press("enter")
         await pilot.pause()

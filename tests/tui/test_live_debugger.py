@@ -63,7 +63,7 @@ async def test_pause_step_break_override_restart_and_run_to_the_end():
         await pilot.press("6", "n")
         text = await paused_at(pilot, app, base)
         assert f"paused before dispatch {base} · workload step 0" in text
-        assert "multi_kernel_0 at ((4096,), (64, 1024), (4096, 1024), (64, 4096))" in text
+        assert "multi_kernel_0 at B=64 · key ((4096,), (64, 1024), (4096, 1024), (64, 4096))" in text
         assert "cache hit: Inductor will run v0 (hint 64)" in text
         await wait_until(pilot, lambda: footer_dimmed(app, "m") is True)  # the paused run holds the model
         await wait_until(pilot, lambda: footer_dimmed(app, "p") is True)  # a live run only goes forwards
@@ -72,7 +72,7 @@ async def test_pause_step_break_override_restart_and_run_to_the_end():
         await pilot.press("n")
         text = await paused_at(pilot, app, base + 1)
         assert src.ran[ran:] == ["multi_kernel_0_k0"]
-        assert "multi_kernel_1 at ((64, 4096), (4096, 128), (64, 128))" in text
+        assert "multi_kernel_1 at B=64" in text and "key ((64, 4096), (4096, 128), (64, 128))" in text
 
         await pilot.press("left_square_bracket", "b", "c")  # break at multi_kernel_0, continue
         text = await paused_at(pilot, app, base + 2)
@@ -97,7 +97,7 @@ async def test_pause_step_break_override_restart_and_run_to_the_end():
 
         await pilot.press("R")  # the run so far is dropped; the workload starts again, paused
         text = await paused_at(pilot, app, base + 4)
-        assert "workload step 0" in text and "multi_kernel_0 at ((4096,), (64, 1024)" in text
+        assert "workload step 0" in text and "multi_kernel_0 at B=64 · key ((4096,), (64, 1024)" in text
 
         await pilot.press("b", "c")  # no breakpoints left: run to the end
         await wait_until(pilot, lambda: app.debugger.state == IDLE)

@@ -69,14 +69,17 @@ async def test_a_failing_measurement_is_reported_and_the_app_goes_on():
         await wait_until(pilot, lambda: footer_dimmed(app, "m") is False)
 
 
-async def test_a_recording_cannot_measure_and_its_key_is_dimmed(recorded_app):
-    async with recorded_app.run_test(size=(160, 40)) as pilot:
+async def test_a_recording_cannot_measure_and_m_says_why(recorded_app):
+    async with recorded_app.run_test(size=(160, 40), notifications=True) as pilot:
         await pilot.pause()
-        await wait_until(pilot, lambda: footer_dimmed(recorded_app, "m") is True)
+        assert footer_dimmed(recorded_app, "m") is None  # out of the footer: the banner names it
+        assert "m, a, o need the live model on a CUDA GPU" in screen_text(recorded_app)
         await pilot.press("m")
         assert not recorded_app.measuring
         assert not recorded_app.query_one(MeasureBar).display
         assert "press m to measure" not in screen_text(recorded_app)
+        await wait_until(pilot, lambda: any("m (measure) needs the live model on a CUDA GPU: this is a recording"
+                                            in t for t in toasts(recorded_app)))
 
 
 class BaselineFake(FakeSource):
@@ -125,4 +128,4 @@ async def test_a_recording_shows_its_baselines_but_cannot_take_new_ones():
         await type_shape(pilot, "B=1000")
         await pilot.press("enter")
         assert "whole model, GPU µs per call: eager 12.5 · static failed (CUDA out of memory)" in screen_text(app)
-        await wait_until(pilot, lambda: footer_dimmed(app, "a") is True)
+        assert footer_dimmed(app, "a") is None  # a recording cannot time: out of the footer

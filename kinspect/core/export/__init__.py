@@ -62,6 +62,7 @@ def export_ranks(merged: MergedRanks, path: str | os.PathLike[str]) -> None:
 def _write(path: Path, text: str) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o644)  # mkstemp makes 0600; a report is meant to be shared, as a session is
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.write("\n")

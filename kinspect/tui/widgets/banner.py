@@ -8,12 +8,20 @@ from textual.widgets import Static
 from kinspect.tui.present import literal
 
 
+RECORDED = "m, a, o need the live model on a CUDA GPU"
+"""What a recording cannot do, said where the user first looks."""
+
+
 class Banner(Static):
     def __init__(self, text: str, *, live: bool, truncated: bool, id: str | None = None) -> None:
-        super().__init__(Text(literal(text)), id=id)
+        super().__init__(id=id)
+        self._live = live
         self.set_class(not live, "-recorded")
-        self.set_class(truncated, "-truncated")
+        self.say(text, truncated)
 
     def say(self, text: str, truncated: bool) -> None:
-        self.update(Text(literal(text)))
+        out = Text(literal(text))
+        if not self._live:
+            out.append(" · " + RECORDED, style="bold")
+        self.update(out)
         self.set_class(truncated, "-truncated")

@@ -49,10 +49,15 @@ class ConditionEntry(Vertical):
         event.stop()
         self.post_message(self.Done())
 
-    def set_fields(self, names: list[str]) -> None:
-        suggester = self.query_one(ConditionInput).suggester
+    def set_fields(self, names: list[str], example: str | None = None) -> None:
+        """The fields a condition may name, and an example made of this session's own
+        names (a site it has, a size it has), for the empty entry to show."""
+        entry = self.query_one(ConditionInput)
+        suggester = entry.suggester
         assert isinstance(suggester, FieldSuggester)
         suggester.fields = names
+        if example is not None:
+            entry.placeholder = example
 
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()

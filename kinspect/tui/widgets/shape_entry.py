@@ -1,8 +1,9 @@
 """Where a user types a runtime shape, parsed on every keystroke with errors inline.
 
 The parse error (or the error the current site reports, set by the app) sits on the
-line below the input, so the table above the fold keeps its last valid state while the
-user is mid-word.
+line below the input, so the table keeps its last valid state while the user is
+mid-word; the line names that state ("showing B=1"), as the dimming alone is lost
+without colour.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ class ShapeEntry(Vertical):
     """Why the typed text is not a shape; set by the entry itself on every keystroke."""
     site_error: reactive[str | None] = reactive(None)
     """Why the current site cannot take the last valid shape; set by the app."""
+    showing: reactive[str | None] = reactive(None)
+    """While the typed text is not a shape: the last valid one, which every tab still
+    shows; set by the app."""
 
     class Changed(Message):
         """A keystroke gave a new text; `shape` is None when it does not parse."""
@@ -49,15 +53,20 @@ class ShapeEntry(Vertical):
             yield Label("shape ", id="shape-label")
             yield ShapeInput(
                 self._initial,
-                placeholder="B=1000 N=64  or  (1000,1024),(4096,1024)",
+                placeholder="B=1000 N=64  or the whole key, as the runtime key line shows it",
                 suggester=SymbolSuggester(self._symbols),
                 id="shape-input",
             )
+            yield Static(id="shape-site")
         yield Static(id="shape-status")
 
     @property
     def text(self) -> str:
         return self.query_one(ShapeInput).value
+
+    def set_site(self, title: str) -> None:
+        """Which site the tabs show, for small screens where the site list is hidden."""
+        self.query_one("#shape-site", Static).update(Text(" " + literal(title), style="bold"))
 
     def set_text(self, text: str) -> None:
         """Put a shape in the entry as if typed (the map's cursor does): every tab follows."""
@@ -100,11 +109,17 @@ class ShapeEntry(Vertical):
     def watch_site_error(self) -> None:
         self._show_status()
 
+    def watch_showing(self) -> None:
+        self._show_status()
+
     def _show_status(self) -> None:
         error = self.parse_error or self.site_error
         status = self.query_one("#shape-status", Static)
         if error is None:
             status.update(Text("→ completes a symbol name · enter: back to the table", style="dim"))
         else:
-            status.update(Text("✗ " + literal(error), style="bold red"))
+            text = Text("✗ " + literal(error), style="bold red")
+            if self.parse_error is not None and self.showing:
+                text = Text.assemble((f"showing {literal(self.showing)} · ", "bold reverse"), text)
+            status.update(text)
         self.set_class(error is not None, "-invalid")

@@ -54,3 +54,14 @@ class ShapeInput(Input):
 
     def action_done(self) -> None:
         self.post_message(self.Left())
+
+    def begin(self, text: str) -> None:
+        """Start a new shape with `text`, typed while focus was elsewhere: the keys that
+        follow go on after it (focus would otherwise select it, and the next key replace it)."""
+        self.select_on_focus = False
+        self.value = text
+        self.cursor_position = len(text)
+        self.screen.set_focus(self)  # at once, not after a refresh: the keys typed next are already queued
+
+    def on_blur(self) -> None:
+        self.select_on_focus = True  # `/` selects the shape, so typing replaces it

@@ -24,9 +24,11 @@ class SymbolicTable(DataTable):
     def __init__(self, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
 
-    def show(self, site: Site, env: Mapping[str, int] | None, key: Key | None) -> None:
+    def show(self, site: Site, env: Mapping[str, int] | None, key: Key | None,
+             aliases: Mapping[str, str] | None) -> None:
+        """`aliases`: the user's names for Inductor's symbols; None shows Inductor's names."""
         labels = symbolic_columns(site)
-        rows = symbolic_rows(site, env, key)
+        rows = symbolic_rows(site, env, key, aliases)
         with self.app.batch_update():
             self.clear(columns=True)
             for label, width in zip(labels, column_widths(labels, rows)):

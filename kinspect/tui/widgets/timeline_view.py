@@ -67,7 +67,11 @@ class TimelineView(Widget, can_focus=True):
         return None if action == "column" and not self._jumpable else True
 
     def get_content_height(self, container, viewport, width: int) -> int:  # type: ignore[no-untyped-def]
-        return len(self._tl.sites) + 4 if self._tl is not None and self._tl.total else 1
+        """A row per site, the marker and the axis, and the legend as it wraps on narrow screens."""
+        if self._tl is None or not self._tl.total:
+            return 1
+        legend = timeline_lines(self._tl, width, None, None)[len(self._tl.sites) + 2:]
+        return len(self._tl.sites) + 2 + sum(len(line.wrap(self.app.console, max(width, 1))) for line in legend)
 
     def render(self) -> RenderableType:
         if self._tl is None:

@@ -33,10 +33,11 @@ class VariantsTable(DataTable):
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
         self.generation = 0
         """How many times the rows were rebuilt; benchmarks wait on it."""
-        self._layout: tuple[object, bool] | None = None
+        self._layout: tuple[object, bool, bool] | None = None
         self._widths: list[int] = []
 
-    def show(self, expl: SiteExplanation, peak_tflops: float | None, show_terms: bool) -> None:
+    def show(self, expl: SiteExplanation, peak_tflops: float | None, show_terms: bool,
+             inductor_names: bool = False) -> None:
         """Rebuild the rows and put the cursor on the chosen variant, if there is one.
 
         Columns get explicit widths that only grow while the site stays the same, so
@@ -45,9 +46,9 @@ class VariantsTable(DataTable):
         moves do.
         """
         labels = variant_columns(show_terms)
-        rows = variant_rows(expl, peak_tflops, show_terms)
+        rows = variant_rows(expl, peak_tflops, show_terms, inductor_names)
         widths = column_widths(labels, rows)
-        layout = (expl.site, show_terms)
+        layout = (expl.site, show_terms, inductor_names)
         with self.app.batch_update(), self.prevent(DataTable.RowHighlighted):
             if layout != self._layout or any(w > have for w, have in zip(widths, self._widths)):
                 if layout == self._layout:
