@@ -43,12 +43,13 @@ def test_timeline_at_120x30(snap_compare):
 
 
 def swept_app() -> InspectorApp:
-    """The linear sample as recorded and swept on the H200 (B=2..16384)."""
+    """The linear sample as recorded and swept on the H200 (B=2..16384), kept as a fixture so
+    that the snapshot stays put when samples/ is re-recorded."""
     from pathlib import Path
 
     from kinspect.core.sessionfile.files import load
 
-    path = Path(__file__).resolve().parents[2] / "samples" / "linear.session.json"
+    path = Path(__file__).resolve().parents[1] / "fixtures" / "samples_h200_2026-11-30" / "linear.session.json"
     return InspectorApp(RecordedSource(load(path), "samples/linear.session.json"))
 
 
