@@ -31,7 +31,7 @@ from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, Tab
 from textual.worker import Worker, WorkerState
 
 from kinspect.core.comparison import comparison
-from kinspect.core.errors import KinspectError, ShapeError
+from kinspect.core.errors import KinspectError
 from kinspect.core.explain import SiteExplanation, explain_site
 from kinspect.core.decision_map import DecisionMap, Heatmap, decision_map
 from kinspect.core.heuristics import HEURISTICS
@@ -40,7 +40,7 @@ from kinspect.core.ranks import MergedRanks
 from kinspect.core.timings import KeyTimings, timings_by_key
 from kinspect.core.whatif import what_ifs
 from kinspect.core.session import Site
-from kinspect.core.shapes import Key, ParsedShape, SymbolShape, format_key, parse_shape
+from kinspect.core.shapes import Key, ParsedShape, SymbolShape, format_key
 from kinspect.core.source import BaselineSource, SessionSource, SteppableSource
 from kinspect.tui.commands import InspectorCommands
 from kinspect.tui.debugger import IDLE, Debugger
@@ -295,10 +295,9 @@ class InspectorApp(App[None]):
                 for k in b.key.split(",")}
 
     def on_mount(self) -> None:
-        try:
-            self.shape = parse_shape(self.query_one(ShapeEntry).text)
-        except ShapeError:
-            self.shape = None
+        entry = self.query_one(ShapeEntry)
+        self.shape = entry.shape
+        self.watch(entry, "shape", self._shape_typed, init=False)  # in the keystroke's call: see ShapeEntry
         self.debug_view.mounted()
         if not self.source.prepared:
             self.preparing = True
@@ -462,16 +461,15 @@ class InspectorApp(App[None]):
         self.show_site(event.site)
         self.action_show_tab("variants")
 
-    @on(ShapeEntry.Changed)
-    def _shape_typed(self, event: ShapeEntry.Changed) -> None:
+    def _shape_typed(self, shape: ParsedShape | None) -> None:
         """A valid shape re-decides; an invalid one leaves every tab on the last valid
         shape, dimmed and named, until the text is a shape again."""
-        stale = event.shape is None
+        stale = shape is None
         entry = self.query_one(ShapeEntry)
         entry.showing = _shape_text(self.shape) if stale and self.shape is not None else None
         self.query_one("#decision").set_class(stale, "-stale")
         if not stale:
-            self.shape = event.shape
+            self.shape = shape
             self._redecide()
 
     @on(ShapeEntry.Done)
