@@ -1,15 +1,23 @@
-"""Keystroke to updated variants table, in the real app driven headless.
+"""Keystroke to painted frame, in the real app driven headless through a terminal that
+notes when each frame reaches it (benchmarks/painted.py).
 
-A synthetic session of 50 sites x 8 variants; the shape entry holds `N=64 B=1…` and
-each measured keystroke either appends a digit or deletes one, so every keystroke yields
-a valid shape and re-decides the site. Three figures per keystroke:
+Sessions (all by default): each sample recording in samples/; a synthetic one of 50
+sites x 8 variants; a sweep-sized one (3 sites x 8 variants, 500 measured sizes per
+site), in the Variants tab and in the Map tab.
 
-- table:  the key event reaching the app -> the variants table rebuilt (its counter);
-- frame:  the key event reaching the app -> the next frame composed with the new table
-          (Textual paces frames at up to 60 per second, so this includes that wait);
-- pilot:  the test driver's press() -> the app idle again (an upper bound).
+In the Variants tab the entry holds the session's shape with one size set to 1, and
+each measured keystroke appends a digit to it or deletes one, so every keystroke is a
+valid shape that re-decides the site. In the Map tab each keystroke is → or ←: the
+cursor moves to the next measured size and the typed shape follows it.
 
-Usage: python benchmarks/tui_latency.py [--keys 300] [--sites 50] [--variants 8]
+Two figures per keystroke, from the key event reaching the app:
+- painted (the headline): to the first frame written to the terminal after the widget
+  showing the change (the variants table, the map) was rebuilt and drawn;
+- rebuilt: to that widget rebuilt (`VariantsTable.show`, `DecisionMapView.show`).
+Keys are pressed with Textual's pilot, which waits for the app to go idle after each
+(about 90 ms apart: a fast typist).
+
+Usage: python benchmarks/tui_latency.py [--keys 150] [--only NAME ...] [--sites 50] [--variants 8]
 """
 
 from __future__ import annotations
@@ -19,16 +27,24 @@ import asyncio
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from textual import events
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository, for tests.synthetic
 
+from painted import timed_terminal  # noqa: E402
+from quality_speed import build  # noqa: E402
+from kinspect.core.session import Session  # noqa: E402
+from kinspect.core.sessionfile.files import load  # noqa: E402
 from kinspect.core.source import RecordedSource  # noqa: E402
 from kinspect.tui.app import InspectorApp  # noqa: E402
+from kinspect.tui.widgets.decision_map_view import DecisionMapView  # noqa: E402
 from kinspect.tui.widgets.variants_table import VariantsTable  # noqa: E402
 from tests.synthetic import synthetic_session  # noqa: E402
+
+SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 
 
 def pct(values: list[float], q: float) -> float:
@@ -36,67 +52,106 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
 
 
-async def measure(keys: int, sites: int, variants: int) -> dict[str, list[float]]:
-    app = InspectorApp(RecordedSource(synthetic_session(sites, variants)))
+def typed(initial: str) -> tuple[str, list[str]]:
+    """The entry's starting text (the initial shape with its first size moved last and
+    set to 1) and the keys cycled through: a digit, backspace, the next digit..."""
+    first, *rest = initial.split()
+    name = first.split("=")[0]
+    keys = [k for d in "0123456789" for k in (d, "backspace")]
+    return " ".join([*rest, f"{name}=1"]), keys
+
+
+async def measure(session: Session, keys: int, on_map: bool) -> dict[str, list[float]]:
+    painted: list[float] = []
+    app = InspectorApp(RecordedSource(session), driver_class=timed_terminal(painted))
     key_at: list[float] = []
-    frames: list[float] = []
 
     def hook(message: object) -> None:
         if isinstance(message, events.Key) and message._sender is app:
             key_at.append(time.perf_counter())
 
-    async with app.run_test(size=(120, 40), message_hook=hook) as pilot:
-        table = app.query_one(VariantsTable)
-        display = app._display
-
-        def timed_display(screen, renderable):  # type: ignore[no-untyped-def]
-            frames.append(time.perf_counter())
-            return display(screen, renderable)
-
-        app._display = timed_display  # type: ignore[method-assign]
-        original_show = table.show
+    async with app.run_test(headless=False, size=(120, 40), message_hook=hook) as pilot:
+        if on_map:
+            await pilot.press("8")
+            shows: object = app.query_one(DecisionMapView)
+            drawn: object = app.query_one("#map-plot")
+            cycle = ["right", "left"]
+        else:
+            shows = drawn = app.query_one(VariantsTable)
+            start, cycle = typed(app.query_one("#shape-input").value)
+            await pilot.press("slash", "ctrl+u", *start)
         shown: list[float] = []
-
-        def timed_show(*args, **kwargs):  # type: ignore[no-untyped-def]
-            original_show(*args, **kwargs)
-            shown.append(time.perf_counter())
-
-        table.show = timed_show  # type: ignore[method-assign]
-        await pilot.press("slash", "ctrl+u", *"N=64 B=1")
+        rendered: list[float] = []
+        _after(shows, "show", shown)
+        _after(drawn, "render_lines", rendered)
         await pilot.pause(0.2)
 
-        out: dict[str, list[float]] = {"table": [], "frame": [], "pilot": []}
-        digits = "0123456789"
+        out: dict[str, list[float]] = {"painted": [], "rebuilt": []}
         for i in range(keys):
-            key = digits[i % 10] if i % 2 == 0 else "backspace"
             key_at.clear()
             shown.clear()
-            frames.clear()
-            before = table.generation
-            t0 = time.perf_counter()
-            await pilot.press(key)
-            t1 = time.perf_counter()
-            while not frames or frames[-1] < (shown[-1] if shown else t1):
+            rendered.clear()
+            painted.clear()
+            await pilot.press(cycle[i % len(cycle)])
+            deadline = time.perf_counter() + 5
+            while (frame := _painted_after(shown, rendered, painted)) is None:
+                assert time.perf_counter() < deadline, f"no frame showed keystroke {i} ({cycle[i % len(cycle)]})"
                 await asyncio.sleep(0.001)
-            assert table.generation == before + 1, "every keystroke must rebuild the table"
+            assert len(shown) == 1, f"keystroke {i} rebuilt {len(shown)} times"
             k = key_at[0]
-            out["table"].append((shown[0] - k) * 1000)
-            out["frame"].append((next(f for f in frames if f >= shown[0]) - k) * 1000)
-            out["pilot"].append((t1 - t0) * 1000)
+            out["painted"].append((frame - k) * 1000)
+            out["rebuilt"].append((shown[0] - k) * 1000)
         return out
+
+
+def _after(obj: object, name: str, times: list[float]) -> None:
+    """Note in `times` when each call of obj.name returns (benchmark-only wrapping)."""
+    method: Callable[..., object] = getattr(obj, name)
+
+    def timed(*args: object, **kwargs: object) -> object:
+        result = method(*args, **kwargs)
+        times.append(time.perf_counter())
+        return result
+
+    setattr(obj, name, timed)
+
+
+def _painted_after(shown: list[float], rendered: list[float], painted: list[float]) -> float | None:
+    """The first frame written after the widget was drawn following its rebuild."""
+    if not shown:
+        return None
+    drawn = next((r for r in rendered if r >= shown[0]), None)
+    if drawn is None:
+        return None
+    return next((p for p in painted if p >= drawn), None)
+
+
+def sessions(a: argparse.Namespace) -> dict[str, tuple[Callable[[], Session], bool]]:
+    out: dict[str, tuple[Callable[[], Session], bool]] = {}
+    for path in sorted(SAMPLES.glob("*.session.json")):
+        out[f"sample {path.name.split('.')[0]}"] = ((lambda p=path: load(p)), False)
+    out[f"{a.sites} sites x {a.variants} variants"] = ((lambda: synthetic_session(a.sites, a.variants)), False)
+    out["sweep: 3 sites x 8 variants x 500 sizes"] = ((lambda: build(3, 8, 500, 0)), False)
+    out["sweep, Map tab (←/→)"] = ((lambda: build(3, 8, 500, 0)), True)
+    return out
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--keys", type=int, default=300)
+    p.add_argument("--keys", type=int, default=150)
     p.add_argument("--sites", type=int, default=50)
     p.add_argument("--variants", type=int, default=8)
+    p.add_argument("--only", nargs="*", help="run the sessions whose name contains one of these words")
     a = p.parse_args()
-    out = asyncio.run(measure(a.keys, a.sites, a.variants))
-    print(f"keystroke -> variants table, {a.sites} sites x {a.variants} variants, {a.keys} keystrokes (ms)")
-    for name, values in out.items():
-        print(f"  {name:<6} median {statistics.median(values):6.2f}  p95 {pct(values, 95):6.2f}  "
-              f"max {max(values):6.2f}")
+    print(f"keystroke -> painted frame, {a.keys} keystrokes per session, 120x40 (ms)")
+    print(f"  {'session':<42} {'painted median':>14} {'p95':>6} {'max':>6}   {'rebuilt median':>14} {'p95':>6}")
+    for name, (make, on_map) in sessions(a).items():
+        if a.only and not any(w in name for w in a.only):
+            continue
+        out = asyncio.run(measure(make(), a.keys, on_map))
+        pt, rb = out["painted"], out["rebuilt"]
+        print(f"  {name:<42} {statistics.median(pt):14.2f} {pct(pt, 95):6.2f} {max(pt):6.2f}   "
+              f"{statistics.median(rb):14.2f} {pct(rb, 95):6.2f}", flush=True)
 
 
 if __name__ == "__main__":

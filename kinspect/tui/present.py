@@ -53,6 +53,19 @@ def column_widths(labels: Sequence[str], rows: Sequence[Sequence[Text]]) -> list
     return widths
 
 
+def aligned_row(cells: Sequence[Text], widths: Sequence[int]) -> Text:
+    """Cells padded to their column widths in one line, two spaces apart: what a
+    DataTable with those columns draws, as one cell (see VariantsTable for why). The
+    padding carries no style, as a DataTable's does not."""
+    out = Text()
+    for i, (cell, width) in enumerate(zip(cells, widths)):
+        out.append_text(cell)
+        pad = width - cell.cell_len + (2 if i < len(widths) - 1 else 0)
+        if pad > 0:
+            out.append(" " * pad)
+    return out
+
+
 # ---------------------------------------------------------------- variants table
 
 
