@@ -1,5 +1,5 @@
 """Keystroke to painted frame, in the real app driven headless through a terminal that
-notes when each frame reaches it (benchmarks/painted.py).
+notes when each frame reaches it (tests/painted.py).
 
 Sessions (all by default): each sample recording in samples/; a synthetic one of 50
 sites x 8 variants; a sweep-sized one (3 sites x 8 variants, 500 measured sizes per
@@ -34,7 +34,6 @@ from textual import events
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository, for tests.synthetic
 
-from painted import timed_terminal  # noqa: E402
 from quality_speed import build  # noqa: E402
 from kinspect.core.session import Session  # noqa: E402
 from kinspect.core.sessionfile.files import load  # noqa: E402
@@ -42,6 +41,7 @@ from kinspect.core.source import RecordedSource  # noqa: E402
 from kinspect.tui.app import InspectorApp  # noqa: E402
 from kinspect.tui.widgets.decision_map_view import DecisionMapView  # noqa: E402
 from kinspect.tui.widgets.variants_table import VariantsTable  # noqa: E402
+from tests.painted import painting_terminal  # noqa: E402
 from tests.synthetic import synthetic_session  # noqa: E402
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
@@ -63,7 +63,7 @@ def typed(initial: str) -> tuple[str, list[str]]:
 
 async def measure(session: Session, keys: int, on_map: bool) -> dict[str, list[float]]:
     painted: list[float] = []
-    app = InspectorApp(RecordedSource(session), driver_class=timed_terminal(painted))
+    app = InspectorApp(RecordedSource(session), driver_class=painting_terminal(lambda: painted.append(time.perf_counter())))
     key_at: list[float] = []
 
     def hook(message: object) -> None:

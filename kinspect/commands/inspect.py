@@ -55,13 +55,14 @@ def source_for_path(path: str) -> SessionSource:
         raise KinspectError(f"{path}: no such model file")
     if recording.cuda_available():
         return _live_source(p)
-    from kinspect.inductor.modelfile import load_model_file
+    from kinspect.inductor.modelfile import check_syntax, load_model_file
 
-    load_model_file(p)  # its problems first, in the one line they get on a GPU
     found = recording.existing_recording(p)
     if found is None:
+        load_model_file(p)  # its problems first, in the one line they get on a GPU
         raise KinspectError(recording.no_cuda(p, "the live pipeline"))
-    return RecordedSource(load(found), found)
+    check_syntax(p)  # the rest of the check imports torch: the app runs it as the recording shows
+    return recording.ModelRecording(p, load(found), found)
 
 
 def _live_source(model: Path) -> SessionSource:

@@ -9,7 +9,17 @@ name that is not there.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Mapping
 from pathlib import Path
+
+import kinspect
+from kinspect.core.errors import KinspectError
+from kinspect.core.session import Session
+from kinspect.core.source import RecordedSource
 
 RECORDING_SUFFIX = ".session.json"
 
@@ -40,9 +50,45 @@ def existing_recording(model: Path) -> Path | None:
 
 
 def cuda_available() -> bool:
+    """Whether a model can run live here. Where no CUDA device can be present this is
+    known without importing torch, which takes about 1.7 s before the first screen."""
+    if not device_possible(os.environ, sys.platform, Path("/")):
+        return False
     import torch
 
     return torch.cuda.is_available()
+
+
+_DEVICE_NODES = ("nvidia", "nvhost", "nvmap", "dxg", "kfd")
+"""Names in /dev of the kernel drivers a GPU torch can use: NVIDIA's (nvidiactl,
+nvidia0, ... and, on Jetson, nvhost-*, nvmap), WSL2's GPU paravirtualisation (dxg) and
+ROCm's (kfd, which torch.cuda also answers for)."""
+
+
+def device_possible(environ: Mapping[str, str], platform: str, root: Path) -> bool:
+    """False only where torch.cuda.is_available() is sure to be False.
+
+    CUDA_VISIBLE_DEVICES set empty, or to a list starting with -1, hides every device.
+    macOS has no CUDA. On Linux a device needs its kernel driver: NVIDIA's module shows
+    /proc/driver/nvidia once loaded (before its /dev nodes exist) and /dev/nvidia*
+    after, and container runtimes mount those into a GPU container; without any of
+    them, or the WSL2, Jetson and ROCm nodes, no device can be opened. Anywhere else
+    torch is asked.
+    """
+    visible = environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None and visible.split(",")[0].strip() in ("", "-1"):
+        return False
+    if platform == "darwin":
+        return False
+    if not platform.startswith("linux"):
+        return True
+    if (root / "proc" / "driver" / "nvidia").exists():
+        return True
+    try:
+        names = os.listdir(root / "dev")
+    except OSError:
+        return True
+    return any(name.startswith(_DEVICE_NODES) for name in names)
 
 
 def no_cuda(model: Path, what: str, instead: str = "kinspect open") -> str:
@@ -52,3 +98,52 @@ def no_cuda(model: Path, what: str, instead: str = "kinspect open") -> str:
     if found is not None:
         return f"{head}; its recording opens anywhere: {instead} {found}"
     return f"{head}, and it has no recording beside it: record one on a GPU machine with kinspect record {model}"
+
+
+_CHECK = """
+import sys
+from kinspect.core.errors import KinspectError
+from kinspect.inductor.modelfile import load_model_file
+try:
+    load_model_file(sys.argv[1])
+except KinspectError as e:
+    sys.stderr.write(str(e) + "\\n")
+    sys.exit(3)
+"""
+
+
+def check_model_file(model: Path, cancel: threading.Event) -> None:
+    """Load `model` as `kinspect model.py` does on a GPU, in a process of its own, and
+    raise its one-line error. Its own process: importing torch there leaves this one's
+    GIL to the inspector drawing the recording, and what the file prints cannot reach
+    the screen. Returns early, checking nothing more, once `cancel` is set."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(Path(kinspect.__file__).resolve().parents[1]), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    proc = subprocess.Popen([sys.executable, "-c", _CHECK, str(model)], env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    while True:
+        try:
+            err = proc.communicate(timeout=0.1)[1]
+            break
+        except subprocess.TimeoutExpired:
+            if cancel.is_set():
+                proc.kill()
+                proc.communicate()
+                return
+    if proc.returncode == 3:
+        raise KinspectError(err.strip().splitlines()[-1])
+    if proc.returncode != 0:
+        last = err.strip().splitlines()[-1] if err.strip() else f"exit status {proc.returncode}"
+        raise KinspectError(f"{model.name}: loading it failed: {last}")
+
+
+class ModelRecording(RecordedSource):
+    """A model's recording opened where the model cannot run: on screen at once, while
+    the model file is checked in the background (`check`)."""
+
+    def __init__(self, model: Path, session: Session, path: Path) -> None:
+        super().__init__(session, path)
+        self.model_file = model
+
+    def check(self, cancel: threading.Event) -> None:
+        check_model_file(self.model_file, cancel)

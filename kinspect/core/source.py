@@ -98,6 +98,16 @@ class BaselineSource(Protocol):
                   cancel: threading.Event) -> list[Baseline]: ...
 
 
+@runtime_checkable
+class CheckedSource(Protocol):
+    """A source whose session stands for a file that is checked while it is shown: a
+    model's recording opened without a GPU, whose model file takes seconds to load
+    (it imports torch). `check` runs in a thread worker, raises the file's one-line
+    KinspectError, and returns early once `cancel` is set."""
+
+    def check(self, cancel: threading.Event) -> None: ...
+
+
 class RecordedSource:
     """A session file opened on any machine: everything is shown, nothing is measured."""
 

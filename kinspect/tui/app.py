@@ -41,7 +41,7 @@ from kinspect.core.timings import KeyTimings, timings_by_key
 from kinspect.core.whatif import what_ifs
 from kinspect.core.session import Site
 from kinspect.core.shapes import Key, ParsedShape, SymbolShape, format_key
-from kinspect.core.source import BaselineSource, SessionSource, SteppableSource
+from kinspect.core.source import BaselineSource, CheckedSource, SessionSource, SteppableSource
 from kinspect.tui.commands import InspectorCommands
 from kinspect.tui.debugger import IDLE, Debugger
 from kinspect.tui.debugger_view import DEBUG_ACTIONS, DEBUG_TABS, DebuggerView
@@ -303,6 +303,8 @@ class InspectorApp(App[None]):
             self.preparing = True
             self.query_one(MeasureBar).start("compiling…")
             self._prepare(self._quit)
+        if isinstance(self.source, CheckedSource):
+            self._check(self.source, self._quit)
         if self.site is None:
             self._show_no_sites()
         else:
@@ -728,6 +730,9 @@ class InspectorApp(App[None]):
             self.reload_session()
             self.notify(f"ready: {len(self.session.sites)} sites, {len(self.session.events)} dispatches recorded",
                         markup=False)
+        elif group == "check" and state == WorkerState.ERROR:
+            self.report_failure("checking the model file failed", event.worker.error)
+            self.query_one(Banner).failed(_error_text("checking the model file failed", event.worker.error))
         elif group == "live-run" and state in (WorkerState.SUCCESS, WorkerState.ERROR):
             self.debug_view.run_ended(state, event.worker.error)
 
@@ -746,6 +751,10 @@ class InspectorApp(App[None]):
     def _prepare(self, cancel: threading.Event) -> None:
         with self._guard.using():
             self.source.prepare(lambda what: self.post_message(PrepareProgress(what)), cancel)
+
+    @work(thread=True, exclusive=True, group="check", exit_on_error=False)
+    def _check(self, source: CheckedSource, cancel: threading.Event) -> None:
+        source.check(cancel)
 
     @_while_running
     def on_prepare_progress(self, message: PrepareProgress) -> None:

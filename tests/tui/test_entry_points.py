@@ -12,6 +12,8 @@ from kinspect import cli
 from kinspect.commands import inspect, recording
 from kinspect.core.sessionfile.files import save
 from kinspect.core.sessionfile.log import log_header
+from kinspect.tui.app import InspectorApp
+from tui_helpers import screen_text
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "models"
 
@@ -108,3 +110,66 @@ def test_a_broken_model_file_is_a_one_line_error_before_the_app_starts(tmp_path,
 def test_bad_paths(tmp_path, capsys, opened, no_cuda, name, message):
     assert cli.main([str(tmp_path / name)]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_without_cuda_a_model_that_parses_opens_its_recording_before_loading(tmp_path, opened, no_cuda, monkeypatch):
+    """Loading the model imports torch (seconds): the recording opens first, checked later."""
+    from kinspect.inductor import modelfile
+
+    monkeypatch.setattr(modelfile, "load_model_file", lambda path: pytest.fail("loaded before the recording opened"))
+    model = tmp_path / "model.py"
+    model.write_text("import a_module_that_is_not_there\n")
+    save(synthetic_session(2, 2), tmp_path / "model.session.json")
+    assert cli.main([str(model)]) == 0
+    assert opened[0].banner().endswith("model.session.json")
+
+
+async def _checked(app: InspectorApp) -> str:
+    async with app.run_test(size=(120, 30)) as pilot:
+        for _ in range(600):  # the check loads the model in a process of its own
+            if not any(w.group == "check" and w.is_running for w in app.workers):
+                break
+            await pilot.pause(0.05)
+        await pilot.pause()
+        return screen_text(app)
+
+
+async def test_without_cuda_a_model_that_fails_to_load_says_so_over_its_recording(tmp_path, no_cuda):
+    model = tmp_path / "model.py"
+    model.write_text("import torch\nimport a_module_that_is_not_there\n")
+    save(synthetic_session(2, 2), tmp_path / "model.session.json")
+    app = InspectorApp(inspect.source_for_path(str(model)))
+    text = await _checked(app)
+    first = text.splitlines()[0]
+    assert first.startswith(" model.py: import failed: No module named 'a_module_that_is_not_there' · still showing")
+    assert "multi_kernel_1" in text  # the recording stays on screen
+
+
+async def test_without_cuda_a_model_that_loads_leaves_its_recording_as_it_was(tmp_path, no_cuda):
+    model = a_model(tmp_path)
+    save(synthetic_session(2, 2), tmp_path / "model.session.json")
+    app = InspectorApp(inspect.source_for_path(str(model)))
+    text = await _checked(app)
+    assert text.splitlines()[0].startswith(" Recording made on synthetic · torch synthetic")
+    assert "failed" not in text
+
+
+@pytest.mark.parametrize("environ,platform,nodes,possible", [
+    ({}, "linux", [], False),
+    ({}, "linux", ["dev/nvidiactl", "dev/nvidia0"], True),
+    ({}, "linux", ["proc/driver/nvidia/version"], True),  # the module is loaded; /dev nodes come on first use
+    ({}, "linux", ["dev/dxg"], True),  # WSL2
+    ({}, "linux", ["dev/nvhost-ctrl-gpu"], True),  # Jetson
+    ({}, "linux", ["dev/kfd"], True),  # ROCm
+    ({"CUDA_VISIBLE_DEVICES": ""}, "linux", ["dev/nvidia0"], False),
+    ({"CUDA_VISIBLE_DEVICES": "-1"}, "linux", ["dev/nvidia0"], False),
+    ({"CUDA_VISIBLE_DEVICES": "1,0"}, "linux", ["dev/nvidia0"], True),
+    ({}, "darwin", [], False),
+    ({}, "win32", [], True),  # torch is asked
+])
+def test_a_cuda_device_is_ruled_out_without_torch_only_where_none_can_be(tmp_path, environ, platform, nodes, possible):
+    (tmp_path / "dev").mkdir()
+    for node in nodes:
+        (tmp_path / node).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / node).touch()
+    assert recording.device_possible(environ, platform, tmp_path) is possible

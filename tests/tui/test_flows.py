@@ -15,6 +15,7 @@ from kinspect.tui.widgets.diff_view import DiffView
 from kinspect.tui.widgets.shape_input import ShapeInput
 from kinspect.tui.widgets.variants_table import VariantsTable
 
+from painted import painting_terminal
 from tui_helpers import screen_text, session_with_finding, type_shape
 
 
@@ -51,6 +52,31 @@ async def test_every_valid_keystroke_updates_the_table(recorded_app):
         # B=1, B=10, B=102, B=1025: four valid shapes, four rebuilds
         assert table.generation == before + 4
         assert " v2 " in chosen_row(screen_text(recorded_app))
+
+
+async def test_the_frame_painting_a_typed_character_paints_its_decision():
+    """No frame shows the new text beside the old table: the keystroke's own frame has
+    both (a frame in between delayed the table's by 17 to 33 ms)."""
+    frames: list[tuple[str, int]] = []
+
+    def painted() -> None:
+        if app.is_running:
+            frames.append((app.query_one(ShapeInput).value, app.query_one(VariantsTable).generation))
+
+    app = InspectorApp(RecordedSource(session_with_finding()), driver_class=painting_terminal(painted))
+    async with app.run_test(headless=False, size=(120, 40)) as pilot:
+        entry, table = app.query_one(ShapeInput), app.query_one(VariantsTable)
+        await type_shape(pilot, "B=1")
+        typed = []
+        for key in ("2", "9", "backspace", "0", "2", "4"):
+            frames.clear()
+            await pilot.press(key)
+            await pilot.pause(0.05)
+            typed.append(entry.value)
+            shown = [f for f in frames if f[0] == entry.value]
+            assert shown, f"no frame painted {entry.value!r}"
+            assert all(g == table.generation for _, g in shown), (entry.value, table.generation, frames)
+        assert typed == ["B=12", "B=129", "B=12", "B=120", "B=1202", "B=12024"]
 
 
 async def test_bad_input_shows_the_parse_error_inline_and_keeps_the_table(recorded_app):
