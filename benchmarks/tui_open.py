@@ -1,48 +1,46 @@
-"""Opening a recorded session of 100,000 dispatch events, up to the first screen.
+"""From the command to the first screen.
 
-A synthetic session (50 sites x 8 variants by default) with that many events is saved
-to a temporary file; then, timed, it is loaded and the inspector started headless until
-the variants table holds the first site's decision and a frame showing it has been
-composed. The figure is split into load (read + validate the file) and first screen
-(app start, event index, first decision, first frame). `--cold` also times a fresh
-Python process doing the same, imports included, as `kinspect open FILE` would.
+Two parts:
+- in process: a synthetic session (50 sites x 8 variants, 100,000 dispatch events by
+  default) saved to a temporary file, then timed: loading it (read + validate) and the
+  inspector's start until the first frame showing the first site's decision is painted
+  (written to a terminal: tests/painted.py);
+- `--cold`: the real commands in fresh processes on a pseudo-terminal of 120x40, timed
+  from starting the process to the first frame written to that terminal that holds
+  the banner and the shape entry (then `q` is typed): `kinspect samples/mlp.py` (on a
+  machine without a CUDA GPU it opens the recording beside the model; with one it
+  starts compiling), `kinspect open samples/mlp.session.json` and `kinspect open` of
+  the large synthetic session.
 
-Usage: python benchmarks/tui_open.py [--events 100000] [--sites 50] [--variants 8] [--cold]
+Usage: python benchmarks/tui_open.py [--events 100000] [--sites 50] [--variants 8] [--runs 3] [--cold]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import fcntl
 import os
+import pty
+import select
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
+import termios
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository, for tests.synthetic
 
 from kinspect.core.sessionfile.files import load, save  # noqa: E402
+from tests.painted import painting_terminal  # noqa: E402
 from tests.synthetic import synthetic_session  # noqa: E402
 
-_COLD = """
-import asyncio, sys, time
-t0 = time.perf_counter()
-from kinspect.core.sessionfile.files import load
-from kinspect.core.source import RecordedSource
-from kinspect.tui.app import InspectorApp
-from kinspect.tui.widgets.variants_table import VariantsTable
-async def main():
-    app = InspectorApp(RecordedSource(load(sys.argv[1]), sys.argv[1]))
-    async with app.run_test(size=(120, 40)) as pilot:
-        while app.query_one(VariantsTable).generation == 0:
-            await pilot.pause(0.001)
-        await pilot.pause()
-        print(time.perf_counter() - t0)
-asyncio.run(main())
-"""
+REPO = Path(__file__).resolve().parents[1]
+BANNERS = (b"Recording made on", b"compiling")
+"""A first screen's banner: a recording's, or a live model's while it compiles."""
 
 
 async def first_screen(path: Path) -> tuple[float, float]:
@@ -53,21 +51,48 @@ async def first_screen(path: Path) -> tuple[float, float]:
     t0 = time.perf_counter()
     session = load(path)
     t1 = time.perf_counter()
-    app = InspectorApp(RecordedSource(session, path))
-    frames: list[float] = []
-    async with app.run_test(size=(120, 40)) as pilot:
-        display = app._display
-
-        def timed_display(screen, renderable):  # type: ignore[no-untyped-def]
-            frames.append(time.perf_counter())
-            return display(screen, renderable)
-
-        app._display = timed_display  # type: ignore[method-assign]
+    painted: list[float] = []
+    app = InspectorApp(RecordedSource(session, path), driver_class=painting_terminal(
+        lambda: painted.append(time.perf_counter())))
+    async with app.run_test(headless=False, size=(120, 40)) as pilot:
         table = app.query_one(VariantsTable)
-        while table.generation == 0 or not frames:
+        while table.generation == 0 or not painted:
             await pilot.pause(0.001)
-        shown = frames[-1]
+        shown = painted[0]
     return t1 - t0, shown - t1
+
+
+def command_to_first_screen(args: list[str], size: tuple[int, int] = (120, 40), limit_s: float = 60) -> float:
+    """Seconds from starting `python -m kinspect ARGS` on a pseudo-terminal to the first
+    output holding a banner and the shape entry's label; then `q` ends it."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
+    env = dict(os.environ, PYTHONPATH=str(REPO), TERM="xterm-256color")
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "kinspect", *args], stdin=slave, stdout=slave, stderr=slave,
+                            env=env, cwd=REPO, start_new_session=True)
+    os.close(slave)
+    seen = b""
+    try:
+        while not (b"shape " in seen and any(b in seen for b in BANNERS)):
+            ready, _, _ = select.select([master], [], [], max(0.0, t0 + limit_s - time.perf_counter()))
+            if not ready or proc.poll() is not None:
+                raise SystemExit(f"kinspect {' '.join(args)}: no first screen (it wrote {seen[-300:]!r})")
+            seen += os.read(master, 1 << 16)
+        took = time.perf_counter() - t0
+        os.write(master, b"q")
+        while proc.poll() is None:  # keep reading, so that its last writes do not block it
+            if select.select([master], [], [], 0.1)[0]:
+                try:
+                    os.read(master, 1 << 16)
+                except OSError:
+                    break
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(master)
+    return took
 
 
 def main() -> None:
@@ -76,7 +101,7 @@ def main() -> None:
     p.add_argument("--sites", type=int, default=50)
     p.add_argument("--variants", type=int, default=8)
     p.add_argument("--runs", type=int, default=3)
-    p.add_argument("--cold", action="store_true", help="also time a fresh process, imports included")
+    p.add_argument("--cold", action="store_true", help="also time the real commands in fresh processes")
     p.add_argument("--session", type=Path, help="open this recording instead of a synthetic one (e.g. samples/gpt2.session.json)")
     a = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -94,11 +119,11 @@ def main() -> None:
         print(f"  first screen  median {statistics.median(screens):.3f} s  (runs: {', '.join(f'{x:.3f}' for x in screens)})")
         print(f"  total         median {statistics.median(totals):.3f} s")
         if a.cold:
-            env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
-            cold = [float(subprocess.run([sys.executable, "-c", _COLD, str(path)], env=env, check=True,
-                                         capture_output=True, text=True).stdout.split()[-1])
-                    for _ in range(a.runs)]
-            print(f"  cold process  median {statistics.median(cold):.3f} s  (imports + load + first screen)")
+            print("cold process, command to its first screen painted on a 120x40 pseudo-terminal:")
+            for args in (["samples/mlp.py"], ["open", "samples/mlp.session.json"], ["open", str(path)]):
+                cold = [command_to_first_screen(args) for _ in range(a.runs)]
+                print(f"  kinspect {' '.join(args)[:48]:<48} median {statistics.median(cold):.3f} s  "
+                      f"best {min(cold):.3f} s  (runs: {', '.join(f'{x:.3f}' for x in cold)})", flush=True)
 
 
 if __name__ == "__main__":

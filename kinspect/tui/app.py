@@ -303,8 +303,8 @@ class InspectorApp(App[None]):
             self.preparing = True
             self.query_one(MeasureBar).start("compiling…")
             self._prepare(self._quit)
-        if isinstance(self.source, CheckedSource):
-            self._check(self.source, self._quit)
+        if isinstance(self.source, CheckedSource):  # after the first frame: its process takes a core
+            self.call_after_refresh(self._check, self.source, self._quit)
         if self.site is None:
             self._show_no_sites()
         else:

@@ -126,10 +126,14 @@ def test_without_cuda_a_model_that_parses_opens_its_recording_before_loading(tmp
 
 async def _checked(app: InspectorApp) -> str:
     async with app.run_test(size=(120, 30)) as pilot:
-        for _ in range(600):  # the check loads the model in a process of its own
-            if not any(w.group == "check" and w.is_running for w in app.workers):
+        started = False
+        for _ in range(600):  # the check starts after the first frame and loads the model in its own process
+            checks = [w for w in app.workers if w.group == "check"]
+            started = started or bool(checks)
+            if started and all(w.is_finished for w in checks):
                 break
             await pilot.pause(0.05)
+        assert started
         await pilot.pause()
         return screen_text(app)
 
