@@ -7,8 +7,9 @@ site), in the Variants tab and in the Map tab.
 
 In the Variants tab the entry holds the session's shape with one size set to 1, and
 each measured keystroke appends a digit to it or deletes one, so every keystroke is a
-valid shape that re-decides the site. In the Map tab each keystroke is → or ←: the
-cursor moves to the next measured size and the typed shape follows it.
+valid shape that re-decides the site. In the Map tab each keystroke is → (40 times from
+B=100) then ← (40 times), again and again: the cursor moves to the next measured size
+and the typed shape follows it.
 
 Two figures per keystroke, from the key event reaching the app:
 - painted (the headline): to the first frame written to the terminal after the widget
@@ -17,13 +18,14 @@ Two figures per keystroke, from the key event reaching the app:
 Keys are pressed with Textual's pilot, which waits for the app to go idle after each
 (about 90 ms apart: a fast typist).
 
-Usage: python benchmarks/tui_latency.py [--keys 150] [--only NAME ...] [--sites 50] [--variants 8]
+Usage: python benchmarks/tui_latency.py [--keys 150] [--only WORD ...] [--sites 50] [--variants 8] [--session FILE]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import random
 import statistics
 import sys
 import time
@@ -34,8 +36,8 @@ from textual import events
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository, for tests.synthetic
 
-from quality_speed import build  # noqa: E402
-from kinspect.core.session import Session  # noqa: E402
+from kinspect.core.session import Measurement, Session, Sweep  # noqa: E402
+from kinspect.core.shapes import SymbolShape  # noqa: E402
 from kinspect.core.sessionfile.files import load  # noqa: E402
 from kinspect.core.source import RecordedSource  # noqa: E402
 from kinspect.tui.app import InspectorApp  # noqa: E402
@@ -71,11 +73,11 @@ async def measure(session: Session, keys: int, on_map: bool) -> dict[str, list[f
             key_at.append(time.perf_counter())
 
     async with app.run_test(headless=False, size=(120, 40), message_hook=hook) as pilot:
-        if on_map:
-            await pilot.press("8")
+        if on_map:  # the cursor from B=100 up 40 sizes and back down, again and again
+            await pilot.press("slash", "ctrl+u", *"B=100 N=64", "enter", "8")
             shows: object = app.query_one(DecisionMapView)
             drawn: object = app.query_one("#map-plot")
-            cycle = ["right", "left"]
+            cycle = ["right"] * 40 + ["left"] * 40
         else:
             shows = drawn = app.query_one(VariantsTable)
             start, cycle = typed(app.query_one("#shape-input").value)
@@ -126,13 +128,32 @@ def _painted_after(shown: list[float], rendered: list[float], painted: list[floa
     return next((p for p in painted if p >= drawn), None)
 
 
+def swept(sites: int = 3, variants: int = 8, sizes: int = 500) -> Session:
+    """A sweep's worth of measurements: every variant of every site timed at `sizes`
+    batch sizes (B = 16, 17, ...; N at 64), so each site's map is one curve per variant.
+    Times grow with B, from a fixed cost that is larger for the variants tuned for large
+    sizes, with 3% noise, so the curves cross as a real sweep's do."""
+    s = synthetic_session(sites, variants, measured=False)
+    rng = random.Random(5)
+    for site in s.sites:
+        for b in range(16, 16 + sizes):
+            key = s.runtime_key(site, SymbolShape({"B": b, "N": 64}))
+            for v in range(variants):
+                med = (4 + 3 * v + b / (16 * (v + 1))) * rng.uniform(0.97, 1.03)
+                s.measurements.append(Measurement(site.name, key, v, "cuda_events", med, med * 0.98, med * 1.02, 20))
+    s.sweeps.append(Sweep({"B": (16, 15 + sizes)}, tuple({"B": b, "N": 64} for b in range(16, 16 + sizes))))
+    return s
+
+
 def sessions(a: argparse.Namespace) -> dict[str, tuple[Callable[[], Session], bool]]:
     out: dict[str, tuple[Callable[[], Session], bool]] = {}
     for path in sorted(SAMPLES.glob("*.session.json")):
         out[f"sample {path.name.split('.')[0]}"] = ((lambda p=path: load(p)), False)
     out[f"{a.sites} sites x {a.variants} variants"] = ((lambda: synthetic_session(a.sites, a.variants)), False)
-    out["sweep: 3 sites x 8 variants x 500 sizes"] = ((lambda: build(3, 8, 500, 0)), False)
-    out["sweep, Map tab (←/→)"] = ((lambda: build(3, 8, 500, 0)), True)
+    out["sweep: 3 sites x 8 variants x 500 sizes"] = (swept, False)
+    out["sweep, Map tab (→ x40, ← x40)"] = (swept, True)
+    if a.session is not None:
+        out[str(a.session)] = ((lambda: load(a.session)), False)
     return out
 
 
@@ -142,6 +163,7 @@ def main() -> None:
     p.add_argument("--sites", type=int, default=50)
     p.add_argument("--variants", type=int, default=8)
     p.add_argument("--only", nargs="*", help="run the sessions whose name contains one of these words")
+    p.add_argument("--session", type=Path, help="also this recording (e.g. benchmarks/gpt2_scale.py's)")
     a = p.parse_args()
     print(f"keystroke -> painted frame, {a.keys} keystrokes per session, 120x40 (ms)")
     print(f"  {'session':<42} {'painted median':>14} {'p95':>6} {'max':>6}   {'rebuilt median':>14} {'p95':>6}")

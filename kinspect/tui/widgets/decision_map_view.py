@@ -22,12 +22,12 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Static
-from textual_plotext import PlotextPlot
 
 from kinspect.core.comparison import Comparison
-from kinspect.core.decision_map import DecisionMap, Heatmap
+from kinspect.core.decision_map import DecisionMap, Heatmap, MapPoint
 from kinspect.tui.widgets.comparison_chart import comparison_chart
 from kinspect.tui.present import literal
+from kinspect.tui.widgets.map_plot import MapPlot
 
 PICK_OK, PICK_SLOW, BOUNDARY, CROSSOVER, CURSOR = "green", "red", "red", "green", "white"
 
@@ -53,9 +53,11 @@ class DecisionMapView(Vertical, can_focus=True):
         super().__init__(id=id)
         self.map: DecisionMap | Heatmap | None = None
         self.cursor = 0
+        self._maps_shown = 0
+        """Counts the map objects shown: with the cursor, it names a drawing of the plot."""
 
     def compose(self):  # type: ignore[no-untyped-def]
-        yield PlotextPlot(id="map-plot")
+        yield MapPlot(id="map-plot")
         yield Static(id="map-caption")
         yield Static(id="map-compare")
 
@@ -69,6 +71,8 @@ class DecisionMapView(Vertical, can_focus=True):
     def show(self, dmap: DecisionMap | Heatmap | None, empty: str, sizes: dict[str, int] | None = None) -> None:
         """Draw a map (or say why there is none); the cursor goes to the measured size
         nearest to `sizes`, the shape typed now."""
+        if dmap is not self.map:
+            self._maps_shown += 1
         self.map = dmap
         if isinstance(dmap, DecisionMap) and dmap.points:
             x = (sizes or {}).get(dmap.symbol)
@@ -88,7 +92,7 @@ class DecisionMapView(Vertical, can_focus=True):
     def on_click(self, event) -> None:  # type: ignore[no-untyped-def]
         """A click on the plot moves the cursor to the measured size under it."""
         m = self.map
-        plot = self.query_one(PlotextPlot)
+        plot = self.query_one(MapPlot)
         if not isinstance(m, DecisionMap) or not m.points or event.widget is not plot:
             return
         width = max(plot.size.width - 8, 1)  # plotext's y-axis labels take the left columns
@@ -98,14 +102,16 @@ class DecisionMapView(Vertical, can_focus=True):
         self._chosen()
 
     def _chosen(self) -> None:
+        """The app types the cursor's sizes and draws the map again with every other tab:
+        drawing it here as well painted a frame of the plot alone first, and building the
+        plot is what a keystroke here costs."""
         assert isinstance(self.map, DecisionMap)
-        self._draw("")
         self.post_message(self.SizesChosen(dict(self.map.points[self.cursor].sizes)))
 
     # ------------------------------------------------------------ drawing
 
     def _draw(self, empty: str) -> None:
-        plot = self.query_one(PlotextPlot)
+        plot = self.query_one(MapPlot)
         caption = self.query_one("#map-caption", Static)
         plt = plot.plt
         plt.clear_data()
@@ -120,35 +126,54 @@ class DecisionMapView(Vertical, can_focus=True):
             caption.update(Group(_heatmap_table(m), _heatmap_caption(m)))
             return
         plot.display = True
-        self._curves(plt, m)
+        points = _visible(m, 2 * plot.size.width or 2 * 80)
+        _curves(plt, m, points, self.cursor)
+        plot.drawing = (self._maps_shown, len(points), self.cursor)
         caption.update(_caption(m, self.cursor))
         plot.refresh()
+        ahead = [((self._maps_shown, len(points), c), lambda plt, c=c: _curves(plt, m, points, c))
+                 for c in (self.cursor + 1, self.cursor - 1) if 0 <= c < len(m.points)]
+        self.call_after_refresh(plot.build_ahead, ahead)  # after this frame: the thread takes the GIL in turns
 
-    def _curves(self, plt, m: DecisionMap) -> None:  # type: ignore[no-untyped-def]
-        plt.theme("pro")
-        plt.xscale("log")
-        plt.yscale("log")  # kernel times span 100x over a sweep: small sizes stay readable
-        for v, label in zip(m.variants, m.labels):
-            pts = [(p.x, p.times[v]) for p in m.points if v in p.times]
-            if pts:
-                plt.plot([x for x, _ in pts], [t for _, t in pts], label=label, marker="braille")
-        for slower, color, label in ((False, PICK_OK, "pick: fastest"), (True, PICK_SLOW, "pick: slower")):
-            pts = [(p.x, p.times[p.point.picked]) for p in m.points
-                   if p.point.slower == slower and p.point.picked in p.times]
-            if pts:
-                plt.scatter([x for x, _ in pts], [t for _, t in pts], label=label, color=color, marker="●")
-        for b in m.boundaries:
-            plt.vline(math.sqrt(b.last * b.first), BOUNDARY)
-        for c in m.crossovers:
-            plt.vline(math.sqrt(c.last * c.first), CROSSOVER)
-        plt.vline(m.points[self.cursor].x, CURSOR)
-        ticks = _log_ticks(m.points[0].x, m.points[-1].x)
-        plt.xticks(ticks, [_short(t) for t in ticks])
-        plt.xlabel(f"{m.symbol} (log)")
-        plt.ylabel("µs (log)")
-        fixed = " ".join(f"{k}={v}" for k, v in m.fixed.items())
-        plt.title(f"{m.site}: kernel µs by {m.symbol}" + (f" at {fixed}" if fixed else ""))
 
+def _curves(plt, m: DecisionMap, points: list[MapPoint], cursor: int) -> None:  # type: ignore[no-untyped-def]
+    plt.theme("pro")
+    plt.xscale("log")
+    plt.yscale("log")  # kernel times span 100x over a sweep: small sizes stay readable
+    for v, label in zip(m.variants, m.labels):
+        pts = [(p.x, p.times[v]) for p in points if v in p.times]
+        if pts:
+            plt.plot([x for x, _ in pts], [t for _, t in pts], label=label, marker="braille")
+    for slower, color, label in ((False, PICK_OK, "pick: fastest"), (True, PICK_SLOW, "pick: slower")):
+        pts = [(p.x, p.times[p.point.picked]) for p in points
+               if p.point.slower == slower and p.point.picked in p.times]
+        if pts:
+            plt.scatter([x for x, _ in pts], [t for _, t in pts], label=label, color=color, marker="●")
+    for b in m.boundaries:
+        plt.vline(math.sqrt(b.last * b.first), BOUNDARY)
+    for c in m.crossovers:
+        plt.vline(math.sqrt(c.last * c.first), CROSSOVER)
+    plt.vline(m.points[cursor].x, CURSOR)
+    ticks = _log_ticks(m.points[0].x, m.points[-1].x)
+    plt.xticks(ticks, [_short(t) for t in ticks])
+    plt.xlabel(f"{m.symbol} (log)")
+    plt.ylabel("µs (log)")
+    fixed = " ".join(f"{k}={v}" for k, v in m.fixed.items())
+    plt.title(f"{m.site}: kernel µs by {m.symbol}" + (f" at {fixed}" if fixed else ""))
+
+
+def _visible(m: DecisionMap, dots: int) -> list[MapPoint]:
+    """The measured sizes to draw on a plot `dots` braille dots wide (two a character):
+    all of them when they are fewer, else the last of those falling in each dot column
+    of the log axis (the one plotext would have drawn over the others). plotext draws a
+    line through every point it is given, and a 500-size sweep gave it more points than
+    columns to show them in."""
+    if len(m.points) <= dots:
+        return list(m.points)
+    lo, hi = math.log(m.points[0].x), math.log(m.points[-1].x)
+    span = (hi - lo) or 1.0
+    last = {int((math.log(p.x) - lo) / span * dots): p for p in m.points}
+    return list(last.values())
 
 
 def _heat_style(r: float) -> str:
