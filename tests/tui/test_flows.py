@@ -338,3 +338,31 @@ async def test_the_map_tab_shows_the_comparison_under_the_map_when_compare_made_
         assert bars["oracle (this compile, fastest forced)"].count("█") == 1
         assert bars["oracle (this compile, fastest forced)"].split()[-1] == "×1.029"
         assert any(line.split() == ["B=1000", "30.0", "24.0", "25.0", "26.0", "60.0"] for line in lines)
+
+
+async def test_a_map_drawn_ahead_in_the_background_looks_as_one_drawn_on_the_spot():
+    """←/→ paint the plot built ahead in a thread: the screen is the same as when the
+    plot is built as the frame is drawn."""
+    from tui_helpers import screen_segments
+
+    from kinspect.tui.widgets.map_plot import MapPlot
+
+    session = load(Path(__file__).resolve().parents[2] / "samples" / "linear.session.json")
+    app = InspectorApp(RecordedSource(session))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await type_shape(pilot, "B=1000")
+        await pilot.press("enter", "8")
+        plot = app.query_one(MapPlot)
+        for _ in range(200):  # the sizes either side are built after the first frame
+            await pilot.pause(0.02)
+            if len(plot._built) == 3 and not any(w.is_running for w in app.workers):
+                break
+        assert len(plot._built) == 3
+        await pilot.press("left")
+        await pilot.pause()
+        assert len(plot._built) >= 3 and "B=1000" not in app.query_one(ShapeInput).value
+        ahead = [(s.text, s.style) for s in screen_segments(app)]
+        plot._built.clear()
+        plot.refresh()
+        await pilot.pause()
+        assert [(s.text, s.style) for s in screen_segments(app)] == ahead

@@ -35,6 +35,8 @@ class MapPlot(PlotextPlot):
         self._lock = threading.Lock()
 
     def render(self) -> RenderResult:
+        if self.drawing is None:  # nothing drawn yet
+            return super().render()
         key = self._key(self.drawing)
         with self._lock:
             built = self._built.get(key)
