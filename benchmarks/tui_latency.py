@@ -148,7 +148,7 @@ def swept(sites: int = 3, variants: int = 8, sizes: int = 500) -> Session:
 def sessions(a: argparse.Namespace) -> dict[str, tuple[Callable[[], Session], bool]]:
     out: dict[str, tuple[Callable[[], Session], bool]] = {}
     for path in sorted(SAMPLES.glob("*.session.json")):
-        out[f"sample {path.name.split('.')[0]}"] = ((lambda p=path: load(p)), False)
+        out[f"sample {path.name.removesuffix('.session.json')}"] = ((lambda p=path: load(p)), False)
     out[f"{a.sites} sites x {a.variants} variants"] = ((lambda: synthetic_session(a.sites, a.variants)), False)
     out["sweep: 3 sites x 8 variants x 500 sizes"] = (swept, False)
     out["sweep, Map tab (→ x40, ← x40)"] = (swept, True)
