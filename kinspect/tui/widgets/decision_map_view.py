@@ -54,6 +54,8 @@ class DecisionMapView(Vertical, can_focus=True):
         self.map: DecisionMap | Heatmap | None = None
         self.cursor = 0
         self._maps_shown = 0
+        self._heading = 1
+        """Which way ←/→ last moved the cursor: the drawing that way is built ahead first."""
         """Counts the map objects shown: with the cursor, it names a drawing of the plot."""
 
     def compose(self):  # type: ignore[no-untyped-def]
@@ -82,6 +84,7 @@ class DecisionMapView(Vertical, can_focus=True):
     def action_move(self, step: int) -> None:
         if isinstance(self.map, DecisionMap) and self.map.points:
             self.cursor = max(0, min(len(self.map.points) - 1, self.cursor + step))
+            self._heading = step
             self._chosen()
 
     def action_move_to(self, index: int) -> None:
@@ -132,7 +135,7 @@ class DecisionMapView(Vertical, can_focus=True):
         caption.update(_caption(m, self.cursor))
         plot.refresh()
         ahead = [((self._maps_shown, len(points), c), lambda plt, c=c: _curves(plt, m, points, c))
-                 for c in (self.cursor + 1, self.cursor - 1) if 0 <= c < len(m.points)]
+                 for c in (self.cursor + self._heading, self.cursor - self._heading) if 0 <= c < len(m.points)]
         self.call_after_refresh(plot.build_ahead, ahead)  # after this frame: the thread takes the GIL in turns
 
 
