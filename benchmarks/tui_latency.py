@@ -27,6 +27,7 @@ import argparse
 import asyncio
 import random
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -164,16 +165,26 @@ def main() -> None:
     p.add_argument("--variants", type=int, default=8)
     p.add_argument("--only", nargs="*", help="run the sessions whose name contains one of these words")
     p.add_argument("--session", type=Path, help="also this recording (e.g. benchmarks/gpt2_scale.py's)")
+    p.add_argument("--one", help=argparse.SUPPRESS)  # the session this process measures
     a = p.parse_args()
-    print(f"keystroke -> painted frame, {a.keys} keystrokes per session, 120x40 (ms)")
-    print(f"  {'session':<42} {'painted median':>14} {'p95':>6} {'max':>6}   {'rebuilt median':>14} {'p95':>6}")
-    for name, (make, on_map) in sessions(a).items():
-        if a.only and not any(w in name for w in a.only):
-            continue
+    found = sessions(a)
+    if a.one is not None:
+        make, on_map = found[a.one]
         out = asyncio.run(measure(make(), a.keys, on_map))
         pt, rb = out["painted"], out["rebuilt"]
-        print(f"  {name:<42} {statistics.median(pt):14.2f} {pct(pt, 95):6.2f} {max(pt):6.2f}   "
+        print(f"  {a.one:<42} {statistics.median(pt):14.2f} {pct(pt, 95):6.2f} {max(pt):6.2f}   "
               f"{statistics.median(rb):14.2f} {pct(rb, 95):6.2f}", flush=True)
+        return
+    print(f"keystroke -> painted frame, {a.keys} keystrokes per session, 120x40, each session in a process "
+          "of its own, as each kinspect is (ms)")
+    print(f"  {'session':<42} {'painted median':>14} {'p95':>6} {'max':>6}   {'rebuilt median':>14} {'p95':>6}",
+          flush=True)
+    for name in found:
+        if a.only and not any(w in name for w in a.only):
+            continue
+        args = [sys.executable, __file__, "--one", name, "--keys", str(a.keys), "--sites", str(a.sites),
+                "--variants", str(a.variants), *(["--session", str(a.session)] if a.session else [])]
+        subprocess.run(args, check=True)
 
 
 if __name__ == "__main__":
