@@ -67,7 +67,9 @@ def command_to_first_screen(args: list[str], size: tuple[int, int] = (120, 40), 
     output holding a banner and the shape entry's label; then `q` ends it."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
-    env = dict(os.environ, PYTHONPATH=str(REPO), TERM="xterm-256color")
+    # The repo first, then whatever the caller's path holds (where the GPU box keeps textual).
+    path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
+    env = dict(os.environ, PYTHONPATH=path, TERM="xterm-256color")
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "kinspect", *args], stdin=slave, stdout=slave, stderr=slave,
                             env=env, cwd=REPO, start_new_session=True)
@@ -76,9 +78,12 @@ def command_to_first_screen(args: list[str], size: tuple[int, int] = (120, 40), 
     try:
         while not (b"shape " in seen and any(b in seen for b in BANNERS)):
             ready, _, _ = select.select([master], [], [], max(0.0, t0 + limit_s - time.perf_counter()))
-            if not ready or proc.poll() is not None:
-                raise SystemExit(f"kinspect {' '.join(args)}: no first screen (it wrote {seen[-300:]!r})")
-            seen += os.read(master, 1 << 16)
+            try:
+                if not ready or proc.poll() is not None:
+                    raise OSError
+                seen += os.read(master, 1 << 16)
+            except OSError:  # it exited: the terminal's other end is gone
+                raise SystemExit(f"kinspect {' '.join(args)}: no first screen (it wrote {seen[-300:]!r})") from None
         took = time.perf_counter() - t0
         os.write(master, b"q")
         while proc.poll() is None:  # keep reading, so that its last writes do not block it
