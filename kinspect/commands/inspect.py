@@ -58,10 +58,14 @@ def source_for_path(path: str) -> SessionSource:
     from kinspect.inductor.modelfile import check_syntax, load_model_file
 
     found = recording.existing_recording(p)
-    if found is None:
+    ranks = [] if found else recording.rank_recordings(p)
+    if found is None and not ranks:
         load_model_file(p)  # its problems first, in the one line they get on a GPU
         raise KinspectError(recording.no_cuda(p, "the live pipeline"))
     check_syntax(p)  # the rest of the check imports torch: the app runs it as the recording shows
+    if ranks:  # a torchrun job's: the lowest rank, the others in the Ranks tab
+        merged = load_merged([str(r) for r in ranks])
+        return recording.ModelRecording(p, merged.lead(), ranks[0], merged)
     return recording.ModelRecording(p, load(found), found)
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import kinspect
 from kinspect.core.errors import KinspectError
+from kinspect.core.ranks import MergedRanks
 from kinspect.core.session import Session
 from kinspect.core.source import RecordedSource
 
@@ -47,6 +48,19 @@ def existing_recording(model: Path) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
+
+
+def rank_recordings(model: Path) -> list[Path]:
+    """The sessions a torchrun job's ranks saved beside a model (`model.rank0.session.json`,
+    ...), by rank."""
+    head = model.stem + ".rank"
+    ranks = []
+    if model.parent.is_dir():
+        for f in model.parent.iterdir():
+            rank = f.name[len(head):-len(RECORDING_SUFFIX)]
+            if f.name.startswith(head) and f.name.endswith(RECORDING_SUFFIX) and rank.isdigit() and f.is_file():
+                ranks.append((int(rank), f))
+    return [f for _, f in sorted(ranks)]
 
 
 def cuda_available() -> bool:
@@ -97,6 +111,9 @@ def no_cuda(model: Path, what: str, instead: str = "kinspect open") -> str:
     found = existing_recording(model)
     if found is not None:
         return f"{head}; its recording opens anywhere: {instead} {found}"
+    ranks = rank_recordings(model)
+    if ranks:
+        return f"{head}; its ranks' recordings open anywhere: {instead} {' '.join(map(str, ranks))}"
     return f"{head}, and it has no recording beside it: record one on a GPU machine with kinspect record {model}"
 
 
@@ -141,8 +158,8 @@ class ModelRecording(RecordedSource):
     """A model's recording opened where the model cannot run: on screen at once, while
     the model file is checked in the background (`check`)."""
 
-    def __init__(self, model: Path, session: Session, path: Path) -> None:
-        super().__init__(session, path)
+    def __init__(self, model: Path, session: Session, path: Path, ranks: MergedRanks | None = None) -> None:
+        super().__init__(session, path, ranks)
         self.model_file = model
 
     def check(self, cancel: threading.Event) -> None:

@@ -54,6 +54,21 @@ def test_a_model_without_cuda_opens_the_recording_beside_it(tmp_path, opened, no
     assert opened[0].banner().endswith("model.session.json")
 
 
+def test_a_torchrun_models_rank_recordings_open_together_without_cuda(tmp_path, opened, no_cuda, capsys):
+    model = a_model(tmp_path)
+    samples = Path(__file__).resolve().parents[2] / "samples"
+    for rank in (1, 0):
+        (tmp_path / f"model.rank{rank}.session.json").write_bytes((samples / f"ddp.rank{rank}.session.json").read_bytes())
+    (tmp_path / "model.rankX.session.json").write_text("not a rank")
+    assert cli.main([str(model)]) == 0
+    source = opened[0]
+    assert source.ranks.ranks == (0, 1) and source.session.environment.rank == 0
+    assert "samples" not in source.banner() and "model.rank0.session.json · rank 0 of 2; rank 1 beside it" in source.banner()
+    assert recording.no_cuda(model, "kinspect record") == (
+        f"{model}: kinspect record needs a CUDA GPU and none is available here; its ranks' recordings open "
+        f"anywhere: kinspect open {tmp_path / 'model.rank0.session.json'} {tmp_path / 'model.rank1.session.json'}")
+
+
 def test_a_killed_recording_opens_from_its_log_marked_truncated(tmp_path, opened, no_cuda):
     model = a_model(tmp_path)
     # a recording killed right after its header: no end record
