@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kinspect.core.quality import SizeNamer
-from kinspect.core.session import Finding, Recompile, Session
+from kinspect.core.session import Finding, Recompile, Session, Site
 from kinspect.core.shapes import Key, format_key
 from kinspect.core.timings import KeyTimings, timings_by_key
 
@@ -156,18 +156,28 @@ def regret_spread(session: Session, runs: Sequence[CompileTimes] | None = None) 
         picks = {k: site.variants[site.decide(k).chosen].hint for k in keys}
         per = []
         for r in runs:
-            logs = []
-            for k in keys:
-                times = [r.time(site.name, v.hint, k) for v in site.variants]
-                mine = r.time(site.name, picks[k], k)
-                if mine is None or any(t is None or t <= 0 for t in times):
-                    continue
-                logs.append(math.log(mine / min(t for t in times if t is not None)))
+            logs = [math.log(x) for k in keys if (x := _regret(r, site, picks[k], k)) is not None]
             if logs:
                 per.append(math.exp(sum(logs) / len(logs)))
         if per:
             out[site.name] = per
     return out
+
+
+def regrets_at(runs: Sequence[CompileTimes], site: Site, pick: int, key: Key) -> list[float]:
+    """The pick's regret at one key in each compile that timed every variant there; empty
+    unless two compiles did (one compile's figure carries no spread)."""
+    hint = site.variants[pick].hint
+    found = [x for r in runs if (x := _regret(r, site, hint, key)) is not None]
+    return found if len(found) > 1 else []
+
+
+def _regret(run: CompileTimes, site: Site, hint: int | None, key: Key) -> float | None:
+    times = [run.time(site.name, v.hint, key) for v in site.variants]
+    mine = run.time(site.name, hint, key)
+    if mine is None or any(t is None or t <= 0 for t in times):
+        return None
+    return mine / min(t for t in times if t is not None)
 
 
 def variants_of(session: Session) -> dict[str, tuple[tuple[int | None, str], ...]]:

@@ -36,6 +36,7 @@ from kinspect.core.explain import SiteExplanation, explain_site
 from kinspect.core.decision_map import DecisionMap, Heatmap, decision_map
 from kinspect.core.heuristics import HEURISTICS
 from kinspect.core.quality import worst_regrets
+from kinspect.core.variance import compiles
 from kinspect.core.ranks import MergedRanks
 from kinspect.core.timings import KeyTimings, timings_by_key
 from kinspect.core.whatif import what_ifs
@@ -396,6 +397,7 @@ class InspectorApp(App[None]):
         self._measured_count = Counter(name for name, _ in self._timings)
         self._maps = {}
         self._worst = worst_regrets(self.session, self._timings)
+        self._compiles = compiles(self.session) if self.session.recompiles else []
 
     def _show_diff(self) -> None:
         """The diff's selectors cost a rebuild per site, so the tab fills only when shown."""
@@ -427,7 +429,8 @@ class InspectorApp(App[None]):
             baselines = self.session.baselines_at(self.shape.values) if isinstance(self.shape, SymbolShape) else []
             decider = site.call_site(self._events.decided_by(site.name, expl.runtime_key))
             summary.show(decision_summary(expl, observed, self.source.can_measure, baselines,
-                                          decider, site.call_site(self.call_site), self._measured_count[site.name]))
+                                          decider, site.call_site(self.call_site), self._measured_count[site.name],
+                                          self._compiles))
             self._select(expl.decision.chosen)
         active = self.query_one(TabbedContent).active
         if active == "symbolic":

@@ -25,6 +25,7 @@ from kinspect.core.session import Baseline, CallSite, Finding, Measurement, Sess
 from kinspect.core.shapes import FullKey, Key, ParsedShape, format_key
 from kinspect.core.symbolic import SizeOverflow, TensorSpec
 from kinspect.core.timings import KeyTimings, method_title
+from kinspect.core.variance import CompileTimes, regrets_at
 
 from kinspect.tui.observed import Observed
 
@@ -187,6 +188,7 @@ def _measure_cells(m: Measurement | None, ratio: float | None, fastest: bool, pe
 def decision_summary(
     expl: SiteExplanation, observed: Observed | None, can_measure: bool, baselines: Sequence[Baseline] = (),
     decided_by: CallSite | None = None, call_site: CallSite | None = None, measured_keys: int = 0,
+    compiles: Sequence[CompileTimes] = (),
 ) -> Text:
     """Why the chosen variant, what it costs, what other rules would do, what was seen
     (and, for a multi-kernel shared by several call sites, which one's cache miss decided
@@ -199,7 +201,7 @@ def decision_summary(
     out.append(f"{CHOSEN} ", style="bold")
     out.append(d.reason(labels), style="bold")
     out.append("\n")
-    _measured_line(out, expl, labels, can_measure, measured_keys)
+    _measured_line(out, expl, labels, can_measure, measured_keys, regrets_at(compiles, site, d.chosen, expl.runtime_key))
     _what_if_line(out, expl, d, labels)
     for s in d.scores:
         if s.mismatch:
@@ -238,7 +240,9 @@ def _baselines_line(out: Text, baselines: Sequence[Baseline]) -> None:
 
 
 def _measured_line(out: Text, expl: SiteExplanation, labels: list[str], can_measure: bool,
-                   measured_keys: int) -> None:
+                   measured_keys: int, spread: list[float]) -> None:
+    """The fastest and what the pick costs: one compile's figure, with its range over the
+    compiles `kinspect compare --compiles` timed here, when there are several."""
     fastest = expl.fastest
     if fastest is None:
         tails = ["press m to measure"] if can_measure else []
@@ -257,6 +261,8 @@ def _measured_line(out: Text, expl: SiteExplanation, labels: list[str], can_meas
         out.append(f" — the chosen variant takes ×{regret:.2f} as long", style="red")
     elif regret is not None:
         out.append(f" — the chosen variant is within noise of it (×{regret:.2f})", style="yellow")
+    if spread:
+        out.append(f" (×{min(spread):.2f}–×{max(spread):.2f} over {len(spread)} compiles)")
     assert expl.timings is not None
     out.append(f" · timed by {method_title(expl.timings.method)}", style="dim")
     out.append("\n")
