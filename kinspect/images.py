@@ -10,6 +10,7 @@ line instead of failing on import.
 from __future__ import annotations
 
 import math
+from typing import Any
 from pathlib import Path
 
 from kinspect.core.comparison import TITLES, comparison, series
@@ -54,13 +55,7 @@ def draw(session: Session, out: str | Path, site: str | None = None) -> int:
             _heatmap(fig, ax, m)
         else:
             _curves(ax, m)
-    fig.tight_layout()
-    try:
-        fig.savefig(out)
-    except OSError as e:
-        raise KinspectError(f"{out}: cannot write ({e.strerror or e})") from None
-    finally:
-        plt.close(fig)
+    _save(plt, fig, out)
     return len(found)
 
 
@@ -91,13 +86,7 @@ def draw_comparison(session: Session, out: str | Path) -> None:
                  fontsize="medium")
     ax.legend(fontsize="small")
     ax.grid(True, which="both", alpha=0.3)
-    fig.tight_layout()
-    try:
-        fig.savefig(out)
-    except OSError as e:
-        raise KinspectError(f"{out}: cannot write ({e.strerror or e})") from None
-    finally:
-        plt.close(fig)
+    _save(plt, fig, out)
 
 
 def _curves(ax, m: DecisionMap) -> None:  # type: ignore[no-untyped-def]
@@ -136,3 +125,14 @@ def _heatmap(fig, ax, m: Heatmap) -> None:  # type: ignore[no-untyped-def]
     ax.set_ylabel(m.y_symbol)
     ax.set_title(f"{m.site}: regret (pick / fastest), one compile")
     fig.colorbar(im, ax=ax)
+
+
+def _save(plt: Any, fig: Any, out: Path) -> None:
+    """Write the figure; an unwritable path is a one-line error, and the figure is freed either way."""
+    fig.tight_layout()
+    try:
+        fig.savefig(out)
+    except OSError as e:
+        raise KinspectError(f"{out}: cannot write ({e.strerror or e})") from None
+    finally:
+        plt.close(fig)

@@ -225,3 +225,18 @@ def fake_recompile(model: str | Path, hints: Sequence[int], sizes: Sequence[Mapp
         live.measure(point)
     progress(f"  compiled with hints {list(hints)} and timed {len(sizes)} sizes (stand-in)")
     return Recompile(tuple(hints), purpose, variants_of(live.session), tuple(live.session.measurements))
+
+
+def interrupt_measuring(monkeypatch, at_call: int) -> list:
+    """Ctrl-C as the pipeline measures for the `at_call`-th time; the sizes of each call."""
+    real = FakePipeline.measure
+    calls: list = []
+
+    def interrupted(self, sizes, *args, **kwargs):
+        calls.append(sizes)
+        if len(calls) == at_call:
+            raise KeyboardInterrupt
+        return real(self, sizes, *args, **kwargs)
+
+    monkeypatch.setattr(FakePipeline, "measure", interrupted)
+    return calls

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from fake_pipeline import FakePipeline
+from fake_pipeline import FakePipeline, interrupt_measuring
 
 from kinspect import cli
 from kinspect.commands import inspect, recording
@@ -178,16 +178,7 @@ def test_without_cuda_sweep_names_the_recording(no_cuda, capsys):
 
 
 def test_ctrl_c_during_a_sweep_keeps_what_was_measured(tmp_path, fake_gpu, monkeypatch, capsys):
-    real = FakePipeline.measure
-    calls = []
-
-    def interrupted_on_the_third(self, sizes, *args, **kwargs):
-        calls.append(sizes)
-        if len(calls) == 3:
-            raise KeyboardInterrupt
-        return real(self, sizes, *args, **kwargs)
-
-    monkeypatch.setattr(FakePipeline, "measure", interrupted_on_the_third)
+    calls = interrupt_measuring(monkeypatch, at_call=3)
     out = tmp_path / "linear.session.json"
     assert cli.main(["sweep", str(LINEAR), "--range", "B=16..8192", "--points", "10", "-o", str(out)]) == 130
     (sweep,) = load(out).sweeps

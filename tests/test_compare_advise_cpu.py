@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fake_pipeline import FakePipeline, fake_recompile
+from fake_pipeline import FakePipeline, fake_recompile, interrupt_measuring
 
 from kinspect import cli
 from kinspect.commands import recording
@@ -185,18 +185,10 @@ def test_explain_tells_the_inspected_compiles_timings_from_a_fresh_hinted_compil
 
 def test_ctrl_c_while_advise_times_the_candidates_saves_them_and_compiles_nothing_more(tmp_path, fake_gpu, monkeypatch,
                                                                                          capsys):
-    real = FakePipeline.measure
-    calls = []
-
-    def interrupted_on_the_third(self, sizes, *args, **kwargs):
-        calls.append(sizes)
-        if len(calls) == 3:
-            raise KeyboardInterrupt
-        return real(self, sizes, *args, **kwargs)
-
-    monkeypatch.setattr(FakePipeline, "measure", interrupted_on_the_third)
+    calls = interrupt_measuring(monkeypatch, at_call=3)
     out = tmp_path / "a.json"
     assert cli.main(["advise", str(LINEAR), "--range", "B=16..4096", "-o", str(out)]) == 130
     assert capsys.readouterr().err.endswith("kinspect: interrupted\n")
     session = load(out)
     assert len(session.sweeps[0].points) == 2 and session.recompiles == [] and len(FakePipeline.made) == 1
+    assert len(calls) == 3  # nothing timed after the interrupt
