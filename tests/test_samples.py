@@ -44,9 +44,7 @@ RANKS_SAMPLES = {"ddp.py"}
 
 
 @pytest.mark.xfail(not SESSIONS, reason="recorded on the device", strict=False)
-@pytest.mark.parametrize("script", [
-    pytest.param(p, marks=pytest.mark.xfail(not recordings(p), reason="recorded on the 2-GPU device", strict=False))
-    if p.name in RANKS_SAMPLES else p for p in SCRIPTS], ids=lambda p: p.name)
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
 def test_each_sample_has_a_recorded_session(script):
     found = recordings(script)
     if script.name in RANKS_SAMPLES:
