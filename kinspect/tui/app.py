@@ -262,6 +262,8 @@ class InspectorApp(App[None]):
         every later key follows it there, in order."""
         if isinstance(event, events.Key) and self._take_key(event):
             return
+        if isinstance(event, events.Paste) and self._take_paste(event.text):
+            return
         await super().on_event(event)
 
     def _take_key(self, event: events.Key) -> bool:
@@ -285,6 +287,16 @@ class InspectorApp(App[None]):
             self.query_one(ShapeInput).begin(char)
             return True
         return False
+
+    def _take_paste(self, text: str) -> bool:
+        """A shape pasted on the table goes into the entry, on one line, as if typed there."""
+        if self.screen.is_modal or isinstance(self.focused, Input):
+            return False
+        shape = " ".join(text.split())
+        if not shape or not self._starts_shape(shape[0]):
+            return False
+        self.query_one(ShapeInput).begin(shape)
+        return True
 
     def _starts_shape(self, char: str) -> bool:
         return char in SHAPE_OPENERS or any(name.startswith(char) for name in self.session.symbol_names())

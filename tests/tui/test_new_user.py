@@ -54,6 +54,20 @@ async def test_a_shape_typed_in_a_burst_arrives_whole_and_in_order():
         assert app.query_one(ShapeInput).value == "B=16 S=512" and app.active_tab() == "variants"
 
 
+async def test_a_shape_pasted_on_the_table_goes_into_the_entry_on_one_line():
+    app = sample("linear")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        app.post_message(events.Paste("B=129\n"))
+        await pilot.pause(0.2)
+        assert app.query_one(ShapeInput).value == "B=129" and app.active_tab() == "variants"
+        await pilot.press("enter")
+        assert "runtime key ((4096,), (129, 1024), (4096, 1024), (129, 4096))" in screen_text(app)
+        app.post_message(events.Paste("not a shape"))  # text that starts no size name: not taken
+        await pilot.pause(0.2)
+        assert app.query_one(ShapeInput).value == "B=129"
+
+
 async def test_a_full_key_typed_on_the_table_starts_in_the_entry_too():
     app = sample("gemm_2d")
     async with app.run_test(size=(160, 48)) as pilot:
