@@ -170,9 +170,9 @@ def tower(depth: int) -> object:
 
 
 @pytest.mark.parametrize("size, shape, message", [
-    (tower(8), "B=2", "size (((((((s0**62)**62)**62)**62)**62)**62)**62)**62 exceeds 2**62 at s0=2"),
-    (["pow", "s0", 62], "B=100000", "size s0**62 exceeds 2**62 at s0=100000"),
-    (["mul", "s0", "s0", "s0", "s0"], "B=100000", "size s0**4 exceeds 2**62 at s0=100000"),
+    (tower(8), "B=2", "size (((((((B**62)**62)**62)**62)**62)**62)**62)**62 exceeds 2**62 at B=2"),
+    (["pow", "s0", 62], "B=100000", "size B**62 exceeds 2**62 at B=100000"),
+    (["mul", "s0", "s0", "s0", "s0"], "B=100000", "size B**4 exceeds 2**62 at B=100000"),
 ], ids=["pow 8 deep", "s0**62", "s0**4"])
 def test_explain_caps_an_evaluated_size_at_2_62_in_one_line(tmp_path, kinspect_cli, size, shape, message):
     """The loader takes these (the exponent is in range); evaluating them must neither run

@@ -16,7 +16,7 @@ from typing import Any
 from kinspect.core.decision import Decision, decide
 from kinspect.core.errors import KinspectError, ShapeError
 from kinspect.core.shapes import FullKey, Key, ParsedShape, SymbolShape
-from kinspect.core.symbolic import TensorSpec
+from kinspect.core.symbolic import SizeOverflow, TensorSpec
 from kinspect.core.timings import KeyTimings, key_timings
 
 FORMAT = "kinspect-session"
@@ -404,7 +404,10 @@ class Session:
         if missing:
             names = ", ".join(self.label_of(m) for m in missing)
             raise ShapeError(f"{site.name} needs a value for {names}")
-        return site.runtime_key(env)
+        try:
+            return site.runtime_key(env)
+        except SizeOverflow as e:
+            raise e.named(self.aliases) from None
 
     @property
     def aliases(self) -> dict[str, str]:

@@ -153,7 +153,21 @@ def _to_sympy(tree: Tree) -> Any:
 
 
 class SizeOverflow(ShapeError):
-    """An evaluated size beyond 2**62, the format's bound (Inductor's "no key" distance)."""
+    """An evaluated size beyond 2**62, the format's bound (Inductor's "no key" distance).
+
+    Raised from `SizeExpr.evaluate` with the expression and the values it met, so that a
+    caller who knows the user's names for the symbols can say it in them (`named`)."""
+
+    def __init__(self, message: str, expr: SizeExpr | None = None, env: Mapping[str, int] | None = None) -> None:
+        super().__init__(message)
+        self.expr = expr
+        self.env = env or {}
+
+    def named(self, names: Mapping[str, str]) -> SizeOverflow:
+        """The same overflow, its expression and values in the user's names (`B*S` at `B=...`)."""
+        if self.expr is None:
+            return self
+        return self.expr.overflow(self.env, names)
 
 
 def _capped(value: int) -> int:
@@ -242,9 +256,14 @@ class SizeExpr:
         try:
             return _evaluate(self.tree, env)
         except SizeOverflow:
-            at = " ".join(f"{s}={env[s]}" for s in sorted(self.symbols) if s in env)
-            text = self.text if len(self.text) <= ECHO_LIMIT else self.text[:ECHO_LIMIT] + "…"
-            raise SizeOverflow(f"size {text} exceeds 2**62{' at ' + at if at else ''}") from None
+            raise self.overflow(env, {}) from None
+
+    def overflow(self, env: Mapping[str, int], names: Mapping[str, str]) -> SizeOverflow:
+        """`size s0*s1 exceeds 2**62 at s0=... s1=...`, in `names` where given."""
+        at = " ".join(f"{names.get(s, s)}={env[s]}" for s in sorted(self.symbols) if s in env)
+        full = self.text_with(names)
+        text = full if len(full) <= ECHO_LIMIT else full[:ECHO_LIMIT] + "…"
+        return SizeOverflow(f"size {text} exceeds 2**62{' at ' + at if at else ''}", self, env)
 
     def key_value(self, hint: int) -> int:
         """What Inductor writes into the variant's key for this dimension."""

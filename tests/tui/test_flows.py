@@ -286,7 +286,7 @@ async def test_the_symbolic_tab_caps_a_hostile_size_at_2_62():
     app = InspectorApp(RecordedSource(session))
     async with app.run_test(size=(200, 40)) as pilot:
         await type_shape(pilot, "B=2")
-        assert "size (((((((s0**62)**62)**62)**62)**62)**62)**62)**62 exceeds 2**62 at s0=2" in screen_text(app)
+        assert "size (((((((B**62)**62)**62)**62)**62)**62)**62)**62 exceeds 2**62 at B=2" in screen_text(app)
         await pilot.press("escape", "4")
         row = next(line for line in screen_text(app).splitlines() if "(B**62)" in line and "true" in line)
         assert "64 (true more than 2**62)" in row and row.rstrip().endswith("> 2**62")
