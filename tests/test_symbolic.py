@@ -306,6 +306,7 @@ def test_tensors_are_named_by_their_part_in_the_op():
     addmm = [spec("arg1_1", "input"), spec("arg3_1", "input"), spec("arg0_1", "input"), spec("buf0", "output")]
     assert operand_names("addmm", addmm) == ["bias", "x", "weight", "out"]
     assert operand_names("mm", addmm[1:]) == ["a", "b", "out"]
+    assert operand_names("baddbmm", addmm) == ["bias", "a", "b", "out"]
     # an op kinspect does not know, or inputs the op does not take: Inductor's names
     assert operand_names("convolution", addmm) == ["arg1_1", "arg3_1", "arg0_1", "buf0"]
     assert operand_names("mm", addmm) == ["arg1_1", "arg3_1", "arg0_1", "buf0"]

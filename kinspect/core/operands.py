@@ -16,6 +16,7 @@ OPERANDS: dict[str, tuple[str, ...]] = {
     "addmm": ("bias", "x", "weight"),
     "mm": ("a", "b"),
     "bmm": ("a", "b"),
+    "baddbmm": ("bias", "a", "b"),  # tuned_baddbmm's input_nodes=(inp, mat1, mat2)
 }
 """Each op's template inputs in Inductor's order; its output is `out`."""
 
