@@ -58,8 +58,7 @@ def _parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("record", help="headless: compile model.py with hints on the GPU, run it, save the session")
     r.add_argument("model")
-    r.add_argument("-o", "--output", metavar="FILE", help="session file (default: MODEL.session.json beside it)")
-    r.add_argument("--hints", help="multi_kernel_hints, comma-separated (default: the model's, else 64,256,4096)")
+    _session_and_hints(r)
     r.add_argument("--shapes", nargs="+", metavar="SHAPE", help='shapes to run instead of the workload, e.g. "B=100" "B=1000"')
     r.add_argument("--measure", action="store_true", help="time every variant at each distinct shape run")
     r.add_argument("--l2-flush", action="store_true", help="with --measure: flush L2 between launches (cold-cache timings)")
@@ -81,8 +80,7 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--range", dest="ranges", action="append", required=True, metavar="NAME=LO..HI",
                    help="a size and its range, e.g. B=1..16384 (repeat for a second size: a grid)")
     w.add_argument("--points", type=int, default=48, help="grid points in all (default 48; a 2-D grid takes about its square root per size)")
-    w.add_argument("-o", "--output", metavar="FILE", help="session file (default: MODEL.session.json beside it)")
-    w.add_argument("--hints", help="multi_kernel_hints, comma-separated (default: the model's, else 64,256,4096)")
+    _session_and_hints(w)
 
     c = sub.add_parser(
         "compare", help="GPU: the whole model hinted, oracle, exact_hint, static and eager at each shape",
@@ -97,8 +95,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--shapes", nargs="+", metavar="SHAPE", help='shapes instead of a range, e.g. "B=100" "B=1000"')
     c.add_argument("--points", type=int, default=8, help="shapes over the range (default 8; each costs two fresh compiles)")
     c.add_argument("--compiles", type=int, default=1, help="compiles of the same hints in all, for the spread (default 1)")
-    c.add_argument("-o", "--output", metavar="FILE", help="session file (default: MODEL.session.json beside it)")
-    c.add_argument("--hints", help="multi_kernel_hints, comma-separated (default: the model's, else 64,256,4096)")
+    _session_and_hints(c)
 
     a = sub.add_parser(
         "advise", help="GPU: propose the hints that cost the workload least, verified by compiling them",
@@ -127,6 +124,12 @@ def _parser() -> argparse.ArgumentParser:
     for command in sub.choices.values():  # `--debug` after the subcommand works too
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
     return p
+
+
+def _session_and_hints(command: argparse.ArgumentParser) -> None:
+    """The two options of every command that compiles a model and saves its session."""
+    command.add_argument("-o", "--output", metavar="FILE", help="session file (default: MODEL.session.json beside it)")
+    command.add_argument("--hints", help="multi_kernel_hints, comma-separated (default: the model's, else 64,256,4096)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from fake_pipeline import FakePipeline, fake_recompile, interrupt_measuring
+from test_commands_cpu import cells
 
 from kinspect import cli
 from kinspect.commands import recording
@@ -17,10 +18,6 @@ from kinspect.inductor import pipeline, recompile
 
 REPO = Path(__file__).resolve().parent.parent
 LINEAR = REPO / "samples" / "linear.py"
-
-
-def cells(line: str) -> list[str]:
-    return [c.strip() for c in line.split("│")[1:-1]]
 
 
 @pytest.fixture

@@ -50,7 +50,7 @@ def run(model: str, ranges: list[str] | None, shapes: list[str] | None, points: 
     mf.check_names({k for s in sizes for k in s}, "--range" if ranges else "--shapes")
     if not recording.cuda_available():
         raise KinspectError(recording.no_cuda(mf.path, "kinspect compare"))
-    target = Path(out) if out else mf.path.with_suffix(".session.json")
+    target = Path(out) if out else recording.recording_path(mf.path)
     options = pipeline.Options(hints=hint_list, log_path=target.with_suffix(".jsonl"), progress=progress,
                                failure_log=log_path_for(mf.path))
     with pipeline.LivePipeline(mf, options) as live, tempfile.TemporaryDirectory(prefix="kinspect-") as work:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kinspect.commands import recording
-from kinspect.commands.rank_sessions import is_merged, load_merged
+from kinspect.commands.rank_sessions import is_merged, load_merged, rank_sessions_in
 from kinspect.commands.stderr_log import log_path_for, stderr_to_log
 from kinspect.core.errors import KinspectError
 from kinspect.core.sessionfile.files import load
@@ -58,7 +58,7 @@ def source_for_path(path: str) -> SessionSource:
     from kinspect.inductor.modelfile import check_syntax, load_model_file
 
     found = recording.existing_recording(p)
-    ranks = [] if found else recording.rank_recordings(p)
+    ranks = [] if found else rank_sessions_in(p.parent, p.stem)
     if found is None and not ranks:
         load_model_file(p)  # its problems first, in the one line they get on a GPU
         raise KinspectError(recording.no_cuda(p, "the live pipeline"))

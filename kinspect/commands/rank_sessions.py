@@ -29,17 +29,26 @@ def rank_files(paths: Sequence[str]) -> list[Path]:
         if not p.is_dir():
             out.append(p)
             continue
-        found: dict[str, Path] = {}
-        for f in sorted(p.iterdir()):
-            if RANK_FILE.search(f.name) and f.is_file():
-                stem = f.name[: -len(".jsonl")] if f.name.endswith(".jsonl") else f.name[: -len(".json")]
-                if stem not in found or f.suffix == ".json":  # the session file over its log
-                    found[stem] = f
+        found = rank_sessions_in(p)
         if not found:
             raise KinspectError(f"{p}: holds no rank sessions (MODEL.rankN.session.json, as "
                                 "torchrun --nproc-per-node N -m kinspect record model.py writes)")
-        out += found.values()
+        out += found
     return out
+
+
+def rank_sessions_in(folder: Path, model: str | None = None) -> list[Path]:
+    """The rank sessions in a folder (only `model`'s, given its stem), by model and rank; a
+    rank's session file over the log its recording left."""
+    found: dict[tuple[str, int], Path] = {}
+    for f in folder.iterdir() if folder.is_dir() else ():
+        m = RANK_FILE.search(f.name)
+        if m is None or not f.is_file() or (model is not None and f.name[:m.start()] != model):
+            continue
+        rank = (f.name[:m.start()], int(m.group(1)))
+        if rank not in found or f.suffix == ".json":
+            found[rank] = f
+    return [found[r] for r in sorted(found)]
 
 
 def load_merged(paths: Sequence[str]) -> MergedRanks:

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import kinspect
+from kinspect.commands.rank_sessions import rank_sessions_in
 from kinspect.core.errors import KinspectError
 from kinspect.core.ranks import MergedRanks
 from kinspect.core.session import Session
@@ -48,19 +49,6 @@ def existing_recording(model: Path) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
-
-
-def rank_recordings(model: Path) -> list[Path]:
-    """The sessions a torchrun job's ranks saved beside a model (`model.rank0.session.json`,
-    ...), by rank."""
-    head = model.stem + ".rank"
-    ranks = []
-    if model.parent.is_dir():
-        for f in model.parent.iterdir():
-            rank = f.name[len(head):-len(RECORDING_SUFFIX)]
-            if f.name.startswith(head) and f.name.endswith(RECORDING_SUFFIX) and rank.isdigit() and f.is_file():
-                ranks.append((int(rank), f))
-    return [f for _, f in sorted(ranks)]
 
 
 def cuda_available() -> bool:
@@ -111,7 +99,7 @@ def no_cuda(model: Path, what: str, instead: str = "kinspect open") -> str:
     found = existing_recording(model)
     if found is not None:
         return f"{head}; its recording opens anywhere: {instead} {found}"
-    ranks = rank_recordings(model)
+    ranks = rank_sessions_in(model.parent, model.stem)
     if ranks:
         return f"{head}; its ranks' recordings open anywhere: {instead} {' '.join(map(str, ranks))}"
     return f"{head}, and it has no recording beside it: record one on a GPU machine with kinspect record {model}"

@@ -31,7 +31,7 @@ def run(model: str, ranges: list[str], points: int, out: str | None, hints: str 
     mf.check_names(spans, "--range")  # before minutes of compiling, and before anything is saved
     if not recording.cuda_available():
         raise KinspectError(recording.no_cuda(mf.path, "kinspect sweep"))
-    target = Path(out) if out else mf.path.with_suffix(".session.json")
+    target = Path(out) if out else recording.recording_path(mf.path)
     options = pipeline.Options(hints=hint_list, log_path=target.with_suffix(".jsonl"), progress=say,
                                failure_log=log_path_for(mf.path))
     cancel = threading.Event()
