@@ -15,7 +15,7 @@ import statistics
 import time
 from pathlib import Path
 
-from kinspect.core.sessionfile.files import load
+from kinspect.core.store import load
 from kinspect.core.source import RecordedSource
 from kinspect.tui.app import InspectorApp
 

@@ -20,12 +20,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository, for tests.synthetic
 
-from kinspect.core.findings import slow_picks  # noqa: E402
-from kinspect.core.quality import model_quality  # noqa: E402
-from kinspect.core.session import Measurement  # noqa: E402
-from kinspect.core.shapes import SymbolShape  # noqa: E402
-from kinspect.core.timings import timings_by_key  # noqa: E402
-from kinspect.core.whatif import what_ifs  # noqa: E402
+from kinspect.core.quality.findings import slow_picks  # noqa: E402
+from kinspect.core.quality.overview import model_quality  # noqa: E402
+from kinspect.core.session.model import Measurement  # noqa: E402
+from kinspect.core.dispatch.shapes import SymbolShape  # noqa: E402
+from kinspect.core.session.timings import timings_by_key  # noqa: E402
+from kinspect.core.quality.whatif import what_ifs  # noqa: E402
 from tests.synthetic import synthetic_session  # noqa: E402
 
 

@@ -19,7 +19,7 @@ sys.path.insert(0, str(TESTS))  # the synthetic rank sessions
 from ranks_sessions import rank_session  # noqa: E402
 
 from kinspect.core.export.perfetto import ranks_trace  # noqa: E402
-from kinspect.core.ranks import merge  # noqa: E402
+from kinspect.core.ranks.merged import merge  # noqa: E402
 
 BATCHES = (64, 100, 128, 129, 300, 1000, 1024, 1025, 2048, 8192)
 

@@ -43,8 +43,8 @@ os.environ["TORCHINDUCTOR_DISABLE_MULTI_KERNEL_CACHE"] = "1"  # no disk cache ke
 import torch  # noqa: E402
 from torch._inductor.codegen.multi_kernel import SizeHintMultiKernelCall  # noqa: E402
 
-from kinspect.core.session import Environment, Session  # noqa: E402
-from kinspect.core.sessionfile.log import LiveLog  # noqa: E402
+from kinspect.core.session.model import Environment, Session  # noqa: E402
+from kinspect.core.session.format.log import LiveLog  # noqa: E402
 from kinspect.inductor.recorder import Recorder  # noqa: E402
 
 HINTS = (64, 256, 4096)

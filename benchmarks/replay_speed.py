@@ -15,9 +15,9 @@ import sys
 from bigsession import big_session
 from timing import best_of
 
-from kinspect.core.breakpoints import Breakpoint
-from kinspect.core.replay import Replay
-from kinspect.core.timeline import Timeline
+from kinspect.core.debugger.breakpoints import Breakpoint
+from kinspect.core.debugger.replay import Replay
+from kinspect.core.debugger.timeline import Timeline
 
 SCANS = [
     ("miss (structured)", lambda ctx: Breakpoint.on_miss(ctx)),

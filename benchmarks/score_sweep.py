@@ -2,7 +2,7 @@
 
 Sweeps the batch size B of an `nn.Linear(1024, 4096)` site (addmm: bias, x, weight, out)
 over N values against V size-hint variants (hints 64, 128, 256, ...), and scores every
-key twice: with `kinspect.core.batch.score_array`, and with a loop that does what
+key twice: with `kinspect.core.dispatch.batch.score_array`, and with a loop that does what
 `SizeHintMultiKernelCall._select_kernel_by_shape` does, calling the real class's
 `_dist_heuristic` on an instance built with stand-in kernels. Both must choose the same
 variant for every key they both score, or the script exits 1.
@@ -29,7 +29,7 @@ import numpy as np  # noqa: E402
 
 from timing import best_of  # noqa: E402
 
-from kinspect.core.batch import layout_of, score_array, score_keys  # noqa: E402
+from kinspect.core.dispatch.batch import layout_of, score_array, score_keys  # noqa: E402
 from tests.synthetic import linear_site  # noqa: E402
 
 TARGET = 50.0

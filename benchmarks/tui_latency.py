@@ -37,9 +37,9 @@ from textual import events
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository, for tests.synthetic
 
-from kinspect.core.session import Measurement, Session, Sweep  # noqa: E402
-from kinspect.core.shapes import SymbolShape  # noqa: E402
-from kinspect.core.sessionfile.files import load  # noqa: E402
+from kinspect.core.session.model import Measurement, Session, Sweep  # noqa: E402
+from kinspect.core.dispatch.shapes import SymbolShape  # noqa: E402
+from kinspect.core.store import load  # noqa: E402
 from kinspect.core.source import RecordedSource  # noqa: E402
 from kinspect.tui.app import InspectorApp  # noqa: E402
 from kinspect.tui.widgets.decision_map_view import DecisionMapView  # noqa: E402

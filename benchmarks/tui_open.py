@@ -34,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository, for tests.synthetic
 
-from kinspect.core.sessionfile.files import load, save  # noqa: E402
+from kinspect.core.store import load, save  # noqa: E402
 from tests.painted import painting_terminal  # noqa: E402
 from tests.synthetic import synthetic_session  # noqa: E402
 

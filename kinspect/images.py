@@ -13,11 +13,11 @@ import math
 from typing import Any
 from pathlib import Path
 
-from kinspect.core.comparison import TITLES, comparison, series
-from kinspect.core.decision_map import DecisionMap, Heatmap, decision_map
+from kinspect.core.quality.comparison import TITLES, comparison, series
+from kinspect.core.quality.decision_map import DecisionMap, Heatmap, decision_map
 from kinspect.core.errors import KinspectError
-from kinspect.core.session import Session
-from kinspect.core.timings import timings_by_key
+from kinspect.core.session.model import Session
+from kinspect.core.session.timings import timings_by_key
 
 FORMATS = (".png", ".svg")
 

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from kinspect.core.errors import KinspectError
-from kinspect.core.sessionfile.files import save
-from kinspect.core.sessionfile.read import EVENT_COLUMNS, session_from_json
+from kinspect.core.store import save
+from kinspect.core.session.format.read import EVENT_COLUMNS, session_from_json
 
 
 def columnar(doc: dict[str, Any]) -> dict[str, Any]:

@@ -4,8 +4,8 @@ dispatch quality over the measured shapes (one line per site)."""
 import sys
 from collections import Counter
 
-from kinspect.core.quality import model_quality
-from kinspect.core.sessionfile.files import load
+from kinspect.core.quality.overview import model_quality
+from kinspect.core.store import load
 
 for path in sys.argv[1:]:
     s = load(path)

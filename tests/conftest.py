@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from synthetic import synthetic_session
 
-from kinspect.core.session import Session
-from kinspect.core.sessionfile.files import save
+from kinspect.core.session.model import Session
+from kinspect.core.store import save
 
 REPO = Path(__file__).resolve().parent.parent
 

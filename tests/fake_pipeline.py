@@ -23,12 +23,12 @@ from typing import Any
 
 from standins import StandIn
 
-from kinspect.core.findings import derive_findings
-from kinspect.core.sessionfile.log import LiveLog
-from kinspect.core.session import Baseline, Measurement, ModelInfo, Recompile, Session, Site, Variant
-from kinspect.core.shapes import Key
-from kinspect.core.variance import variants_of
-from kinspect.core.sessionfile.files import load, save
+from kinspect.core.quality.findings import derive_findings
+from kinspect.core.session.format.log import LiveLog
+from kinspect.core.session.model import Baseline, Measurement, ModelInfo, Recompile, Session, Site, Variant
+from kinspect.core.dispatch.shapes import Key
+from kinspect.core.quality.variance import variants_of
+from kinspect.core.store import load, save
 from kinspect.inductor.modelfile import ModelFile
 from kinspect.inductor.pipeline import DEFAULT_HINTS, LivePipeline, Options, StepResult
 from kinspect.inductor.recorder import Recorder

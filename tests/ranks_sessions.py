@@ -10,8 +10,8 @@ from dataclasses import replace
 
 from synthetic import linear_site
 
-from kinspect.core.decision import decide
-from kinspect.core.session import DispatchEvent, Environment, Measurement, ModelInfo, Session, SymbolInfo
+from kinspect.core.dispatch.decision import decide
+from kinspect.core.session.model import DispatchEvent, Environment, Measurement, ModelInfo, Session, SymbolInfo
 
 HINTS = [64, 256, 4096]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import hashlib
 import random
 
-from kinspect.core.decision import decide
-from kinspect.core.session import (
+from kinspect.core.dispatch.decision import decide
+from kinspect.core.session.model import (
     AutotuneRow,
     DispatchEvent,
     Environment,
@@ -24,7 +24,7 @@ from kinspect.core.session import (
     SymbolInfo,
     Variant,
 )
-from kinspect.core.symbolic import SizeExpr, TensorSpec
+from kinspect.core.dispatch.symbolic import SizeExpr, TensorSpec
 
 _BLOCKS = [(64, 64, 128), (64, 128, 128), (128, 128, 64), (64, 32, 128), (128, 256, 64), (32, 64, 64)]
 

@@ -14,12 +14,12 @@ from standins import StandIn
 from synthetic import synthetic_session
 
 import torch
-from kinspect.core import advise
+from kinspect.core.quality import advise
 from kinspect.core.errors import KinspectError
-from kinspect.core.quality import site_quality
-from kinspect.core.session import Measurement, Recompile
-from kinspect.core.sessionfile.files import load
-from kinspect.core.variance import variants_of
+from kinspect.core.quality.overview import site_quality
+from kinspect.core.session.model import Measurement, Recompile
+from kinspect.core.store import load
+from kinspect.core.quality.variance import variants_of
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 

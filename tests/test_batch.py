@@ -8,10 +8,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from standins import StandIn
 
-from kinspect.core.batch import keys_to_array, score_array, score_keys
-from kinspect.core.decision import decide
+from kinspect.core.dispatch.batch import keys_to_array, score_array, score_keys
+from kinspect.core.dispatch.decision import decide
 from kinspect.core.errors import ShapeError
-from kinspect.core.shapes import MAX_SIZE
+from kinspect.core.dispatch.shapes import MAX_SIZE
 
 SETTINGS = dict(derandomize=True, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 ADDMM = ((1,), (None, 1024), (4096, 1024), (None, 4096))  # bias, x, weight, out; None = B

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from standins import StandIn
 
-from kinspect.core.boundaries import boundaries, crossovers, log_grid
-from kinspect.core.sessionfile.files import load
-from kinspect.core.shapes import SymbolShape
+from kinspect.core.quality.boundaries import boundaries, crossovers, log_grid
+from kinspect.core.store import load
+from kinspect.core.dispatch.shapes import SymbolShape
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 

@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from synthetic import synthetic_session
 
-from kinspect.core.breakpoints import Breakpoint, EventContext, parse_condition
-from kinspect.core.conditions import ConditionError
+from kinspect.core.debugger.breakpoints import Breakpoint, EventContext, parse_condition
+from kinspect.core.debugger.conditions import ConditionError
 from kinspect.core.errors import KinspectError
-from kinspect.core.session import DispatchEvent, Session
+from kinspect.core.session.model import DispatchEvent, Session
 
 
 @pytest.fixture(scope="module")

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from kinspect.core.findings import derive_findings
-from kinspect.core.session import CallSite, Environment, Session, Site
-from kinspect.core.sessionfile.files import load, save
-from kinspect.core.sessionfile.log import LiveLog
-from kinspect.core.symbolic import SizeExpr, TensorSpec
+from kinspect.core.quality.findings import derive_findings
+from kinspect.core.session.model import CallSite, Environment, Session, Site
+from kinspect.core.store import load, save
+from kinspect.core.session.format.log import LiveLog
+from kinspect.core.dispatch.symbolic import SizeExpr, TensorSpec
 from kinspect.inductor.recorder import Recorder
 from kinspect.inductor.translate import call_lines
 
@@ -59,7 +59,7 @@ def load_wrapper(path: Path):
 def site_of(code: str) -> Site:
     b = SizeExpr("s0")
     tensors = (TensorSpec("x", "input", (b, SizeExpr(1024))), TensorSpec("out", "output", (b, SizeExpr(4096))))
-    from kinspect.core.session import Variant
+    from kinspect.core.session.model import Variant
 
     variants = tuple(Variant(i, h, ((h, 1024), (h, 4096)), f"k{i}") for i, h in enumerate(HINTS))
     calls = tuple(CallSite(i, call=text, line=n, module=f"h.{i}.mlp") for i, (n, text) in

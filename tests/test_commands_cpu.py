@@ -15,7 +15,7 @@ from fake_pipeline import FakePipeline, interrupt_measuring
 
 from kinspect import cli
 from kinspect.commands import inspect, recording
-from kinspect.core.sessionfile.files import load
+from kinspect.core.store import load
 from kinspect.inductor import pipeline
 
 REPO = Path(__file__).resolve().parent.parent

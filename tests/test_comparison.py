@@ -11,10 +11,10 @@ import pytest
 from rich.console import Console
 
 from kinspect.commands.compare_view import comparison_table
-from kinspect.core.comparison import comparison, series
+from kinspect.core.quality.comparison import comparison, series
 from kinspect.core.export import render
-from kinspect.core.session import Baseline
-from kinspect.core.sessionfile.files import load
+from kinspect.core.session.model import Baseline
+from kinspect.core.store import load
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 TIMES = {  # B: hinted, oracle, exact_hint, static, eager (GPU us)

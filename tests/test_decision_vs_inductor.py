@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kinspect.core.decision import decide
-from kinspect.core.shapes import MAX_SIZE, Key
+from kinspect.core.dispatch.decision import decide
+from kinspect.core.dispatch.shapes import MAX_SIZE, Key
 
 torch = pytest.importorskip("torch")
 multi_kernel = pytest.importorskip("torch._inductor.codegen.multi_kernel")

@@ -7,8 +7,8 @@ from collections import Counter
 import pytest
 from synthetic import synthetic_session
 
-from kinspect.core.eventlog import EventLog
-from kinspect.core.sessionfile.files import load, save
+from kinspect.core.session.eventlog import EventLog
+from kinspect.core.store import load, save
 
 
 @pytest.fixture(scope="module")

@@ -7,9 +7,9 @@ import json
 import pytest
 from synthetic import synthetic_session
 
-from kinspect.core.decision import decide
-from kinspect.core.session import Session
-from kinspect.core.sessionfile.files import save
+from kinspect.core.dispatch.decision import decide
+from kinspect.core.session.model import Session
+from kinspect.core.store import save
 
 ADDMM_1000 = [[4096], [1000, 1024], [4096, 1024], [1000, 4096]]
 

@@ -15,11 +15,11 @@ from synthetic import synthetic_session
 from kinspect.core.export import FORMATS, export, render
 from kinspect.core.export.markdown import code, prose
 from kinspect.core.export.report_md import SECTIONS
-from kinspect.core.session import Baseline, Finding, Session
-from kinspect.core.sessionfile.files import load
-from kinspect.core.shapes import format_key
+from kinspect.core.session.model import Baseline, Finding, Session
+from kinspect.core.store import load
+from kinspect.core.dispatch.shapes import format_key
 
-SCHEMA = Path(__file__).resolve().parent.parent / "kinspect" / "core" / "session.schema.json"
+SCHEMA = Path(__file__).resolve().parent.parent / "kinspect" / "core" / "session" / "format" / "session.schema.json"
 
 
 # ---------------------------------------------------------------- JSON

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from kinspect.core.decision import decide
-from kinspect.core.findings import derive_findings
-from kinspect.core.session import (
+from kinspect.core.dispatch.decision import decide
+from kinspect.core.quality.findings import derive_findings
+from kinspect.core.session.model import (
     AutotuneRow,
     DispatchEvent,
     Environment,
@@ -21,8 +21,8 @@ from kinspect.core.session import (
     Site,
     Variant,
 )
-from kinspect.core.sessionfile.files import load
-from kinspect.core.symbolic import SizeExpr, TensorSpec
+from kinspect.core.store import load
+from kinspect.core.dispatch.symbolic import SizeExpr, TensorSpec
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 MLP_1129 = Path(__file__).resolve().parent / "fixtures" / "sessions" / "mlp_h200_2026-11-29.session.json"

@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from kinspect.core.decision import decide
+from kinspect.core.dispatch.decision import decide
 from kinspect.core.errors import KinspectError
-from kinspect.core.heuristics import HEURISTICS, NO_KEY_DISTANCE, UNCOVERED, get_heuristic
+from kinspect.core.dispatch.heuristics import HEURISTICS, NO_KEY_DISTANCE, UNCOVERED, get_heuristic
 
 
 def linear(b: int):

@@ -123,7 +123,7 @@ def test_every_module_of_a_layer_imports_without_what_it_must_not_import(layer):
 
 def test_the_core_walk_reaches_its_subpackages():
     modules = set(probe("kinspect.core", LAYERS["kinspect.core"])["modules"])
-    for name in ("kinspect.core.shapes", "kinspect.core.decision", "kinspect.core.sessionfile.read",
+    for name in ("kinspect.core.dispatch.shapes", "kinspect.core.dispatch.decision", "kinspect.core.session.format.read",
                  "kinspect.core.export.perfetto", "kinspect.core.source"):
         assert name in modules
 
@@ -172,3 +172,50 @@ def test_the_import_reader_sees_imports_inside_functions(tmp_path):
     path = tmp_path / "lazy.py"
     path.write_text("import json\n\ndef later():\n    from torch._inductor import config\n")
     assert imported(path) == {"json", "torch._inductor", "torch._inductor.config"}
+
+
+CORE_PACKAGES = {
+    "kinspect.core.dispatch": [],
+    "kinspect.core.session": ["kinspect.core.dispatch"],
+    "kinspect.core.quality": ["kinspect.core.dispatch", "kinspect.core.session"],
+    "kinspect.core.debugger": ["kinspect.core.dispatch", "kinspect.core.session"],
+    "kinspect.core.ranks": ["kinspect.core.dispatch", "kinspect.core.session", "kinspect.core.quality"],
+    "kinspect.core.export": ["kinspect.core.dispatch", "kinspect.core.session", "kinspect.core.quality",
+                             "kinspect.core.ranks", "kinspect.core.store"],
+}
+"""Each core subpackage and the other parts of the core it may import, besides itself and
+`kinspect.core.errors` (the subpackages' docstrings say the same in words)."""
+
+
+def core_imports_outside(package: str, allowed: list[str]) -> dict[str, list[str]]:
+    own = [package, "kinspect.core.errors", *allowed]
+    found = {}
+    for path in REPO.joinpath(*package.split(".")).rglob("*.py"):
+        bad = sorted(n for n in imported(path) if n.startswith("kinspect.") and n != "kinspect.core"
+                     and not any(n == p or n.startswith(p + ".") for p in own))
+        # `from kinspect.core.x import name` also lists `kinspect.core.x.name`: keep the module.
+        bad = sorted({n for n in bad if not any(m != n and n.startswith(m + ".") for m in bad)})
+        if bad:
+            found[str(path.relative_to(REPO))] = bad
+    return found
+
+
+@pytest.mark.parametrize("package", list(CORE_PACKAGES))
+def test_a_core_subpackage_imports_only_the_parts_of_the_core_below_it(package):
+    assert core_imports_outside(package, CORE_PACKAGES[package]) == {}
+
+
+def test_every_core_subpackage_has_a_contract():
+    on_disk = {f"kinspect.core.{p.name}" for p in REPO.joinpath("kinspect", "core").iterdir()
+               if p.is_dir() and (p / "__init__.py").exists()}
+    assert on_disk == set(CORE_PACKAGES)
+
+
+def test_the_contract_check_catches_an_upward_import(tmp_path, monkeypatch):
+    root = tmp_path / "kinspect" / "core" / "dispatch"
+    root.mkdir(parents=True)
+    (root / "__init__.py").write_text("")
+    (root / "up.py").write_text("def f():\n    from kinspect.core.quality.overview import model_quality\n")
+    monkeypatch.setattr(sys.modules[__name__], "REPO", tmp_path)
+    assert core_imports_outside("kinspect.core.dispatch", []) == {
+        "kinspect/core/dispatch/up.py": ["kinspect.core.quality.overview"]}

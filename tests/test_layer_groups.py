@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kinspect.core.layer_groups import group_layers
-from kinspect.core.session import CallSite
-from kinspect.core.sessionfile.files import save
+from kinspect.core.session.call_sites import group_layers
+from kinspect.core.session.model import CallSite
+from kinspect.core.store import save
 
 
 def layer(i: int, module: str, lineno: int = 312, cls: str = "Conv1D") -> CallSite:

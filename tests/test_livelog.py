@@ -21,10 +21,10 @@ import pytest
 from standins import StandIn
 from synthetic import synthetic_session
 
-from kinspect.core.decision import decide
-from kinspect.core.session import Finding, Measurement
-from kinspect.core.sessionfile.files import load, read
-from kinspect.core.sessionfile.log import LiveLog
+from kinspect.core.dispatch.decision import decide
+from kinspect.core.session.model import Finding, Measurement
+from kinspect.core.store import load, read
+from kinspect.core.session.format.log import LiveLog
 from kinspect.inductor.recorder import Recorder
 
 torch = pytest.importorskip("torch")
@@ -177,7 +177,7 @@ def test_a_record_larger_than_a_whole_chunk_is_written_whole(tmp_path):
 CHILD = r"""
 import os, signal, sys
 import torch
-from kinspect.core.sessionfile.log import LiveLog
+from kinspect.core.session.format.log import LiveLog
 from kinspect.inductor.recorder import Recorder
 from synthetic import synthetic_session
 from torch._inductor.codegen.multi_kernel import SizeHintMultiKernelCall

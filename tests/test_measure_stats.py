@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from synthetic import synthetic_session
 
-from kinspect.core.explain import explain_site
-from kinspect.core.roofline import gemm_flops, min_bytes, share
-from kinspect.core.session import Measurement
-from kinspect.core.sessionfile.files import load, save
-from kinspect.core.shapes import FullKey
+from kinspect.core.quality.explain import explain_site
+from kinspect.core.quality.roofline import gemm_flops, min_bytes, share
+from kinspect.core.session.model import Measurement
+from kinspect.core.store import load, save
+from kinspect.core.dispatch.shapes import FullKey
 from kinspect.inductor.measure import quantile, summarize
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from kinspect.core.findings import derive_findings
-from kinspect.core.quality import model_quality, site_quality
-from kinspect.core.session import Measurement, Sweep
-from kinspect.core.sessionfile.files import load
-from kinspect.core.shapes import SymbolShape
-from kinspect.core.whatif import current, what_ifs
+from kinspect.core.quality.findings import derive_findings
+from kinspect.core.quality.overview import model_quality, site_quality
+from kinspect.core.session.model import Measurement, Sweep
+from kinspect.core.store import load
+from kinspect.core.dispatch.shapes import SymbolShape
+from kinspect.core.quality.whatif import current, what_ifs
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 

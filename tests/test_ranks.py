@@ -11,9 +11,9 @@ from ranks_sessions import TIMES, rank_session
 
 from kinspect import cli
 from kinspect.core.errors import KinspectError
-from kinspect.core.ranks import merge
-from kinspect.core.session import DispatchEvent, Environment
-from kinspect.core.sessionfile.files import load, save
+from kinspect.core.ranks.merged import merge
+from kinspect.core.session.model import DispatchEvent, Environment
+from kinspect.core.store import load, save
 
 
 def test_each_step_shows_every_rank_its_sizes_picks_times_the_slowest_and_the_waits():

@@ -327,8 +327,8 @@ def test_a_miss_makes_no_prediction_in_the_run(monkeypatch):
 def test_with_the_log_an_expected_key_is_predicted_before_the_run(monkeypatch, tmp_path):
     """The log writes each event as it happens, prediction included: `expect` (the
     pipeline calls it before each step) makes it beforehand, so the miss only looks it up."""
-    from kinspect.core.sessionfile.log import LiveLog
-    from kinspect.core.session import Environment, Session
+    from kinspect.core.session.format.log import LiveLog
+    from kinspect.core.session.model import Environment, Session
     from kinspect.inductor import recorder
 
     made = []

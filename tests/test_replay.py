@@ -7,11 +7,11 @@ import dataclasses
 import pytest
 from synthetic import synthetic_session
 
-from kinspect.core.breakpoints import Breakpoint
+from kinspect.core.debugger.breakpoints import Breakpoint
 from kinspect.core.errors import KinspectError
-from kinspect.core.replay import Replay
-from kinspect.core.session import DispatchEvent, Session
-from kinspect.core.timeline import Timeline
+from kinspect.core.debugger.replay import Replay
+from kinspect.core.session.model import DispatchEvent, Session
+from kinspect.core.debugger.timeline import Timeline
 
 
 @pytest.fixture(scope="module")

@@ -14,15 +14,15 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from kinspect.core.explain import explain_site
-from kinspect.core.sessionfile.files import load
-from kinspect.core.shapes import parse_shape
+from kinspect.core.quality.explain import explain_site
+from kinspect.core.store import load
+from kinspect.core.dispatch.shapes import parse_shape
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples"
 SCRIPTS = sorted(p for p in SAMPLES.glob("*.py") if not p.name.startswith("_"))
 SESSIONS = sorted(SAMPLES.glob("*.session.json"))
-SCHEMA = json.loads(files("kinspect.core").joinpath("session.schema.json").read_text(encoding="utf-8"))
+SCHEMA = json.loads(files("kinspect.core.session.format").joinpath("session.schema.json").read_text(encoding="utf-8"))
 
 
 def script_of(session: Path) -> Path:

@@ -16,13 +16,13 @@ from hypothesis import strategies as st
 from synthetic import synthetic_session
 
 from kinspect.core.errors import KinspectError, SessionError
-from kinspect.core.session import CallSite, Finding, Site, Sweep, TensorSpec
-from kinspect.core.sessionfile.files import load, read, save
-from kinspect.core.sessionfile.log import LiveLog
-from kinspect.core.sessionfile.write import session_to_json
-from kinspect.core.symbolic import SizeExpr
+from kinspect.core.session.model import CallSite, Finding, Site, Sweep, TensorSpec
+from kinspect.core.store import load, read, save
+from kinspect.core.session.format.log import LiveLog
+from kinspect.core.session.format.write import session_to_json
+from kinspect.core.dispatch.symbolic import SizeExpr
 
-SCHEMA = json.loads(files("kinspect.core").joinpath("session.schema.json").read_text(encoding="utf-8"))
+SCHEMA = json.loads(files("kinspect.core.session.format").joinpath("session.schema.json").read_text(encoding="utf-8"))
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 
 

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kinspect.core.errors import KinspectError, ShapeError
-from kinspect.core.shapes import MAX_SIZE, FullKey, SymbolShape, as_key, check_size, format_key, parse_shape
+from kinspect.core.dispatch.shapes import MAX_SIZE, FullKey, SymbolShape, as_key, check_size, format_key, parse_shape
 
 
 @pytest.mark.parametrize(

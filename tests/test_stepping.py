@@ -9,10 +9,10 @@ import time
 import pytest
 from synthetic import synthetic_session
 
-from kinspect.core.breakpoints import Breakpoint, EventContext
+from kinspect.core.debugger.breakpoints import Breakpoint, EventContext
 from kinspect.core.errors import KinspectError
-from kinspect.core.session import DispatchEvent
-from kinspect.core.stepping import PauseGate
+from kinspect.core.session.model import DispatchEvent
+from kinspect.core.debugger.stepping import PauseGate
 
 WAIT = 10.0
 """Generous upper bound for a thread handoff; only reached when the gate is broken."""

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from kinspect.core.errors import ShapeError
-from kinspect.core.sessionfile.files import load
-from kinspect.core.sweep_plan import parse_ranges, plan
+from kinspect.core.store import load
+from kinspect.core.quality.sweep_plan import parse_ranges, plan
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from synthetic import mm_two_dims_site
 
 from kinspect.core.errors import ShapeError
-from kinspect.core.operands import operand_names
-from kinspect.core.symbolic import MAX_DEPTH, ExprError, SizeExpr, TensorSpec, check_tree
+from kinspect.core.dispatch.operands import operand_names
+from kinspect.core.dispatch.symbolic import MAX_DEPTH, ExprError, SizeExpr, TensorSpec, check_tree
 
 s0, s1 = sympy.symbols("s0 s1", integer=True, positive=True)
 
@@ -284,7 +284,7 @@ def test_opening_the_gpt2_sample_and_its_findings_imports_no_sympy():
     import sys
     from pathlib import Path
 
-    code = ("import sys; from kinspect.core.sessionfile.files import load; "
+    code = ("import sys; from kinspect.core.store import load; "
             "s = load(sys.argv[1]); assert any(f.kind == 'key-not-true-size' for f in s.findings); "
             "print('sympy' in sys.modules)")
     path = Path(__file__).resolve().parent.parent / "samples" / "gpt2.session.json"

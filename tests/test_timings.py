@@ -13,14 +13,14 @@ import json
 import pytest
 
 from kinspect import cli
-from kinspect.core.breakpoints import Breakpoint, EventContext, parse_condition
-from kinspect.core.explain import explain_site
+from kinspect.core.debugger.breakpoints import Breakpoint, EventContext, parse_condition
+from kinspect.core.quality.explain import explain_site
 from kinspect.core.export.report_md import render
-from kinspect.core.session import DispatchEvent, Environment, Measurement, Session, Site, SymbolInfo, Variant
-from kinspect.core.sessionfile.files import save
-from kinspect.core.shapes import FullKey
-from kinspect.core.symbolic import SizeExpr, TensorSpec
-from kinspect.core.timings import KeyTimings, key_timings
+from kinspect.core.session.model import DispatchEvent, Environment, Measurement, Session, Site, SymbolInfo, Variant
+from kinspect.core.store import save
+from kinspect.core.dispatch.shapes import FullKey
+from kinspect.core.dispatch.symbolic import SizeExpr, TensorSpec
+from kinspect.core.session.timings import KeyTimings, key_timings
 from kinspect.tui.debug_text import debugger_text
 from kinspect.tui.debugger import IDLE, Current
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from kinspect import cli
-from kinspect.core.sessionfile.files import load
+from kinspect.core.store import load
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("torch.distributed.run")

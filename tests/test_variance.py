@@ -12,11 +12,11 @@ import jsonschema
 import pytest
 
 from kinspect.core.errors import KinspectError
-from kinspect.core.findings import derive_findings
-from kinspect.core.quality import site_quality
-from kinspect.core.session import Baseline, Measurement, Recompile
-from kinspect.core.sessionfile.files import load, save
-from kinspect.core.variance import compiles, regret_spread, spreads, unstable_autotune, variants_of
+from kinspect.core.quality.findings import derive_findings
+from kinspect.core.quality.overview import site_quality
+from kinspect.core.session.model import Baseline, Measurement, Recompile
+from kinspect.core.store import load, save
+from kinspect.core.quality.variance import compiles, regret_spread, spreads, unstable_autotune, variants_of
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 
@@ -86,7 +86,7 @@ def test_recompiles_and_inspected_baselines_survive_a_save_and_old_sessions_open
     back = load(tmp_path / "s.json")
     assert back.recompiles == s.recompiles and back.baselines[-1] == s.baselines[-1]
     assert "unstable-autotune" in {f.kind for f in back.findings}  # derived afresh on load
-    schema = json.loads((Path(__file__).resolve().parent.parent / "kinspect" / "core" / "session.schema.json").read_text())
+    schema = json.loads((Path(__file__).resolve().parent.parent / "kinspect" / "core" / "session" / "format" / "session.schema.json").read_text())
     jsonschema.validate(json.loads((tmp_path / "s.json").read_text()), schema)
 
 

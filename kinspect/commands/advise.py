@@ -15,9 +15,9 @@ from kinspect.commands import recording
 from kinspect.commands.compare_view import phases_line
 from kinspect.commands.options import parse_hints, progress
 from kinspect.commands.stderr_log import log_path_for
-from kinspect.core import advise
+from kinspect.core.quality import advise
 from kinspect.core.errors import KinspectError
-from kinspect.core.sweep_plan import parse_ranges
+from kinspect.core.quality.sweep_plan import parse_ranges
 
 if TYPE_CHECKING:
     from kinspect.inductor.advise import Advice

@@ -13,11 +13,11 @@ from kinspect.commands import recording
 from kinspect.commands.compare_view import comparison_table, phases_line, regret_lines, spread_table
 from kinspect.commands.options import parse_hints, parse_steps, progress
 from kinspect.commands.stderr_log import log_path_for
-from kinspect.core.boundaries import log_grid
-from kinspect.core.comparison import comparison
+from kinspect.core.quality.boundaries import log_grid
+from kinspect.core.quality.comparison import comparison
 from kinspect.core.errors import KinspectError
-from kinspect.core.sweep_plan import axis_points, parse_ranges
-from kinspect.core.variance import unstable_autotune
+from kinspect.core.quality.sweep_plan import axis_points, parse_ranges
+from kinspect.core.quality.variance import unstable_autotune
 
 
 def shapes_for(ranges: list[str] | None, shapes: list[str] | None, points: int) -> list[dict[str, int]]:

@@ -9,11 +9,11 @@ from collections.abc import Mapping
 from rich.table import Table
 from rich.text import Text
 
-from kinspect.core.advise import spread_text
-from kinspect.core.comparison import TITLES, Comparison, sizes_text
-from kinspect.core.session import Session
-from kinspect.core.shapes import format_key
-from kinspect.core.variance import UNSTABLE_RATIO, compiles, regret_spread, spreads, widest
+from kinspect.core.quality.advise import spread_text
+from kinspect.core.quality.comparison import TITLES, Comparison, sizes_text
+from kinspect.core.session.model import Session
+from kinspect.core.dispatch.shapes import format_key
+from kinspect.core.quality.variance import UNSTABLE_RATIO, compiles, regret_spread, spreads, widest
 
 
 def comparison_table(c: Comparison) -> Table:

@@ -16,7 +16,7 @@ SITE per site the shape was asked of:
      "chosen", "tied", "reason", "alternatives": {heuristic: index},
      "method"?, "fastest"?, "regret"?, "slower"?}
 
-Times, fastest and regret follow `kinspect.core.timings` (one method per key, CUDA
+Times, fastest and regret follow `kinspect.core.session.timings` (one method per key, CUDA
 events before CUPTI; "slower": the chosen variant is slower than the fastest beyond
 noise).
 
@@ -24,7 +24,7 @@ or `{"name", "graph", "op", "error"}` for a site the shape does not determine (a
 it needs is missing). Keys marked ? appear only when they apply.
 
 Given a torchrun job's rank sessions (several files, or their folder) it shows the ranks
-side by side (`kinspect.core.ranks`); `--json` prints `{"ranks": [{"rank", "gpu",
+side by side (`kinspect.core.ranks.merged`); `--json` prints `{"ranks": [{"rank", "gpu",
 "local_rank", "source"}], "world_size", "missing_ranks", "steps": [{"step", "slowest",
 "waits_us": {rank: us}, "ranks": [{"rank", "sizes", "gpu_us", "sites": {site: {"picks",
 "keys", "calls", "gpu_us"}}}]}], "divergences": [{"site", "variants", "groups": [{"ranks",
@@ -47,17 +47,17 @@ from kinspect.commands import recording
 from kinspect.commands.quality_view import quality_table, what_if_table
 from kinspect.commands.rank_sessions import is_merged, load_merged
 from kinspect.commands.rank_view import print_ranks
-from kinspect.core.variance import regret_spread
+from kinspect.core.quality.variance import regret_spread
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.errors import KinspectError
-from kinspect.core.explain import SiteExplanation, explain, overview_json, shape_json
-from kinspect.core.quality import model_quality
-from kinspect.core.layer_groups import LayerGroup, group_layers
-from kinspect.core.session import Baseline, Session
-from kinspect.core.sessionfile.files import load
-from kinspect.core.shapes import SymbolShape, format_key, parse_shape
-from kinspect.core.timings import method_title, timings_by_key
-from kinspect.core.whatif import what_ifs
+from kinspect.core.quality.explain import SiteExplanation, explain, overview_json, shape_json
+from kinspect.core.quality.overview import model_quality
+from kinspect.core.session.call_sites import LayerGroup, group_layers
+from kinspect.core.session.model import Baseline, Session
+from kinspect.core.store import load
+from kinspect.core.dispatch.shapes import SymbolShape, format_key, parse_shape
+from kinspect.core.session.timings import method_title, timings_by_key
+from kinspect.core.quality.whatif import what_ifs
 
 if TYPE_CHECKING:
     from kinspect.inductor.modelfile import ModelFile

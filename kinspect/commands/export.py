@@ -12,7 +12,7 @@ from pathlib import Path
 from kinspect.core.errors import KinspectError
 from kinspect.commands.rank_sessions import is_merged, load_merged
 from kinspect.core.export import export, export_ranks
-from kinspect.core.sessionfile.files import load
+from kinspect.core.store import load
 
 
 def run(session_path: str | Sequence[str], fmt: str, out: str) -> int:
@@ -38,7 +38,7 @@ def run(session_path: str | Sequence[str], fmt: str, out: str) -> int:
 
 
 def _chart_beside(session, report: Path) -> str | None:  # type: ignore[no-untyped-def]
-    from kinspect.core.comparison import comparison
+    from kinspect.core.quality.comparison import comparison
     from kinspect.images import draw_comparison
 
     if comparison(session) is None:

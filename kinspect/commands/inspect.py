@@ -18,7 +18,7 @@ from kinspect.commands import recording
 from kinspect.commands.rank_sessions import is_merged, load_merged, rank_sessions_in
 from kinspect.commands.stderr_log import log_path_for, stderr_to_log
 from kinspect.core.errors import KinspectError
-from kinspect.core.sessionfile.files import load
+from kinspect.core.store import load
 from kinspect.core.source import RecordedSource, SessionSource
 from kinspect.tui.terminal_driver import driver_drawing_to
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 from kinspect.core.errors import KinspectError, echo
-from kinspect.core.shapes import SymbolShape, parse_shape
+from kinspect.core.dispatch.shapes import SymbolShape, parse_shape
 
 
 def progress(text: str) -> None:
@@ -26,7 +26,7 @@ def parse_steps(shapes: list[str] | None) -> list[dict[str, int]] | None:
 
 
 def parse_baselines(text: str | None) -> list[str]:
-    from kinspect.core.session import BASELINE_KINDS as KINDS
+    from kinspect.core.session.model import BASELINE_KINDS as KINDS
 
     kinds = [k for k in (text or "").replace(" ", "").split(",") if k]
     bad = [k for k in kinds if k not in KINDS]

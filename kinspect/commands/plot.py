@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kinspect.core.sessionfile.files import load
+from kinspect.core.store import load
 
 
 def run(session_path: str, out: str, site: str | None = None) -> int:

@@ -9,9 +9,9 @@ from collections.abc import Mapping, Sequence
 from rich.table import Table
 from rich.text import Text
 
-from kinspect.core.quality import ModelQuality, SiteQuality
-from kinspect.core.session import Session
-from kinspect.core.whatif import WhatIf, current
+from kinspect.core.quality.overview import ModelQuality, SiteQuality
+from kinspect.core.session.model import Session
+from kinspect.core.quality.whatif import WhatIf, current
 
 
 def _share(x: float | None) -> str:
@@ -31,7 +31,7 @@ def _worst(q: SiteQuality) -> str:
 
 
 def quality_table(q: ModelQuality, spread: Mapping[str, Sequence[float]] | None = None) -> Table:
-    """`spread`: per site, each compile's geometric-mean regret (`kinspect.core.variance`),
+    """`spread`: per site, each compile's geometric-mean regret (`kinspect.core.quality.variance`),
     shown beside the one compile's figure where several compiles were timed."""
     t = Table(title=Text("dispatch quality over the measured shapes (one compile)"), title_justify="left",
               caption=Text("fastest picked: within noise (the pick's p20 above the fastest's p80 and ≥ ×1.05 "

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kinspect.core.errors import KinspectError
-from kinspect.core.ranks import MergedRanks, merge
-from kinspect.core.sessionfile.files import load
+from kinspect.core.ranks.merged import MergedRanks, merge
+from kinspect.core.store import load
 
 RANK_FILE = re.compile(r"\.rank(\d+)\.session\.jsonl?$")
 

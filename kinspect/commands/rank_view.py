@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from kinspect.core.ranks import MergedRanks
+from kinspect.core.ranks.merged import MergedRanks
 
 
 def print_ranks(merged: MergedRanks, console: Console) -> None:

@@ -19,8 +19,8 @@ from pathlib import Path
 import kinspect
 from kinspect.commands.rank_sessions import rank_sessions_in
 from kinspect.core.errors import KinspectError
-from kinspect.core.ranks import MergedRanks
-from kinspect.core.session import Session
+from kinspect.core.ranks.merged import MergedRanks
+from kinspect.core.session.model import Session
 from kinspect.core.source import RecordedSource
 
 RECORDING_SUFFIX = ".session.json"

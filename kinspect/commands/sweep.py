@@ -14,9 +14,9 @@ from kinspect.commands.options import parse_hints, progress
 from kinspect.commands.quality_view import quality_table, what_if_table
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.errors import KinspectError
-from kinspect.core.quality import model_quality
-from kinspect.core.sweep_plan import describe, parse_ranges
-from kinspect.core.whatif import what_ifs
+from kinspect.core.quality.overview import model_quality
+from kinspect.core.quality.sweep_plan import describe, parse_ranges
+from kinspect.core.quality.whatif import what_ifs
 
 
 def run(model: str, ranges: list[str], points: int, out: str | None, hints: str | None) -> int:

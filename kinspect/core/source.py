@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from kinspect.core.errors import KinspectError
-from kinspect.core.ranks import MergedRanks
-from kinspect.core.session import Baseline, DispatchEvent, Measurement, Session, Site
-from kinspect.core.shapes import Key
+from kinspect.core.ranks.merged import MergedRanks
+from kinspect.core.session.model import Baseline, DispatchEvent, Measurement, Session, Site
+from kinspect.core.dispatch.shapes import Key
 
 ProgressCallback = Callable[[int, int, str], None]
 """`progress(done, total, what)`: `what` is a short phrase such as "v1 (hint 256)"."""

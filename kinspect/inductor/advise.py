@@ -3,7 +3,7 @@ the workload's sizes, choose the best subset in the core, then verify it by comp
 
 Three phases, each timed: the candidate compile (one variant per power of two in the
 range) and its sweep over the workload's sizes, in kinspect's process; the search
-(`kinspect.core.advise`, no GPU); the verification: the proposed hints and the default
+(`kinspect.core.quality.advise`, no GPU); the verification: the proposed hints and the default
 [64, 256, 4096], each compiled afresh `compiles` times in processes of their own and timed
 at the same sizes (`kinspect.inductor.recompile`).
 """
@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kinspect.core import advise
+from kinspect.core.quality import advise
 from kinspect.core.errors import KinspectError
-from kinspect.core.session import Recompile
+from kinspect.core.session.model import Recompile
 from kinspect.inductor import recompile as fresh
 from kinspect.inductor.sweep import run_sweep
 

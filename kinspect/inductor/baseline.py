@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kinspect.core.errors import KinspectError
-from kinspect.core.session import BASELINE_KINDS
+from kinspect.core.session.model import BASELINE_KINDS
 _TIMEOUT_S = 900
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kinspect.core.errors import KinspectError
-from kinspect.core.shapes import Key
+from kinspect.core.dispatch.shapes import Key
 from kinspect.inductor.origins import Origin, origin_of
 
 

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from kinspect.core.errors import KinspectError
-from kinspect.core.session import BASELINE_KINDS, Baseline, Measurement, Session, Site
-from kinspect.core.shapes import Key, format_key
+from kinspect.core.session.model import BASELINE_KINDS, Baseline, Measurement, Session, Site
+from kinspect.core.dispatch.shapes import Key, format_key
 from kinspect.core.source import EventGate, ProgressCallback
 from kinspect.inductor.modelfile import load_model_file
 from kinspect.inductor.pipeline import DEFAULT_HINTS, LivePipeline, Options, StepResult
@@ -120,6 +120,6 @@ class LiveSource:
 
 
 def _placeholder_env() -> Any:
-    from kinspect.core.session import Environment
+    from kinspect.core.session.model import Environment
 
     return Environment(created="", gpu=None, torch=None)

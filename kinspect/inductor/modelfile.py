@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from kinspect.core.errors import KinspectError, echo
-from kinspect.core.shapes import MAX_SIZE
+from kinspect.core.dispatch.shapes import MAX_SIZE
 
 
 class ModelFileError(KinspectError):

@@ -22,17 +22,17 @@ from pathlib import Path
 from typing import Any
 
 from kinspect.core.errors import KinspectError
-from kinspect.core.findings import derive_findings
-from kinspect.core.roofline import gemm_flops, min_bytes
-from kinspect.core.session import (
+from kinspect.core.quality.findings import derive_findings
+from kinspect.core.quality.roofline import gemm_flops, min_bytes
+from kinspect.core.session.model import (
     Baseline,
     Environment,
     Measurement,
     ModelInfo,
     Session,
 )
-from kinspect.core.sessionfile.log import LiveLog
-from kinspect.core.shapes import Key, format_key
+from kinspect.core.session.format.log import LiveLog
+from kinspect.core.dispatch.shapes import Key, format_key
 from kinspect.inductor import translate
 from kinspect.inductor.baseline import run_baseline, time_call
 from kinspect.inductor.capture import CompileCapture, GraphRecord
@@ -564,7 +564,7 @@ class LivePipeline:
         return out + self.baselines(sizes, kinds, say)
 
     def save(self, path: str | Path) -> None:
-        from kinspect.core.sessionfile.files import save
+        from kinspect.core.store import save
 
         self._refresh()
         save(self.session, path)

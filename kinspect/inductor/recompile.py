@@ -22,8 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from kinspect.core.errors import KinspectError
-from kinspect.core.session import Recompile
-from kinspect.core.variance import variants_of
+from kinspect.core.session.model import Recompile
+from kinspect.core.quality.variance import variants_of
 
 _TIMEOUT_S = 1800
 
@@ -31,7 +31,7 @@ _TIMEOUT_S = 1800
 def recompile(model: str | Path, hints: Sequence[int], sizes: Sequence[Mapping[str, int]], purpose: str,
               workdir: str | Path, progress: Callable[[str], None], timeout: float = _TIMEOUT_S) -> Recompile:
     """Compile `model` with `hints` in a child process and time every variant at `sizes`."""
-    from kinspect.core.sessionfile.files import load
+    from kinspect.core.store import load
 
     out = Path(workdir) / f"recompile-{os.getpid()}-{time.monotonic_ns()}.session.json"
     cmd = [sys.executable, "-m", "kinspect.inductor.recompile", str(model), ",".join(map(str, hints)), str(out),

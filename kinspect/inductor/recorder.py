@@ -43,10 +43,10 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kinspect.core.decision import decide
-from kinspect.core.sessionfile.log import LiveLog
-from kinspect.core.session import DispatchEvent
-from kinspect.core.shapes import Key
+from kinspect.core.dispatch.decision import decide
+from kinspect.core.session.format.log import LiveLog
+from kinspect.core.session.model import DispatchEvent
+from kinspect.core.dispatch.shapes import Key
 from kinspect.inductor.translate import call_lines
 
 

@@ -1,6 +1,6 @@
 """A sweep on the GPU: every variant of every site timed at each planned size.
 
-The sizes come from the core (`kinspect.core.sweep_plan`: grid, both sides of each
+The sizes come from the core (`kinspect.core.quality.sweep_plan`: grid, both sides of each
 decision boundary, the workload's sizes); each is measured by the pipeline's kernel-level
 method with CUPTI's cross-check, so a sweep is a batch of ordinary measurements plus a
 `Sweep` record saying what was swept. A size the GPU cannot hold is skipped with its
@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from kinspect.core.errors import KinspectError
-from kinspect.core.session import Sweep
-from kinspect.core.sweep_plan import plan
+from kinspect.core.session.model import Sweep
+from kinspect.core.quality.sweep_plan import plan
 
 if TYPE_CHECKING:
     from kinspect.inductor.pipeline import LivePipeline

@@ -18,8 +18,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from kinspect.core.session import AutotuneRow, CallSite, Graph, Site, SymbolInfo, Variant
-from kinspect.core.symbolic import SizeExpr, TensorSpec
+from kinspect.core.session.model import AutotuneRow, CallSite, Graph, Site, SymbolInfo, Variant
+from kinspect.core.dispatch.symbolic import SizeExpr, TensorSpec
 from kinspect.inductor.capture import GraphRecord, SiteRecord
 from kinspect.inductor.modelfile import DynamicDim
 

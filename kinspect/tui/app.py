@@ -30,18 +30,18 @@ from textual.reactive import reactive
 from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
-from kinspect.core.comparison import comparison
+from kinspect.core.quality.comparison import comparison
 from kinspect.core.errors import KinspectError
-from kinspect.core.explain import SiteExplanation, explain_site
-from kinspect.core.decision_map import DecisionMap, Heatmap, decision_map
-from kinspect.core.heuristics import HEURISTICS
-from kinspect.core.quality import worst_regrets
-from kinspect.core.variance import compiles
-from kinspect.core.ranks import MergedRanks
-from kinspect.core.timings import KeyTimings, timings_by_key
-from kinspect.core.whatif import what_ifs
-from kinspect.core.session import Site
-from kinspect.core.shapes import Key, ParsedShape, SymbolShape, format_key
+from kinspect.core.quality.explain import SiteExplanation, explain_site
+from kinspect.core.quality.decision_map import DecisionMap, Heatmap, decision_map
+from kinspect.core.dispatch.heuristics import HEURISTICS
+from kinspect.core.quality.overview import worst_regrets
+from kinspect.core.quality.variance import compiles
+from kinspect.core.ranks.merged import MergedRanks
+from kinspect.core.session.timings import KeyTimings, timings_by_key
+from kinspect.core.quality.whatif import what_ifs
+from kinspect.core.session.model import Site
+from kinspect.core.dispatch.shapes import Key, ParsedShape, SymbolShape, format_key
 from kinspect.core.source import BaselineSource, CheckedSource, SessionSource, SteppableSource
 from kinspect.tui.commands import InspectorCommands
 from kinspect.tui.debugger import IDLE, Debugger

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from kinspect.core.heuristics import HEURISTICS
+from kinspect.core.dispatch.heuristics import HEURISTICS
 from kinspect.tui.dialogs import FORMAT_TITLES
 from kinspect.tui.present import literal
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from kinspect.core.breakpoints import Breakpoint
+from kinspect.core.debugger.breakpoints import Breakpoint
 from kinspect.core.errors import KinspectError
-from kinspect.core.session import DispatchEvent, Session
-from kinspect.core.shapes import format_key
-from kinspect.core.timeline import Cell, Timeline
-from kinspect.core.timings import method_title
+from kinspect.core.session.model import DispatchEvent, Session
+from kinspect.core.dispatch.shapes import format_key
+from kinspect.core.debugger.timeline import Cell, Timeline
+from kinspect.core.session.timings import method_title
 from kinspect.tui.debugger import PAUSED, RUNNING, Current
 from kinspect.tui.present import literal
 

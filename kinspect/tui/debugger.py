@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kinspect.core.breakpoints import Breakpoint, EventContext
+from kinspect.core.debugger.breakpoints import Breakpoint, EventContext
 from kinspect.core.errors import KinspectError
-from kinspect.core.replay import Replay
-from kinspect.core.session import DispatchEvent, Session
-from kinspect.core.stepping import PauseGate
-from kinspect.core.timeline import Timeline
+from kinspect.core.debugger.replay import Replay
+from kinspect.core.session.model import DispatchEvent, Session
+from kinspect.core.debugger.stepping import PauseGate
+from kinspect.core.debugger.timeline import Timeline
 
 IDLE, RUNNING, PAUSED = "idle", "running", "paused"
 

@@ -22,11 +22,11 @@ from textual.widgets import TabbedContent
 from textual.worker import WorkerState
 
 from kinspect.core.errors import KinspectError
-from kinspect.core.explain import explain_site
-from kinspect.core.session import DispatchEvent, Session
-from kinspect.core.shapes import FullKey
+from kinspect.core.quality.explain import explain_site
+from kinspect.core.session.model import DispatchEvent, Session
+from kinspect.core.dispatch.shapes import FullKey
 from kinspect.core.source import SteppableSource
-from kinspect.core.stepping import PauseGate
+from kinspect.core.debugger.stepping import PauseGate
 from kinspect.tui.debug_text import debugger_text
 from kinspect.tui.debugger import IDLE, PAUSED, RUNNING, Debugger
 from kinspect.tui.dialogs import JumpScreen, OverrideScreen

@@ -21,7 +21,7 @@ from textual.worker import Worker, WorkerState
 
 from kinspect.core.errors import KinspectError
 from kinspect.core.export import FORMATS, export
-from kinspect.core.session import Session
+from kinspect.core.session.model import Session
 from kinspect.tui.present import literal
 
 CANCEL = Binding("escape", "dismiss(None)", "Cancel", id="kinspect.dialog.cancel",

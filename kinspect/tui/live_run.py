@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from kinspect.core.stepping import PauseGate
+from kinspect.core.debugger.stepping import PauseGate
 
 
 class RunStop(threading.Event):

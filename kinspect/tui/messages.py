@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from textual.message import Message
 
-from kinspect.core.session import Baseline, DispatchEvent, Measurement
-from kinspect.core.shapes import Key
+from kinspect.core.session.model import Baseline, DispatchEvent, Measurement
+from kinspect.core.dispatch.shapes import Key
 
 
 class MeasureProgress(Message):

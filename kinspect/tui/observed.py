@@ -10,9 +10,9 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from kinspect.core.eventlog import EventLog, deciders
-from kinspect.core.session import DispatchEvent
-from kinspect.core.shapes import Key
+from kinspect.core.session.eventlog import EventLog, deciders
+from kinspect.core.session.model import DispatchEvent
+from kinspect.core.dispatch.shapes import Key
 
 
 @dataclass

@@ -16,16 +16,16 @@ from collections.abc import Mapping, Sequence
 from rich.cells import cell_len
 from rich.text import Text
 
-from kinspect.core.decision import Decision
+from kinspect.core.dispatch.decision import Decision
 from kinspect.core.errors import ShapeError
-from kinspect.core.explain import SiteExplanation
-from kinspect.core.findings import emitted_choice
-from kinspect.core.operands import operand_names
-from kinspect.core.session import Baseline, CallSite, Finding, Measurement, Session, Site, Variant
-from kinspect.core.shapes import FullKey, Key, ParsedShape, format_key
-from kinspect.core.symbolic import SizeOverflow, TensorSpec
-from kinspect.core.timings import KeyTimings, method_title
-from kinspect.core.variance import CompileTimes, regrets_at
+from kinspect.core.quality.explain import SiteExplanation
+from kinspect.core.quality.findings import emitted_choice
+from kinspect.core.dispatch.operands import operand_names
+from kinspect.core.session.model import Baseline, CallSite, Finding, Measurement, Session, Site, Variant
+from kinspect.core.dispatch.shapes import FullKey, Key, ParsedShape, format_key
+from kinspect.core.dispatch.symbolic import SizeOverflow, TensorSpec
+from kinspect.core.session.timings import KeyTimings, method_title
+from kinspect.core.quality.variance import CompileTimes, regrets_at
 
 from kinspect.tui.observed import Observed
 

@@ -1,7 +1,7 @@
 """`h`: what other heuristics and fewer hints would have cost, on this session's
 measurements, best first; enter decides by the highlighted row's heuristic.
 
-The figures are the core's (`kinspect.core.whatif`): exact for the variants this compile
+The figures are the core's (`kinspect.core.quality.whatif`): exact for the variants this compile
 emitted. A row with fewer hints is a prediction only (a compile with those hints may emit
 other kernels), so it is shown, not applied.
 """
@@ -18,8 +18,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from kinspect.core.heuristics import HEURISTICS
-from kinspect.core.whatif import WhatIf
+from kinspect.core.dispatch.heuristics import HEURISTICS
+from kinspect.core.quality.whatif import WhatIf
 
 ROWS = 12
 

@@ -16,7 +16,7 @@ import re
 from gpu_cases import SAMPLES
 from test_gpu_cli import cells, kinspect
 
-from kinspect.core.sessionfile.files import load
+from kinspect.core.store import load
 
 LINEAR = SAMPLES / "linear.py"
 

@@ -13,7 +13,7 @@ import sys
 
 from gpu_cases import ROOT, SAMPLES
 
-from kinspect.core.sessionfile.files import load
+from kinspect.core.store import load
 
 LINEAR = SAMPLES / "linear.py"
 

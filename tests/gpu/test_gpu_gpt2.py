@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from kinspect.core.sessionfile.files import load
+from kinspect.core.store import load
 
 from gpu_cases import GPT2_MEASURE_AT, ROOT, SAMPLES
 

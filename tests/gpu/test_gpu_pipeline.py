@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kinspect.core.sessionfile.files import load
+from kinspect.core.store import load
 
 from gpu_cases import MEASURE_AT, MODELS, ROOT, SAMPLES
 

@@ -20,7 +20,7 @@ import torch
 
 from gpu_cases import ROOT, SAMPLES
 
-from kinspect.core.sessionfile.files import load
+from kinspect.core.store import load
 
 DDP = SAMPLES / "ddp.py"
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from standins import StandIn
 
 from kinspect.core.errors import KinspectError
-from kinspect.core.session import DispatchEvent, Measurement, Session, Site
-from kinspect.core.shapes import Key
+from kinspect.core.session.model import DispatchEvent, Measurement, Session, Site
+from kinspect.core.dispatch.shapes import Key
 from kinspect.inductor.recorder import Recorder
 
 os.environ["TORCHINDUCTOR_DISABLE_MULTI_KERNEL_CACHE"] = "1"  # the class reads a disk cache keyed by real kernels

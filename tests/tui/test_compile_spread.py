@@ -8,7 +8,7 @@ from pathlib import Path
 from test_variance import again
 from tui_helpers import screen_text, type_shape
 
-from kinspect.core.sessionfile.files import load
+from kinspect.core.store import load
 from kinspect.core.source import RecordedSource
 from kinspect.tui.app import InspectorApp
 

@@ -7,8 +7,8 @@ import dataclasses
 import pytest
 from tui_helpers import footer_dimmed, screen_segments, screen_text, session_with_finding, toasts, wait_until
 
-from kinspect.core.sessionfile.files import load
-from kinspect.core.shapes import format_key
+from kinspect.core.store import load
+from kinspect.core.dispatch.shapes import format_key
 from kinspect.core.source import RecordedSource
 from kinspect.tui.app import InspectorApp
 from kinspect.tui.widgets.timeline_view import TimelineView

@@ -10,8 +10,8 @@ from synthetic import synthetic_session
 
 from kinspect import cli
 from kinspect.commands import inspect, recording
-from kinspect.core.sessionfile.files import save
-from kinspect.core.sessionfile.log import log_header
+from kinspect.core.store import save
+from kinspect.core.session.format.log import log_header
 from kinspect.tui.app import InspectorApp
 from tui_helpers import screen_text
 

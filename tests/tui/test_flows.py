@@ -6,10 +6,10 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
-from kinspect.core.session import Measurement
-from kinspect.core.sessionfile.files import load
+from kinspect.core.session.model import Measurement
+from kinspect.core.store import load
 from kinspect.core.source import RecordedSource
-from kinspect.core.symbolic import SizeExpr
+from kinspect.core.dispatch.symbolic import SizeExpr
 from kinspect.tui.app import InspectorApp
 from kinspect.tui.widgets.diff_view import DiffView
 from kinspect.tui.widgets.shape_input import ShapeInput
@@ -201,7 +201,7 @@ async def test_heuristic_what_if(recorded_app):
 
 async def test_measured_latency_spread_regret_and_share_of_peak():
     session = session_with_finding()
-    key = session.runtime_key(session.sites[0], __import__("kinspect.core.shapes").core.shapes.parse_shape("B=1000"))
+    key = session.runtime_key(session.sites[0], __import__("kinspect.core.dispatch.shapes").core.shapes.parse_shape("B=1000"))
     session.measurements = [
         Measurement("multi_kernel_0", key, 2, "cupti", 20.0, 19.0, 21.0, 20, tflops=395.0),
         Measurement("multi_kernel_0", key, 1, "cupti", 10.0, 9.5, 10.5, 20, tflops=79.0),
@@ -315,7 +315,7 @@ async def test_the_map_cursor_types_the_shape_and_the_table_follows():
 async def test_the_map_tab_shows_the_comparison_under_the_map_when_compare_made_one():
     """The linear recording with `kinspect compare` timings added: under the map, each kind's
     geometric-mean slowdown as a bar and the per-shape times; without them, nothing extra."""
-    from kinspect.core.session import Baseline
+    from kinspect.core.session.model import Baseline
 
     session = load(Path(__file__).resolve().parents[2] / "samples" / "linear.session.json")
     app = InspectorApp(RecordedSource(session))

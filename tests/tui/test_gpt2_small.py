@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kinspect.core.sessionfile.files import load
+from kinspect.core.store import load
 from kinspect.core.source import RecordedSource
 from kinspect.tui.app import InspectorApp
 

@@ -11,7 +11,7 @@ from textual.command import CommandList
 from textual.widgets import Static
 from tui_helpers import screen_segments, screen_text, session_with_finding
 
-from kinspect.core.session import Variant
+from kinspect.core.session.model import Variant
 from kinspect.core.source import RecordedSource
 from kinspect.tui.app import InspectorApp
 

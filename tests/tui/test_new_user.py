@@ -12,7 +12,7 @@ from textual.keys import _character_to_key
 from textual.widgets import Input
 from tui_helpers import screen_text, toasts, type_shape, wait_until
 
-from kinspect.core.sessionfile.files import load
+from kinspect.core.store import load
 from kinspect.core.source import RecordedSource
 from kinspect.tui.app import InspectorApp
 from kinspect.tui.widgets.shape_input import ShapeInput

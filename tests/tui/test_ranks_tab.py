@@ -5,7 +5,7 @@ from __future__ import annotations
 from ranks_sessions import TIMES, rank_session
 from tui_helpers import screen_text
 
-from kinspect.core.ranks import merge
+from kinspect.core.ranks.merged import merge
 from kinspect.core.source import RecordedSource
 from kinspect.tui.app import InspectorApp
 

@@ -47,7 +47,7 @@ def swept_app() -> InspectorApp:
     that the snapshot stays put when samples/ is re-recorded."""
     from pathlib import Path
 
-    from kinspect.core.sessionfile.files import load
+    from kinspect.core.store import load
 
     path = Path(__file__).resolve().parents[1] / "fixtures" / "samples_h200_2026-11-30" / "linear.session.json"
     return InspectorApp(RecordedSource(load(path), "samples/linear.session.json"))

@@ -11,8 +11,8 @@ from rich.console import Console
 from rich.segment import Segment
 from synthetic import synthetic_session
 
-from kinspect.core.session import Finding, Measurement, Session, Site
-from kinspect.core.shapes import Key
+from kinspect.core.session.model import Finding, Measurement, Session, Site
+from kinspect.core.dispatch.shapes import Key
 from kinspect.core.source import ProgressCallback
 from kinspect.tui.app import InspectorApp
 

@@ -15,15 +15,15 @@ from pathlib import Path
 
 from kinspect.core.errors import KinspectError
 from kinspect.core.export import perfetto, report_md
-from kinspect.core.ranks import MergedRanks
-from kinspect.core.session import Session
-from kinspect.core.sessionfile.files import save
+from kinspect.core.ranks.merged import MergedRanks
+from kinspect.core.session.model import Session
+from kinspect.core.store import save
 
 FORMATS = ("json", "md", "perfetto")
 
 
 def render(session: Session, fmt: str, images: Sequence[str] = (), chart: str | None = None) -> str:
-    """The text of a Markdown or Perfetto export (JSON goes through `sessionfile.files.save`);
+    """The text of a Markdown or Perfetto export (JSON goes through `kinspect.core.store.save`);
     `images` are files beside a Markdown report that it links (decision maps)."""
     if fmt == "md":
         return report_md.render(session, images, chart)

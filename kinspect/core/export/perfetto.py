@@ -8,7 +8,7 @@ prediction, every variant's distance, cache hit, override) is the event's args.
 Several ranks of a torchrun job make one trace with a process per rank (`ranks_trace`).
 
 Where the picked variant was measured at that key, the dispatch is a slice as long as its
-measured median (`kinspect.core.timings`' method), and its args say so; elsewhere it is
+measured median (`kinspect.core.session.timings`' method), and its args say so; elsewhere it is
 an instant marker with no length, never a made-up one. Timestamps are the recording's
 `t_ns` when every event has one, a slice being cut short where its site dispatches again
 sooner (args say so); otherwise events are laid out in sequence, each after the previous
@@ -21,11 +21,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from kinspect.core.errors import KinspectError
-from kinspect.core.heuristics import HEURISTICS
-from kinspect.core.ranks import MergedRanks
-from kinspect.core.session import DispatchEvent, Session
-from kinspect.core.shapes import Key, format_key
-from kinspect.core.timings import KeyTimings, method_title, timings_by_key
+from kinspect.core.dispatch.heuristics import HEURISTICS
+from kinspect.core.ranks.merged import MergedRanks
+from kinspect.core.session.model import DispatchEvent, Session
+from kinspect.core.dispatch.shapes import Key, format_key
+from kinspect.core.session.timings import KeyTimings, method_title, timings_by_key
 
 PID = 1
 GAP_US = 1.0

@@ -15,14 +15,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kinspect.core.comparison import TITLES, Row, comparison, sizes_text
-from kinspect.core.eventlog import deciders
+from kinspect.core.quality.comparison import TITLES, Row, comparison, sizes_text
+from kinspect.core.session.eventlog import deciders
 from kinspect.core.export.markdown import code, prose, quote, table
-from kinspect.core.session import DispatchEvent, Session, Site
-from kinspect.core.quality import SizeNamer, model_quality
-from kinspect.core.shapes import Key, format_key
-from kinspect.core.variance import regret_spread, spreads, widest
-from kinspect.core.whatif import current, what_ifs
+from kinspect.core.session.model import DispatchEvent, Session, Site
+from kinspect.core.quality.overview import SizeNamer, model_quality
+from kinspect.core.dispatch.shapes import Key, format_key
+from kinspect.core.quality.variance import regret_spread, spreads, widest
+from kinspect.core.quality.whatif import current, what_ifs
 
 SECTIONS = ("Environment", "Symbols", "Sites", "Findings", "Quality", "Comparison", "Decisions", "Measurements",
             "Baselines")

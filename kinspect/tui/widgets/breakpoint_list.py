@@ -10,7 +10,7 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from kinspect.core.breakpoints import Breakpoint
+from kinspect.core.debugger.breakpoints import Breakpoint
 from kinspect.tui.debug_text import breakpoint_prompt
 
 

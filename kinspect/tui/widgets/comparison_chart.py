@@ -14,7 +14,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from kinspect.core.comparison import TITLES, Comparison, sizes_text
+from kinspect.core.quality.comparison import TITLES, Comparison, sizes_text
 
 BAR = 30
 """Cells of the longest bar."""

@@ -23,8 +23,8 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Static
 
-from kinspect.core.comparison import Comparison
-from kinspect.core.decision_map import DecisionMap, Heatmap, MapPoint
+from kinspect.core.quality.comparison import Comparison
+from kinspect.core.quality.decision_map import DecisionMap, Heatmap, MapPoint
 from kinspect.tui.widgets.comparison_chart import comparison_chart
 from kinspect.tui.present import literal
 from kinspect.tui.widgets.map_plot import MapPlot

@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Select, Static
 
-from kinspect.core.session import Site
+from kinspect.core.session.model import Site
 from kinspect.tui.present import literal, variant_diff
 
 

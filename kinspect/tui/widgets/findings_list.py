@@ -8,7 +8,7 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from kinspect.core.session import Finding
+from kinspect.core.session.model import Finding
 from kinspect.tui.present import finding_prompt
 
 

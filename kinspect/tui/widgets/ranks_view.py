@@ -1,6 +1,6 @@
 """The Ranks tab: a torchrun job's ranks side by side, per step each rank's sizes, picks and
 measured times, the step's slowest rank and how long the others wait, then where the
-ranks' compiles diverge. What it shows is the core's (`kinspect.core.ranks`)."""
+ranks' compiles diverge. What it shows is the core's (`kinspect.core.ranks.merged`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
-from kinspect.core.ranks import MergedRanks
+from kinspect.core.ranks.merged import MergedRanks
 
 
 class RankSteps(DataTable):

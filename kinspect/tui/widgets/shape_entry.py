@@ -24,7 +24,7 @@ from textual.reactive import reactive, var
 from textual.widgets import Input, Label, Static
 
 from kinspect.core.errors import ShapeError
-from kinspect.core.shapes import ParsedShape, parse_shape
+from kinspect.core.dispatch.shapes import ParsedShape, parse_shape
 from kinspect.tui.present import literal
 from kinspect.tui.widgets.shape_input import ShapeInput, SymbolSuggester
 

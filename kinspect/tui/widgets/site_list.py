@@ -10,7 +10,7 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from kinspect.core.session import Site
+from kinspect.core.session.model import Site
 from kinspect.tui.present import call_site_prompt, site_prompt
 
 

@@ -13,7 +13,7 @@ from textual.binding import Binding
 from textual.containers import ScrollableContainer
 from textual.widgets import Static
 
-from kinspect.core.session import Site
+from kinspect.core.session.model import Site
 from kinspect.tui.present import config_text, identical_to, literal
 
 

@@ -8,8 +8,8 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import DataTable
 
-from kinspect.core.session import Site
-from kinspect.core.shapes import Key
+from kinspect.core.session.model import Site
+from kinspect.core.dispatch.shapes import Key
 from kinspect.tui.present import column_widths, symbolic_columns, symbolic_rows
 
 

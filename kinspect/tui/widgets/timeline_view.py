@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widget import Widget
 
-from kinspect.core.timeline import Timeline
+from kinspect.core.debugger.timeline import Timeline
 from kinspect.tui.debug_text import label_width, timeline_lines
 
 MARKER_ROWS = 1

@@ -7,7 +7,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable
 
-from kinspect.core.explain import SiteExplanation
+from kinspect.core.quality.explain import SiteExplanation
 from kinspect.tui.present import aligned_row, column_widths, variant_columns, variant_rows
 
 

@@ -1,0 +1,6 @@
+"""The debugger over dispatch events: breakpoints and their condition language, the replay
+cursor of a recording, the live workload's pause gate, and the timeline drawn beside them.
+
+May import `kinspect.core.errors`, `dispatch` and `session`: a breakpoint's "pick slower
+than the fastest" reads the same timing rule as every table.
+"""

@@ -1,0 +1,32 @@
+"""What a user calls each tensor of a site's key, where Inductor says `arg3_1` and `buf0`.
+
+Inductor's GEMM templates take their inputs in a fixed order per op (`tuned_addmm` passes
+the bias first, then the two matrices), so the op and a tensor's place among the
+template's inputs name its part in the product. Tensors of any other op, or a template
+whose inputs do not number what the op takes, keep Inductor's names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kinspect.core.dispatch.symbolic import TensorSpec
+
+OPERANDS: dict[str, tuple[str, ...]] = {
+    "addmm": ("bias", "x", "weight"),
+    "mm": ("a", "b"),
+    "bmm": ("a", "b"),
+    "baddbmm": ("bias", "a", "b"),  # tuned_baddbmm's input_nodes=(inp, mat1, mat2)
+}
+"""Each op's template inputs in Inductor's order; its output is `out`."""
+
+
+def operand_names(op: str, tensors: Sequence[TensorSpec]) -> list[str]:
+    """One name per tensor: its part in `op` (`x`, `weight`, `out`), else Inductor's."""
+    inputs = [t for t in tensors if t.role == "input"]
+    parts = OPERANDS.get(op)
+    outputs = [t for t in tensors if t.role == "output"]
+    if parts is None or len(inputs) != len(parts) or len(outputs) != 1 or len(inputs) + 1 != len(tensors):
+        return [t.name for t in tensors]
+    named = iter(parts)
+    return ["out" if t.role == "output" else next(named) for t in tensors]

@@ -1,0 +1,414 @@
+"""Symbolic tensor sizes, and what happens to them when Inductor substitutes a hint.
+
+Inductor builds a variant's key by replacing every non-constant size expression with the
+hint itself (`_make_shape_cache_key`), so `2*s0` tuned at hint 64 is keyed as 64 while the
+kernel was benchmarked on 64-sized inputs too; kinspect shows the key value, the true
+value of the expression at that hint, and the runtime value, and flags where they differ.
+
+Expressions are stored as a small JSON tree, never as source text, so that reading a
+session can't execute anything: an int is a constant, a string a symbol name, and a list
+`[op, arg, ...]` an operation from a fixed set. sympy objects are built from the tree
+directly (no sympify, no parse_expr) for display; evaluation walks the tree in Python,
+which is far faster than `subs` on every keystroke.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from types import SimpleNamespace
+from typing import Any
+
+from kinspect.core.errors import ECHO_LIMIT, ShapeError
+from kinspect.core.dispatch.shapes import MAX_SIZE
+
+SYMBOL_NAME = re.compile(r"^(?!__)[A-Za-z_][A-Za-z0-9_]{0,63}$")
+"""An identifier of at most 64 characters; dunder names (`__import__`) are never Inductor's."""
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+MAX_DEPTH = 32
+
+# op -> (min args, max args); None = unbounded
+OPS: dict[str, tuple[int, int | None]] = {
+    "add": (2, None),
+    "mul": (2, None),
+    "pow": (2, 2),
+    "floordiv": (2, 2),
+    "ceildiv": (2, 2),
+    "mod": (2, 2),
+    "max": (2, None),
+    "min": (2, None),
+    "opaque": (1, 1),
+}
+"""`opaque` holds the printed form of an expression kinspect cannot model; it displays but
+never evaluates."""
+
+Tree = int | str | tuple
+
+
+class ExprError(ValueError):
+    """A stored expression tree breaks the format."""
+
+
+def check_tree(node: Any, depth: int = 0) -> Tree:
+    """Validate a JSON-decoded tree and return it with lists turned into tuples."""
+    if depth > MAX_DEPTH:
+        raise ExprError(f"expression nested deeper than {MAX_DEPTH}")
+    if isinstance(node, bool):
+        raise ExprError("expression leaf must be an integer or a symbol name, got a boolean")
+    if isinstance(node, int):
+        if abs(node) > MAX_SIZE:
+            raise ExprError("expression constant exceeds 2**62")
+        return node
+    if isinstance(node, str):
+        if not SYMBOL_NAME.match(node):
+            raise ExprError(f"not a symbol name: {node[:40]!r}")
+        return node
+    if isinstance(node, list) and node and isinstance(node[0], str):
+        op, args = node[0], node[1:]
+        if op not in OPS:
+            raise ExprError(f"unknown expression operation {op[:40]!r}")
+        lo, hi = OPS[op]
+        if len(args) < lo or (hi is not None and len(args) > hi):
+            raise ExprError(f"operation {op} takes {lo}{'' if hi == lo else '+'} arguments, got {len(args)}")
+        if op == "opaque":
+            if not isinstance(args[0], str) or len(args[0]) > 2000:
+                raise ExprError("opaque expression must hold its text (at most 2000 characters)")
+            if _CONTROL.search(args[0]):
+                raise ExprError("opaque expression text holds a control character")
+            return (op, args[0])
+        return (op, *(check_tree(a, depth + 1) for a in args))
+    raise ExprError(f"expression node must be an int, a symbol name or [op, ...], got {type(node).__name__}")
+
+
+def tree_to_json(tree: Tree) -> Any:
+    if isinstance(tree, tuple):
+        return [tree[0], *(tree_to_json(a) if tree[0] != "opaque" else a for a in tree[1:])]
+    return tree
+
+
+@functools.cache
+def _plain_text(tree: Any) -> str | None:
+    """sympy's text of a flat product or sum of symbols and one positive constant (`2*s1`,
+    `s33*s50`, `s0 + 1`), the sizes a transformer's keys hold, without importing sympy
+    (~0.25 s at every session open); None for anything else."""
+    op, *args = tree
+    if op not in ("mul", "add") or not all(isinstance(a, (int, str)) for a in args):
+        return None
+    nums = [a for a in args if isinstance(a, int)]
+    syms = sorted(a for a in args if isinstance(a, str))
+    if len(nums) > 1 or (nums and nums[0] <= (1 if op == "mul" else 0)) or len(set(syms)) != len(syms):
+        return None
+    if op == "mul":
+        return "*".join([str(n) for n in nums] + syms)
+    return " + ".join(syms + [str(n) for n in nums])
+
+
+def _sympy() -> Any:
+    """sympy, imported on first use: it costs ~0.2 s and opening a session whose sizes are
+    plain symbols and constants never needs it."""
+    import sympy
+
+    class CeilDiv(sympy.Function):
+        """Display-only stand-in for Inductor's CeilDiv."""
+
+        nargs = 2
+
+    class FloorDiv(sympy.Function):
+        """Display-only stand-in for Inductor's FloorDiv (sympy's floor(a/b) prints poorly)."""
+
+        nargs = 2
+
+    return SimpleNamespace(sp=sympy, FloorDiv=FloorDiv, CeilDiv=CeilDiv)
+
+
+def _to_sympy(tree: Tree) -> Any:
+    lib = _sympy()
+    sp = lib.sp
+    if isinstance(tree, int):
+        return sp.Integer(tree)
+    if isinstance(tree, str):
+        return sp.Symbol(tree, integer=True, nonnegative=True)
+    op, *args = tree
+    if op == "opaque":
+        return sp.Symbol(f"⟨{args[0]}⟩")
+    a = [_to_sympy(x) for x in args]
+    if op == "add":
+        return sp.Add(*a)
+    if op == "mul":
+        return sp.Mul(*a)
+    if op == "pow":
+        return sp.Pow(a[0], a[1], evaluate=False)  # (2**62)**62**... is shown, not computed
+    if op == "floordiv":
+        return lib.FloorDiv(*a)
+    if op == "ceildiv":
+        return lib.CeilDiv(*a)
+    if op == "mod":
+        return sp.Mod(*a)
+    if op == "max":
+        return sp.Max(*a)
+    return sp.Min(*a)
+
+
+class SizeOverflow(ShapeError):
+    """An evaluated size beyond 2**62, the format's bound (Inductor's "no key" distance).
+
+    Raised from `SizeExpr.evaluate` with the expression and the values it met, so that a
+    caller who knows the user's names for the symbols can say it in them (`named`)."""
+
+    def __init__(self, message: str, expr: SizeExpr | None = None, env: Mapping[str, int] | None = None) -> None:
+        super().__init__(message)
+        self.expr = expr
+        self.env = env or {}
+
+    def named(self, names: Mapping[str, str]) -> SizeOverflow:
+        """The same overflow, its expression and values in the user's names (`B*S` at `B=...`)."""
+        if self.expr is None:
+            return self
+        return self.expr.overflow(self.env, names)
+
+
+def _capped(value: int) -> int:
+    if -MAX_SIZE <= value <= MAX_SIZE:
+        return value
+    raise SizeOverflow("exceeds 2**62")
+
+
+def _power(base: int, exp: int) -> int:
+    """`base ** exp`, refused before it is computed when it would pass 2**62: a tower of
+    `pow` in a hostile file would otherwise build numbers of billions of digits."""
+    if exp < 0 or exp > 62:
+        raise ShapeError(f"unsupported exponent {exp} in size expression")
+    if abs(base) > 1 and (abs(base).bit_length() - 1) * exp > 62:
+        raise SizeOverflow("exceeds 2**62")
+    return _capped(base**exp)  # at most 2**124 before the cap
+
+
+def _evaluate(tree: Tree, env: Mapping[str, int]) -> int:
+    """Every intermediate is capped at 2**62 as it is computed, so no number grows past
+    2**124 on the way (a product of two capped values)."""
+    if isinstance(tree, int):
+        return tree
+    if isinstance(tree, str):
+        try:
+            return _capped(env[tree])
+        except KeyError:
+            raise ShapeError(f"needs a value for {tree}") from None
+    op = tree[0]
+    if op == "opaque":
+        raise ShapeError(f"cannot evaluate {tree[1]!r}: kinspect does not model it")
+    vals = [_evaluate(a, env) for a in tree[1:]]
+    if op == "add":
+        total = 0
+        for v in vals:
+            total = _capped(total + v)
+        return total
+    if op == "mul":
+        if 0 in vals:
+            return 0
+        out = 1
+        for v in vals:
+            out = _capped(out * v)
+        return out
+    if op == "pow":
+        return _power(*vals)
+    if op in ("floordiv", "ceildiv", "mod"):
+        a, b = vals
+        if b == 0:
+            raise ShapeError("division by zero in size expression")
+        if op == "floordiv":
+            return a // b
+        if op == "ceildiv":
+            return -(-a // b)
+        return a % b
+    if op == "max":
+        return max(vals)
+    return min(vals)
+
+
+def _symbols(tree: Tree, out: set[str]) -> set[str]:
+    if isinstance(tree, str):
+        out.add(tree)
+    elif isinstance(tree, tuple) and tree[0] != "opaque":
+        for a in tree[1:]:
+            _symbols(a, out)
+    return out
+
+
+@dataclass(frozen=True)
+class SizeExpr:
+    """One dimension's size as an expression over the graph's symbols."""
+
+    tree: Tree
+
+    @property
+    def is_constant(self) -> bool:
+        """Inductor's test: a sympy Integer stays in the key, anything else becomes the hint."""
+        return isinstance(self.tree, int)
+
+    @cached_property
+    def symbols(self) -> frozenset[str]:
+        return frozenset(_symbols(self.tree, set()))
+
+    def evaluate(self, env: Mapping[str, int]) -> int:
+        try:
+            return _evaluate(self.tree, env)
+        except SizeOverflow:
+            raise self.overflow(env, {}) from None
+
+    def overflow(self, env: Mapping[str, int], names: Mapping[str, str]) -> SizeOverflow:
+        """`size s0*s1 exceeds 2**62 at s0=... s1=...`, in `names` where given."""
+        at = " ".join(f"{names.get(s, s)}={env[s]}" for s in sorted(self.symbols) if s in env)
+        full = self.text_with(names)
+        text = full if len(full) <= ECHO_LIMIT else full[:ECHO_LIMIT] + "…"
+        return SizeOverflow(f"size {text} exceeds 2**62{' at ' + at if at else ''}", self, env)
+
+    def key_value(self, hint: int) -> int:
+        """What Inductor writes into the variant's key for this dimension."""
+        return self.tree if isinstance(self.tree, int) else hint
+
+    def true_value(self, hint: int) -> int | None:
+        """The expression's value with every symbol set to the hint (None if unmodelled
+        or beyond 2**62)."""
+        return self._at_hint(hint)[0]
+
+    def _at_hint(self, hint: int) -> tuple[int | None, bool]:
+        """(true value, whether it passes 2**62) with every symbol set to the hint."""
+        try:
+            return _evaluate(self.tree, {s: hint for s in self.symbols}), False
+        except SizeOverflow:
+            return None, True
+        except ShapeError:
+            return None, False
+
+    def to_sympy(self) -> Any:
+        return _to_sympy(self.tree)
+
+    @cached_property
+    def text(self) -> str:
+        if isinstance(self.tree, (int, str)):
+            return str(self.tree)
+        if self.tree[0] == "opaque":
+            return self.tree[1]
+        plain = _plain_text(self.tree)
+        return plain if plain is not None else _sympy().sp.sstr(self.to_sympy())
+
+    def __str__(self) -> str:
+        return self.text
+
+    def text_with(self, names: Mapping[str, str]) -> str:
+        """The text with symbols renamed (`B*S` where Inductor wrote `s33*s50`), for
+        people who named those sizes themselves."""
+        if not names or not self.symbols & names.keys():
+            return self.text
+        return SizeExpr(_renamed(self.tree, names)).text
+
+    @classmethod
+    def from_json(cls, value: Any) -> SizeExpr:
+        return cls(check_tree(value))
+
+    def to_json(self) -> Any:
+        return tree_to_json(self.tree)
+
+    @classmethod
+    def from_sympy(cls, expr: Any) -> SizeExpr:
+        """Convert a sympy size (Inductor's, possibly with its own functions) to a tree.
+
+        Inductor's FloorDiv, CeilDiv, ModularIndexing and friends live in torch, which core
+        must not import, so they are recognised by class name.
+        """
+        return cls(_from_sympy(expr, 0))
+
+
+def _renamed(tree: Tree, names: Mapping[str, str]) -> Tree:
+    if isinstance(tree, str):
+        return names.get(tree, tree)
+    if isinstance(tree, tuple) and tree[0] != "opaque":
+        return (tree[0], *(_renamed(a, names) for a in tree[1:]))
+    return tree
+
+
+def _opaque(text: str) -> Tree:
+    return ("opaque", _CONTROL.sub("?", text)[:2000])
+
+
+def _from_sympy(expr: Any, depth: int) -> Tree:
+    if isinstance(expr, bool):
+        raise ExprError("boolean is not a size")
+    if isinstance(expr, int):
+        return int(expr) if abs(expr) <= MAX_SIZE else _opaque(str(expr))
+    if depth > MAX_DEPTH:
+        return _opaque(str(expr))
+    sympy = _sympy().sp
+    if isinstance(expr, sympy.Integer):
+        return int(expr) if abs(int(expr)) <= MAX_SIZE else _opaque(str(expr))
+    if isinstance(expr, sympy.Symbol):
+        name = expr.name
+        return name if SYMBOL_NAME.match(name) else _opaque(name)
+    name = type(expr).__name__
+    args = [_from_sympy(a, depth + 1) for a in getattr(expr, "args", ())]
+    if isinstance(expr, sympy.Add):
+        return ("add", *args)
+    if isinstance(expr, sympy.Mul):
+        return ("mul", *args)
+    if isinstance(expr, sympy.Pow) and isinstance(args[1], int) and args[1] >= 0:
+        return ("pow", *args)
+    if name in ("FloorDiv", "CleanDiv") and len(args) == 2:
+        return ("floordiv", *args)
+    if name == "CeilDiv" and len(args) == 2:
+        return ("ceildiv", *args)
+    if name in ("Mod", "PythonMod") and len(args) == 2:
+        return ("mod", *args)
+    if name == "ModularIndexing" and len(args) == 3:
+        return ("mod", ("floordiv", args[0], args[1]), args[2])
+    if name == "Max" and len(args) >= 2:
+        return ("max", *args)
+    if name == "Min" and len(args) >= 2:
+        return ("min", *args)
+    return _opaque(str(expr))
+
+
+@dataclass(frozen=True)
+class DimAtHint:
+    """One dimension of one tensor under one hint: the facts the symbolic view shows."""
+
+    expr: SizeExpr
+    key_value: int
+    true_value: int | None
+    too_large: bool = False
+    """The expression passes 2**62 at this hint (so `true_value` is None)."""
+
+    @property
+    def differs(self) -> bool:
+        return self.too_large or (self.true_value is not None and self.true_value != self.key_value)
+
+    @property
+    def true_text(self) -> str:
+        return "more than 2**62" if self.too_large else str(self.true_value)
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """A tensor whose size enters a key: a template input or the template's output."""
+
+    name: str
+    role: str
+    sizes: tuple[SizeExpr, ...] = field(default_factory=tuple)
+
+    @property
+    def symbols(self) -> frozenset[str]:
+        return frozenset().union(*(s.symbols for s in self.sizes))
+
+    def at_hint(self, hint: int) -> tuple[DimAtHint, ...]:
+        return tuple(DimAtHint(s, s.key_value(hint), *s._at_hint(hint)) for s in self.sizes)
+
+    def key_at_hint(self, hint: int) -> tuple[int, ...]:
+        return tuple(s.key_value(hint) for s in self.sizes)
+
+    def runtime_shape(self, env: Mapping[str, int]) -> tuple[int, ...]:
+        return tuple(s.evaluate(env) for s in self.sizes)
+
+    def text(self) -> str:
+        return "(" + ", ".join(s.text for s in self.sizes) + ("," if len(self.sizes) == 1 else "") + ")"

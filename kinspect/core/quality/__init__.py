@@ -1,0 +1,8 @@
+"""Dispatch quality, from a session's measurements: regret per site and model
+(`overview`), decision boundaries and crossovers, the decision map, what-if heuristics and
+hint subsets, compile-to-compile variance, the five-way comparison, hint advice, roofline
+work, sweep plans, findings, and the per-shape explanation every command prints.
+
+May import `kinspect.core.errors`, `dispatch` and `session`; never the debugger, ranks or
+exports, which build on it.
+"""

@@ -1,0 +1,257 @@
+"""Which hints to set: the subset of candidate hints that costs a workload the least.
+
+Compiled once with many candidate hints (every power of two in the range), each hint's
+autotuned kernel is a variant of every site, timed at every size the workload needs. What
+a compile with only some of those hints would run at a size is then Inductor's decision
+among that subset's variants, which the core reproduces exactly; its cost against the
+fastest candidate kernel at that size (the oracle) is read off the measurements. The
+search tries every subset of at most k hints (16 candidates, k = 4: 2,516 subsets), so it
+is exact, not a greedy guess.
+
+The prediction assumes a compile with fewer hints autotunes each hint to the same kernel;
+autotuning differs between compiles, so `kinspect advise` verifies the proposal by
+compiling it, and a prediction is never reported without saying it is one.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from kinspect.core.quality.boundaries import log_grid
+from kinspect.core.errors import KinspectError, ShapeError, echo
+from kinspect.core.session.model import Measurement, Recompile, Session, Site
+from kinspect.core.dispatch.shapes import Key, SymbolShape
+from kinspect.core.session.timings import KeyTimings, key_timings, timings_by_key
+from kinspect.core.quality.whatif import distance_matrix
+
+DEFAULT_HINTS = (64, 256, 4096)
+"""Inductor's documented example, what a user without advice sets."""
+
+
+@dataclass(frozen=True)
+class Workload:
+    """The sizes advice is weighed over, each with its weight (calls), and where they came from."""
+
+    points: tuple[tuple[Mapping[str, int], float], ...]
+    source: str
+
+
+LEAST = 2
+"""Dynamo specialises sizes 0 and 1 into a graph of their own, without size-hint dispatch:
+a hint or a workload size below 2 never reaches the graph being advised on."""
+
+
+def candidate_hints(lo: int, hi: int) -> list[int]:
+    """Every power of two in lo..hi from 2 (the range's ends when no power of two lies inside)."""
+    lo = max(lo, LEAST)
+    out = [1 << e for e in range(lo.bit_length() - 1, hi.bit_length()) if lo <= 1 << e <= hi]
+    return out or sorted({lo, max(hi, lo)})
+
+
+def uniform_workload(name: str, lo: int, hi: int, points: int) -> Workload:
+    """Log-spaced sizes over the range (from 2), one call each: uniform in log space."""
+    lo = max(lo, LEAST)
+    sizes = log_grid(lo, max(hi, lo), points)
+    return Workload(tuple(({name: s}, 1.0) for s in sizes),
+                    f"uniform over {name}={lo}..{hi} in log space ({len(sizes)} sizes, one call each)")
+
+
+def steps_workload(steps: Sequence[Mapping[str, int]], source: str) -> Workload:
+    """A sequence of steps (the model file's `workload`): each distinct size weighs its calls."""
+    counts: dict[tuple[tuple[str, int], ...], float] = {}
+    for step in steps:
+        k = tuple(sorted(step.items()))
+        counts[k] = counts.get(k, 0.0) + 1.0
+    if not counts:
+        raise KinspectError(f"{source} has no sizes")
+    return Workload(tuple((dict(k), w) for k, w in counts.items()), f"{source} ({len(steps)} calls, {len(counts)} sizes)")
+
+
+_LINE = re.compile(r"^\s*((?:[A-Za-z_][A-Za-z0-9_]*\s*=\s*\d+[\s,]*)+?)(?:\s*[x*]\s*(\d+))?\s*$")
+_SIZE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(\d+)")
+
+
+def parse_workload_file(text: str, name: str) -> Workload:
+    """One size per line (`B=1000`, or `B=1000 S=128`), an optional count after it
+    (`B=1000 x40`); `#` starts a comment. A bad line is one error naming its number."""
+    counts: dict[tuple[tuple[str, int], ...], float] = {}
+    calls = 0
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        m = _LINE.match(line)
+        if m is None:
+            raise ShapeError(f"{name}:{n}: a line reads B=1000 or B=1000 x40 (a count); got {echo(line[:60])}")
+        sizes = {k: int(v) for k, v in _SIZE.findall(m[1])}
+        count = int(m[2]) if m[2] else 1
+        if count < 1 or any(v < 1 for v in sizes.values()):
+            raise ShapeError(f"{name}:{n}: sizes and counts are positive; got {echo(line[:60])}")
+        k = tuple(sorted(sizes.items()))
+        counts[k] = counts.get(k, 0.0) + count
+        calls += count
+    if not counts:
+        raise ShapeError(f"{name}: no sizes (one per line, e.g. B=1000 x40)")
+    return Workload(tuple((dict(k), w) for k, w in counts.items()), f"the file {name} ({calls} calls, {len(counts)} sizes)")
+
+
+def within(workload: Workload, name: str, span: tuple[int, int]) -> Workload:
+    """The workload's sizes inside the range (advice is for the range) and from 2 (see
+    `LEAST`); says how many were not."""
+    lo = max(span[0], LEAST)
+    inside = tuple((s, w) for s, w in workload.points if lo <= s.get(name, lo) <= span[1])
+    if not inside:
+        raise KinspectError(f"no size of {workload.source} lies in {name}={span[0]}..{span[1]}")
+    left = len(workload.points) - len(inside)
+    note = f"; {left} of its sizes outside {name}={lo}..{span[1]} left out" if left else ""
+    return Workload(inside, workload.source + note)
+
+
+@dataclass
+class SiteTable:
+    """One site at the workload's sizes: every candidate variant's time (P x V), the
+    fastest (P), the weights (P), each variant's hint, and Inductor's distances (P x V)."""
+
+    site: str
+    keys: list[Key]
+    times: np.ndarray
+    best: np.ndarray
+    weights: np.ndarray
+    hints: list[int | None]
+    distances: np.ndarray
+
+
+@dataclass(frozen=True)
+class Tables:
+    sites: list[SiteTable]
+    missing: list[Mapping[str, int]]
+    """Workload sizes without a time for every variant at some site: left out of the figures."""
+
+
+def site_key(session: Session, site: Site, sizes: Mapping[str, int]) -> Key | None:
+    try:
+        return session.runtime_key(site, SymbolShape(dict(sizes)))
+    except KinspectError:
+        return None
+
+
+def tables(session: Session, workload: Workload,
+           timings: Mapping[tuple[str, Key], KeyTimings] | None = None) -> Tables:
+    """The candidate compile's measurements at each workload size, per site."""
+    timings = timings if timings is not None else timings_by_key(session.measurements)
+    full = {s.label: s.example for s in session.symbols if s.example is not None}
+    out, missing = [], []
+    rows_by_site: dict[str, list[tuple[Key, list[float], float]]] = {s.name: [] for s in session.sites}
+    for sizes, weight in workload.points:
+        at = {**full, **sizes}
+        found = []
+        for site in session.sites:
+            key = site_key(session, site, at)
+            t = None if key is None else timings.get((site.name, key))
+            times = None if t is None else [t.median(v.index) for v in site.variants]
+            if times is None or any(x is None or x <= 0 for x in times):
+                found = None
+                break
+            found.append((site.name, key, times))
+        if found is None:
+            missing.append(dict(sizes))
+            continue
+        for name, key, times in found:
+            rows_by_site[name].append((key, times, weight))
+    for site in session.sites:
+        rows = rows_by_site[site.name]
+        if not rows:
+            continue
+        keys = [k for k, _, _ in rows]
+        times = np.array([t for _, t, _ in rows], dtype=np.float64)
+        out.append(SiteTable(site.name, keys, times, times.min(axis=1), np.array([w for _, _, w in rows]),
+                             [v.hint for v in site.variants], distance_matrix(keys, site.keys, "inductor")))
+    return Tables(out, missing)
+
+
+def workload_regret(tabs: Sequence[SiteTable], subset: Sequence[int]) -> float | None:
+    """The workload's GPU time at these sites when Inductor decides among `subset`'s
+    variants, over the fastest candidate kernel's (1.0: the oracle); None when a site has
+    no variant for the subset."""
+    allowed = set(subset)
+    spent = best = 0.0
+    for t in tabs:
+        cols = [v for v, h in enumerate(t.hints) if h is None or h in allowed]
+        if not cols:
+            return None
+        pick = np.asarray(cols)[np.argmin(t.distances[:, cols], axis=1)]  # the first minimum, as Inductor
+        spent += float((t.weights * t.times[np.arange(len(pick)), pick]).sum())
+        best += float((t.weights * t.best).sum())
+    return spent / best if best > 0 else None
+
+
+@dataclass(frozen=True)
+class Proposal:
+    hints: tuple[int, ...]
+    regret: float
+    """Predicted: the workload's GPU time with these hints over the oracle's (one compile)."""
+
+
+def search(tabs: Sequence[SiteTable], max_hints: int) -> list[Proposal]:
+    """Every subset of at most `max_hints` of the compiled hints, best first (lowest
+    predicted regret, then fewer hints, then smaller hints)."""
+    if max_hints < 1:
+        raise KinspectError(f"--max-hints takes 1 or more, got {max_hints}")
+    hints = sorted({h for t in tabs for h in t.hints if h is not None})
+    out = []
+    for r in range(1, min(max_hints, len(hints)) + 1):
+        for subset in itertools.combinations(hints, r):
+            regret = workload_regret(tabs, subset)
+            if regret is not None:
+                out.append(Proposal(subset, regret))
+    out.sort(key=lambda p: (round(p.regret, 9), len(p.hints), p.hints))
+    return out
+
+
+def hint_key(site: Site, hint: int) -> Key:
+    """The key Inductor gives the variant for `hint`: the compiled variant's where there is
+    one, else each tensor's sizes with the hint substituted."""
+    for v in site.variants:
+        if v.hint == hint and v.key is not None:
+            return v.key
+    return tuple(t.key_at_hint(hint) for t in site.tensors)
+
+
+def measured_regret(session: Session, tabs: Sequence[SiteTable], recompile: Recompile) -> float | None:
+    """A verification compile's workload regret: at each size, the variant Inductor picks
+    among that compile's hints (decided exactly as Inductor does), timed in that compile,
+    over the candidate compile's fastest kernel; None where a size was not timed there."""
+    groups: dict[tuple[str, Key], list[Measurement]] = {}
+    for m in recompile.measurements:
+        groups.setdefault((m.site, m.key), []).append(m)
+    spent = best = 0.0
+    for t in tabs:
+        site = session.site(t.site)
+        variants = recompile.variants.get(t.site)
+        if not variants:
+            return None
+        keys = [None if h is None else hint_key(site, h) for h, _ in variants]
+        pick = np.argmin(distance_matrix(t.keys, keys, "inductor"), axis=1)  # the first minimum, as Inductor
+        for row, (key, w) in enumerate(zip(t.keys, t.weights)):
+            mine = key_timings(groups.get((t.site, key), ())).median(int(pick[row]))
+            if mine is None:
+                return None
+            spent += w * mine
+            best += w * t.best[row]
+    return spent / best if best > 0 else None
+
+
+def spread_text(values: Sequence[float]) -> str:
+    """`×1.04` for one compile, `×1.04 (×1.02–×1.09 over 3 compiles)` for several."""
+    if not values:
+        return "n/a"
+    mid = math.exp(sum(math.log(v) for v in values) / len(values))
+    if len(values) == 1:
+        return f"×{mid:.3f} (one compile)"
+    return f"×{mid:.3f} (×{min(values):.3f}–×{max(values):.3f} over {len(values)} compiles)"

@@ -1,0 +1,259 @@
+"""What kinspect points out about a session, each in one sentence a user can act on.
+
+Findings are derived from the session's facts, never stored by hand, so a recording made
+by an older kinspect gains new findings when opened by a newer one. The capture layer adds
+only what cannot be derived later (why a graph has no size-hint site).
+"""
+
+from __future__ import annotations
+
+import operator
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from itertools import repeat
+
+from kinspect.core.session.eventlog import EventLog
+from kinspect.core.session.model import AutotuneRow, DispatchEvent, Finding, Session, Site, Variant
+from kinspect.core.dispatch.shapes import Key, format_key
+from kinspect.core.quality.variance import unstable_autotune
+
+
+def identical_variants(site: Site) -> list[Finding]:
+    groups: dict[str, list[int]] = defaultdict(list)
+    for v in site.variants:
+        groups[v.source_hash or v.kernel_name].append(v.index)
+    out = []
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        vs = [site.variants[i] for i in members]
+        hints = ", ".join(str(v.hint) for v in vs)
+        out.append(Finding(
+            "identical-variants",
+            f"variants {', '.join(f'v{i}' for i in members)} (hints {hints}) are the same kernel "
+            f"{vs[0].kernel_name}: those hints buy nothing at this site",
+            "warning", site=site.name, graph=site.graph, variants=tuple(members),
+        ))
+    return out
+
+
+@dataclass(frozen=True)
+class EmittedChoice:
+    """The autotune choice a variant's kernel was generated from, against its hint's winner.
+
+    Each hint's autotune table numbers its choices afresh (`triton_mm_209` at hint 256 and
+    `triton_mm_229` at hint 4096 can be one config), so a choice is its winner when its
+    name or its config (the choice's description) is the winner's."""
+
+    name: str
+    row: AutotuneRow | None
+    """The emitted choice's row, from its own hint's table if it is there."""
+    tuned_at: int | None
+    """The hint whose table holds the emitted choice (None: no table holds it)."""
+    winner: AutotuneRow | None
+    is_winner: bool
+
+
+def emitted_choice(site: Site, v: Variant) -> EmittedChoice | None:
+    """None where the variant does not say which choice it runs or which one won."""
+    if v.emitted is None or v.winner is None:
+        return None
+    winner = next((r for r in v.autotune if r.name == v.winner), None)
+    row, tuned_at = None, None
+    for other in (v, *(o for o in site.variants if o.index != v.index)):
+        row = next((r for r in other.autotune if r.name == v.emitted), None)
+        if row is not None:
+            tuned_at = other.hint
+            break
+    same_config = winner is not None and row is not None and bool(winner.description) \
+        and row.description == winner.description
+    return EmittedChoice(v.emitted, row, tuned_at, winner, v.emitted == v.winner or same_config)
+
+
+def emitted_not_winner(site: Site) -> list[Finding]:
+    out = []
+    for v in site.variants:
+        c = emitted_choice(site, v)
+        if c is None or c.is_winner:
+            continue
+        if c.tuned_at is not None and c.tuned_at != v.hint:
+            text = (f"v{v.index} (hint {v.hint}) runs {v.emitted}, a choice autotuned at hint {c.tuned_at}, "
+                    f"not {v.winner}, the fastest Triton choice autotuned at its own hint, whose config differs")
+        else:
+            detail = ""
+            if c.winner is not None and c.row is not None and c.winner.time_us and c.row.time_us:
+                detail = f" ({c.row.time_us:.1f} us against {c.winner.time_us:.1f} us when autotuned at hint {v.hint})"
+            text = (f"v{v.index} (hint {v.hint}) runs {v.emitted}, not {v.winner}, the fastest Triton "
+                    f"choice autotuned at its hint{detail}")
+        out.append(Finding(
+            "not-autotune-winner", text,
+            "warning", site=site.name, graph=site.graph, variants=(v.index,),
+        ))
+    return out
+
+
+def key_value_mismatches(site: Site) -> list[Finding]:
+    out = []
+    for v in site.variants:
+        if v.hint is None:
+            continue
+        for t in site.tensors:
+            for d, dim in enumerate(t.at_hint(v.hint)):
+                if dim.differs:
+                    out.append(Finding(
+                        "key-not-true-size",
+                        f"at hint {v.hint}, {t.name} dim {d} is {dim.expr.text} = {dim.true_text} "
+                        f"but Inductor keys (and tunes) it as {dim.key_value}",
+                        "info", site=site.name, graph=site.graph, variants=(v.index,),
+                    ))
+    return out
+
+
+def _site_keys(session: Session) -> dict[str, set[Key]]:
+    events = session.events
+    if isinstance(events, EventLog):
+        return events.site_keys()
+    out: dict[str, set[Key]] = {}
+    for e in events:
+        out.setdefault(e.site, set()).add(e.key)
+    return out
+
+
+def _where(session: Session, columns: Callable[[EventLog], Iterable[bool]],
+           test: Callable[[DispatchEvent], bool]) -> Iterable[DispatchEvent]:
+    """The events passing `test`, found over the columns of a loaded session (a mask from
+    `columns`) without building every event."""
+    events = session.events
+    if isinstance(events, EventLog):
+        return events.where(columns(events))
+    return (e for e in events if test(e))
+
+
+def structure_mismatches(session: Session, site: Site, seen_keys: Mapping[str, set[Key]] | None = None
+                         ) -> list[Finding]:
+    hint_key = next((k for k in site.keys if k is not None), None)
+    if hint_key is None:
+        return []
+    seen = (seen_keys if seen_keys is not None else _site_keys(session)).get(site.name, set())
+    structure = (len(hint_key), tuple(len(t) for t in hint_key))
+    for key in sorted(seen):
+        if (len(key), tuple(len(t) for t in key)) != structure:
+            return [Finding(
+                "key-structure",
+                f"runtime key {format_key(key)} does not line up with the hint keys "
+                f"{format_key(hint_key)}: Inductor's zip compares only the common prefix",
+                "warning", site=site.name, graph=site.graph,
+            )]
+    return []
+
+
+def mispredictions(session: Session) -> list[Finding]:
+    out = []
+    reported: set[tuple[str, tuple]] = set()
+
+    def wrong(log: EventLog) -> Iterable[bool]:
+        overrides = log.override if log.override is not None else repeat(None)
+        return (p != q and o is None for p, q, o in zip(log.picked, log.predicted, overrides))
+
+    for e in _where(session, wrong, lambda e: e.override is None and e.predicted != e.picked):
+        if (e.site, e.key) not in reported:
+            reported.add((e.site, e.key))
+            out.append(Finding(
+                "model-disagrees",
+                f"event {e.seq}: Inductor ran v{e.picked} for {format_key(e.key)} but kinspect's "
+                f"model of its heuristic predicts v{e.predicted}",
+                "error", site=e.site, variants=(e.picked, e.predicted),
+            ))
+    return out
+
+
+def shared_caches(session: Session) -> list[Finding]:
+    """Sites called from several places: which call decided each shape for all of them."""
+    shared = {s.name: s for s in session.sites if len(s.call_sites) > 1}
+    if not shared:
+        return []
+    deciders: dict[str, Counter[int]] = {name: Counter() for name in shared}
+    misses = _where(session, lambda log: map(operator.not_, log.hit), lambda e: not e.cache_hit)
+    for e in misses:
+        if e.site in shared and e.override is None and e.call_site is not None:
+            deciders[e.site][e.call_site] += 1
+    out = []
+    for name, site in shared.items():
+        n = len(site.call_sites)
+        shown = ", ".join(c.label for c in site.call_sites[:3]) + (", ..." if n > 3 else "")
+        text = (f"{name} is called from {n} places ({shown}) that share one shape cache: the first "
+                f"call at a new shape decides the variant for all {n}")
+        if deciders[name]:
+            top, count = deciders[name].most_common(1)[0]
+            text += (f"; in this recording {site.call_sites[top].label} decided {count} of "
+                     f"{sum(deciders[name].values())} shapes")
+        out.append(Finding("shared-cache", text, "info", site=name, graph=site.graph))
+    return out
+
+
+def slow_picks(session: Session) -> list[Finding]:
+    """Per site, the sizes where Inductor's pick is slower than the fastest variant beyond
+    noise (its p20 above the fastest's p80 and at least 1.05x), as ranges; a site measured
+    at several shapes with none beyond noise says so too."""
+    from kinspect.core.quality.overview import model_quality, ranges_text
+
+    if not session.measurements:
+        return []
+    out = []
+    for q in model_quality(session).sites:
+        if not q.points:
+            continue
+        site = session.site(q.site)
+        slow = [p for p in q.points if p.slower]
+        if not slow:
+            if q.shapes > 1:
+                out.append(Finding(
+                    "slow-pick", f"Inductor's pick is the fastest variant within noise at all {q.shapes} "
+                    "measured shapes (one compile)", "info", site=site.name, graph=site.graph))
+            continue
+        worst = max(slow, key=lambda p: p.regret)
+        text = "; ".join(ranges_text(q.points, site, site.labels()))
+        out.append(Finding(
+            "slow-pick",
+            f"Inductor's pick is slower than the fastest variant beyond noise at {len(slow)} of {q.shapes} "
+            f"measured shapes, worst ×{worst.regret:.2f} (one compile): {text}",
+            "warning", site=site.name, graph=site.graph,
+            variants=tuple(sorted({p.picked for p in slow} | {p.fastest for p in slow})),
+        ))
+    return out
+
+
+def refreshed(session: Session) -> list[Finding]:
+    """The findings this kinspect derives from a loaded session's facts, plus any stored
+    finding of a kind it does not derive (a newer kinspect's), so an older recording
+    shows today's findings and not stale ones."""
+    return derive_findings(session) + [f for f in session.findings if f.kind not in DERIVED_KINDS]
+
+
+def no_site_graphs(session: Session) -> list[Finding]:
+    return [
+        Finding("no-site", f"{g.name} has no size-hint multi-kernel: {g.no_site_reason}", "info", graph=g.name)
+        for g in session.graphs if g.no_site_reason
+    ]
+
+
+DERIVED_KINDS = frozenset({"identical-variants", "not-autotune-winner", "key-structure", "key-not-true-size",
+                           "model-disagrees", "shared-cache", "slow-pick", "no-site", "unstable-autotune"})
+"""What `derive_findings` reports; a stored finding of another kind came from elsewhere."""
+
+
+def derive_findings(session: Session) -> list[Finding]:
+    out: list[Finding] = []
+    seen = _site_keys(session)
+    for site in session.sites:
+        out += identical_variants(site)
+        out += emitted_not_winner(site)
+        out += structure_mismatches(session, site, seen)
+        out += key_value_mismatches(site)
+    out += mispredictions(session)
+    out += shared_caches(session)
+    out += slow_picks(session)
+    out += no_site_graphs(session)
+    out += unstable_autotune(session)
+    return out

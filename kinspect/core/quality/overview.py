@@ -1,0 +1,325 @@
+"""Dispatch quality over the measured shapes: how often Inductor's pick costs, where, how much.
+
+A user opens kinspect with one question: over the shapes my model sees, how much does
+the dispatch cost me? At every runtime key where a site's variants were measured, the
+pick is compared with the fastest by the one rule in `kinspect.core.session.timings` (preferred
+method, fastest, regret, noise), and the points are summed up per site and for the whole
+model:
+
+- the share of shapes where the pick is the fastest *within noise*;
+- the geometric mean and the worst of pick/fastest (the worst with its sizes);
+- weighted by the workload: GPU time lost over the calls the recording made (or the
+  model file's workload, when no call was recorded), as a share of the fastest possible.
+
+Every figure comes from one compile: autotuning differs between compiles, so the
+summaries say so wherever they are shown.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from kinspect.core.errors import KinspectError
+from kinspect.core.session.model import Session, Site
+from kinspect.core.dispatch.shapes import Key, SymbolShape, format_key
+from kinspect.core.session.timings import KeyTimings, timings_by_key
+
+
+@dataclass(frozen=True)
+class ShapePoint:
+    """One measured runtime key of a site, decided and compared."""
+
+    key: Key
+    sizes: Mapping[str, int]
+    """The user's sizes that give this key, where they are known."""
+    picked: int
+    fastest: int
+    regret: float
+    slower: bool
+    """The pick is slower than the fastest beyond noise."""
+    pick_us: float
+    best_us: float
+
+
+@dataclass(frozen=True)
+class SiteQuality:
+    site: str
+    points: tuple[ShapePoint, ...]
+    lost_us: float = 0.0
+    """GPU time lost over the workload's calls (pick minus fastest, summed)."""
+    best_us: float = 0.0
+    """The fastest possible GPU time over the same calls."""
+    workload_calls: int = 0
+    """How many of the workload's calls had measurements to weigh."""
+    workload_source: str = ""
+    """`recorded calls` or `model workload`: what the weights came from."""
+
+    @property
+    def shapes(self) -> int:
+        return len(self.points)
+
+    @property
+    def workload_lost(self) -> float | None:
+        """GPU time lost over the workload's calls, as a share of the fastest possible."""
+        return self.lost_us / self.best_us if self.best_us > 0 else None
+
+    @property
+    def fastest_picked(self) -> float | None:
+        return _fastest_share(self.points)
+
+    @property
+    def geomean_regret(self) -> float | None:
+        return _geomean(p.regret for p in self.points)
+
+    @property
+    def worst(self) -> ShapePoint | None:
+        return max(self.points, key=lambda p: p.regret, default=None)
+
+    def to_json(self) -> dict[str, Any]:
+        worst = self.worst
+        return {
+            "site": self.site,
+            "shapes": self.shapes,
+            "fastest_picked": _round(self.fastest_picked),
+            "slower_shapes": sum(p.slower for p in self.points),
+            "geomean_regret": _round(self.geomean_regret),
+            "worst_regret": _round(worst.regret if worst else None),
+            "worst_sizes": dict(worst.sizes) if worst else {},
+            "worst_key": [list(t) for t in worst.key] if worst else None,
+            "workload_lost": _round(self.workload_lost),
+            "workload_calls": self.workload_calls,
+            "workload_source": self.workload_source,
+        }
+
+
+@dataclass(frozen=True)
+class ModelQuality:
+    """All sites together: each shape of each site counts once; every figure is derived
+    from the sites'."""
+
+    sites: tuple[SiteQuality, ...]
+
+    @cached_property
+    def points(self) -> tuple[tuple[str, ShapePoint], ...]:
+        return tuple((q.site, p) for q in self.sites for p in q.points)
+
+    @property
+    def shapes(self) -> int:
+        return len(self.points)
+
+    @property
+    def fastest_picked(self) -> float | None:
+        return _fastest_share([p for _, p in self.points])
+
+    @property
+    def geomean_regret(self) -> float | None:
+        return _geomean(p.regret for _, p in self.points)
+
+    @property
+    def worst(self) -> tuple[str, ShapePoint] | None:
+        return max(self.points, key=lambda sp: sp[1].regret, default=None)
+
+    @property
+    def workload_lost(self) -> float | None:
+        best = sum(q.best_us for q in self.sites)
+        return sum(q.lost_us for q in self.sites) / best if best > 0 else None
+
+
+def _fastest_share(points: Sequence[ShapePoint]) -> float | None:
+    """Share of shapes where the pick is the fastest within noise."""
+    return sum(not p.slower for p in points) / len(points) if points else None
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 4)
+
+
+def _geomean(values: Iterable[float]) -> float | None:
+    logs = [math.log(v) for v in values if v > 0]
+    return math.exp(sum(logs) / len(logs)) if logs else None
+
+
+def known_sizes(session: Session) -> list[dict[str, int]]:
+    """Every set of the user's sizes the session knows was run or measured: sweeps' points,
+    the model's workload, baselines; used to name a key by sizes the user typed."""
+    out: list[dict[str, int]] = []
+    for sweep in session.sweeps:
+        out += [dict(p) for p in sweep.points]
+    out += [dict(w) for w in session.model.workload]
+    out += [dict(b.sizes) for b in session.baselines]
+    return out
+
+
+class SizeNamer:
+    """Names a site's runtime key by the user's sizes: from a known run that gives that key,
+    else from the dims that are one symbol each; cached per site and key."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self._known = list({tuple(sorted(s.items())): s for s in known_sizes(session)}.values())
+        """Each set of sizes once: a long workload repeats its few sizes."""
+        self._by_site: dict[str, dict[Key, dict[str, int]]] = {}
+
+    def __call__(self, site: Site, key: Key) -> dict[str, int]:
+        table = self._by_site.get(site.name)
+        if table is None:
+            table = self._by_site[site.name] = {}
+            for sizes in self._known:
+                try:
+                    k = self.session.runtime_key(site, SymbolShape(sizes))
+                except KinspectError:
+                    continue
+                table.setdefault(k, sizes)
+        if key in table:
+            return dict(table[key])
+        values = site.symbol_values(key)
+        return {self.session.label_of(s): v for s, v in sorted(values.items())}
+
+
+def site_quality(session: Session, site: Site, timings: Mapping[tuple[str, Key], KeyTimings] | None = None,
+                 heuristic: str = "inductor", namer: SizeNamer | None = None,
+                 variants: Sequence[int] | None = None) -> SiteQuality:
+    """Every measured key of `site`, decided by `heuristic` (among `variants` only, for a
+    what-if on a subset of the hints) and compared with the fastest of all variants."""
+    timings = timings if timings is not None else timings_by_key(session.measurements)
+    namer = namer or SizeNamer(session)
+    points = []
+    for (name, key), t in timings.items():
+        if name != site.name or t.fastest is None:
+            continue
+        picked = pick(site, key, heuristic, variants)
+        pick_us, best_us = t.median(picked), t.median(t.fastest)
+        if pick_us is None or best_us is None or best_us <= 0:
+            continue
+        points.append(ShapePoint(key, namer(site, key), picked, t.fastest, pick_us / best_us,
+                                 t.slower(picked), pick_us, best_us))
+    points.sort(key=lambda p: (tuple(sorted(p.sizes.items())), p.key))
+    lost, best, calls, source = _workload_lost(session, site, timings, heuristic, variants)
+    return SiteQuality(site.name, tuple(points), lost, best, calls, source)
+
+
+def pick(site: Site, key: Key, heuristic: str = "inductor", variants: Sequence[int] | None = None) -> int:
+    """The variant a heuristic picks at `key`, among `variants` only when given."""
+    if variants is None:
+        return site.decide(key, heuristic).chosen
+    from kinspect.core.dispatch.decision import decide
+
+    sub = decide([site.variants[v].key for v in variants], key, heuristic)
+    return variants[sub.chosen]
+
+
+def workload_calls(session: Session, site: Site) -> tuple[dict[Key, int], str]:
+    """Calls per key at `site` and where they come from: the recorded workload's calls when
+    there are any (what Inductor really ran; the compile's and measurements' runs are not
+    the workload), else the model file's workload."""
+    calls = _recorded_calls(session, site.name)
+    if calls:
+        return calls, "recorded calls"
+    for sizes in session.model.workload:
+        try:
+            key = session.runtime_key(site, SymbolShape(dict(sizes)))
+        except KinspectError:
+            continue
+        calls[key] = calls.get(key, 0) + 1
+    return calls, "model workload"
+
+
+def _workload_lost(session: Session, site: Site, timings: Mapping[tuple[str, Key], KeyTimings],
+                   heuristic: str, variants: Sequence[int] | None) -> tuple[float, float, int, str]:
+    """(GPU us lost, fastest possible us, weighed calls, source) over the workload's calls;
+    a what-if re-decides each call."""
+    calls, source = workload_calls(session, site)
+    lost = best = 0.0
+    weighed = 0
+    for key, n in calls.items():
+        t = timings.get((site.name, key))
+        if t is None or t.fastest is None:
+            continue
+        mine, fastest = t.median(pick(site, key, heuristic, variants)), t.median(t.fastest)
+        if mine is None or fastest is None:
+            continue
+        lost += n * (mine - fastest)
+        best += n * fastest
+        weighed += n
+    return lost, best, weighed, source
+
+
+def _recorded_calls(session: Session, site: str) -> dict[Key, int]:
+    from kinspect.core.session.eventlog import EventLog
+
+    events = session.events
+    if isinstance(events, EventLog):
+        return events.calls_per_key(site)
+    out: dict[Key, int] = {}
+    for e in events:
+        if e.site == site and e.step is not None:
+            out[e.key] = out.get(e.key, 0) + 1
+    return out
+
+
+def model_quality(session: Session, heuristic: str = "inductor",
+                  timings: Mapping[tuple[str, Key], KeyTimings] | None = None) -> ModelQuality:
+    timings = timings if timings is not None else timings_by_key(session.measurements)
+    namer = SizeNamer(session)
+    return ModelQuality(tuple(site_quality(session, s, timings, heuristic, namer) for s in session.sites))
+
+
+def worst_regrets(session: Session, timings: Mapping[tuple[str, Key], KeyTimings] | None = None
+                  ) -> dict[str, float]:
+    """Each measured site's worst pick/fastest (for the inspector's site list), counting
+    only picks slower beyond noise: within noise a site shows none."""
+    out = {}
+    for q in model_quality(session, timings=timings).sites:
+        slow = [p.regret for p in q.points if p.slower]
+        if q.points:
+            out[q.site] = max(slow, default=1.0)
+    return out
+
+
+def ranges_text(points: Sequence[ShapePoint], site: Site, labels: Sequence[str]) -> list[str]:
+    """The runs of consecutive points (in size order) where the pick is slower beyond
+    noise, each as `B=100..128: v0 runs, v1 is fastest (worst ×1.33 at B=100)`."""
+    runs: list[list[ShapePoint]] = []
+    current: list[ShapePoint] = []
+    for p in points:
+        if current and (not p.slower or (p.picked, p.fastest) != (current[-1].picked, current[-1].fastest)):
+            runs.append(current)
+            current = []
+        if p.slower:
+            current.append(p)
+    if current:
+        runs.append(current)
+    out = []
+    for run in runs:
+        worst = max(run, key=lambda p: p.regret)
+        ran = _most_common([p.picked for p in run])
+        best = _most_common([p.fastest for p in run])
+        span = _span(run[0], run[-1])
+        out.append(f"{span}: {labels[ran]} runs, {labels[best]} is fastest "
+                   f"(worst ×{worst.regret:.2f} at {_sizes_text(worst)})")
+    return out
+
+
+def _most_common(values: Sequence[int]) -> int:
+    return max(set(values), key=lambda v: (values.count(v), -v))
+
+
+def _sizes_text(p: ShapePoint) -> str:
+    return " ".join(f"{k}={v}" for k, v in p.sizes.items()) if p.sizes else format_key(p.key)
+
+
+def _span(first: ShapePoint, last: ShapePoint) -> str:
+    if first is last:
+        return _sizes_text(first)
+    a, b = dict(first.sizes), dict(last.sizes)
+    if a and a.keys() == b.keys():
+        differ = [k for k in a if a[k] != b[k]]
+        if len(differ) == 1:
+            k = differ[0]
+            same = " ".join(f"{n}={v}" for n, v in a.items() if n != k)
+            return f"{k}={a[k]}..{b[k]}" + (f" ({same})" if same else "")
+    return f"{_sizes_text(first)} .. {_sizes_text(last)}"

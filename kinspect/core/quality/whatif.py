@@ -1,0 +1,164 @@
+"""What-if on measurements, without recompiling: other heuristics, fewer hints.
+
+Every variant of a site was timed at the measured keys, so the regret of any selection
+rule that chooses among the *same* variants can be computed exactly: for each heuristic
+the core offers and each subset of the compiled hints, pick by that rule among the
+subset's variants and compare with the fastest of all variants. (Compiling with fewer
+hints may emit other kernels: a prediction here is only as good as its verification by
+recompiling, which `kinspect advise` does.)
+
+Hints are a model-wide setting, so a subset applies to every site at once; the figures
+are over all sites' measured keys. Distances come as matrices (keys x variants) per site
+and heuristic, Inductor's exactly (`kinspect.core.dispatch.batch`), so a session with hundreds of
+measured keys and 8 variants per site is answered in well under a second.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from kinspect.core.dispatch.batch import keys_to_array, score_array
+from kinspect.core.dispatch.heuristics import HEURISTICS, NO_KEY_DISTANCE
+from kinspect.core.session.model import Session
+from kinspect.core.dispatch.shapes import Key
+from kinspect.core.session.timings import KeyTimings, timings_by_key
+
+MAX_EXHAUSTIVE = 10
+"""Up to this many hints every subset is tried; beyond, subsets of at most 4 hints."""
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    heuristic: str
+    hints: tuple[int, ...]
+    shapes: int
+    geomean_regret: float
+    worst_regret: float
+    workload_lost: float | None
+    """GPU time lost over the recorded calls (or the model's workload), share of fastest."""
+
+    def label(self) -> str:
+        return f"{self.heuristic} with hints {list(self.hints)}"
+
+    def to_json(self) -> dict[str, object]:
+        return {"heuristic": self.heuristic, "hints": list(self.hints), "shapes": self.shapes,
+                "geomean_regret": round(self.geomean_regret, 4), "worst_regret": round(self.worst_regret, 4),
+                "workload_lost": None if self.workload_lost is None else round(self.workload_lost, 4)}
+
+
+@dataclass
+class _SiteTable:
+    """One site's fully measured keys: times (N x V), distances per heuristic (N x V),
+    calls per key (weights), and each variant's hint."""
+
+    times: np.ndarray
+    best: np.ndarray
+    weights: np.ndarray
+    hints: list[int | None]
+    distances: dict[str, np.ndarray]
+
+
+def distance_matrix(keys: Sequence[Key], hint_keys: Sequence[Key | None], heuristic: str) -> np.ndarray:
+    """Distances (keys x variants) by a heuristic; Inductor's bit for bit."""
+    if heuristic == "inductor":
+        sizes, layout = keys_to_array(keys)
+        return score_array(sizes, layout, hint_keys).distances
+    h = HEURISTICS[heuristic]
+    sizes, layout = keys_to_array(keys)
+    out = np.empty((len(keys), len(hint_keys)))
+    for v, hint in enumerate(hint_keys):
+        if hint is None:
+            out[:, v] = NO_KEY_DISTANCE
+        elif tuple(len(t) for t in hint) == layout:
+            flat = np.array([x for t in hint for x in t], dtype=np.int64)
+            out[:, v] = h.vcombine(h.vterm(sizes, flat))
+        else:  # keys that do not line up: Inductor's zip semantics, key by key
+            out[:, v] = [h.distance(k, hint) for k in keys]
+    return out
+
+
+def _tables(session: Session, timings: Mapping[tuple[str, Key], KeyTimings],
+            calls: Mapping[str, Mapping[Key, int]]) -> list[_SiteTable]:
+    out = []
+    for site in session.sites:
+        rows = []
+        for (name, key), t in timings.items():
+            if name != site.name or t.fastest is None:
+                continue
+            times = [t.median(v.index) for v in site.variants]
+            if all(x is not None and x > 0 for x in times):
+                rows.append((key, times))
+        if not rows:
+            continue
+        layouts = {tuple(len(s) for s in k) for k, _ in rows}
+        if len(layouts) > 1:  # one layout per table; the commonest wins
+            common = max(layouts, key=lambda lay: sum(tuple(len(s) for s in k) == lay for k, _ in rows))
+            rows = [r for r in rows if tuple(len(s) for s in r[0]) == common]
+        keys = [k for k, _ in rows]
+        times = np.array([r for _, r in rows], dtype=np.float64)
+        weights = np.array([calls.get(site.name, {}).get(k, 0) for k in keys], dtype=np.float64)
+        out.append(_SiteTable(times, times.min(axis=1), weights, [v.hint for v in site.variants],
+                              {h: distance_matrix(keys, site.keys, h) for h in HEURISTICS}))
+    return out
+
+
+def _subsets(hints: Sequence[int]) -> list[tuple[int, ...]]:
+    largest = len(hints) if len(hints) <= MAX_EXHAUSTIVE else 4
+    return [c for r in range(1, largest + 1) for c in itertools.combinations(hints, r)]
+
+
+def what_ifs(session: Session, timings: Mapping[tuple[str, Key], KeyTimings] | None = None,
+             calls: Mapping[str, Mapping[Key, int]] | None = None) -> list[WhatIf]:
+    """Every heuristic with every subset of the compiled hints, best (lowest geometric-mean
+    regret, then fewer hints) first; empty when no key has every variant measured."""
+    timings = timings if timings is not None else timings_by_key(session.measurements)
+    calls = calls if calls is not None else _calls(session)
+    tables = _tables(session, timings, calls)
+    if not tables:
+        return []
+    hints = sorted({h for t in tables for h in t.hints if h is not None})
+    out = []
+    for heuristic in HEURISTICS:
+        for subset in _subsets(hints):
+            r = _evaluate(tables, heuristic, set(subset))
+            if r is not None:
+                out.append(WhatIf(heuristic, subset, *r))
+    out.sort(key=lambda w: (round(w.geomean_regret, 9), len(w.hints), w.heuristic != "inductor", w.hints))
+    return out
+
+
+def _evaluate(tables: list[_SiteTable], heuristic: str, subset: set[int]) -> tuple[int, float, float, float | None] | None:
+    logs, worst, lost, best_total = [], 1.0, 0.0, 0.0
+    for t in tables:
+        cols = [v for v, h in enumerate(t.hints) if h is None or h in subset]
+        if not cols:
+            return None
+        d = t.distances[heuristic][:, cols]
+        pick = np.asarray(cols)[np.argmin(d, axis=1)]  # first minimum, as Inductor
+        mine = t.times[np.arange(len(pick)), pick]
+        regret = mine / t.best
+        logs.append(np.log(regret))
+        worst = max(worst, float(regret.max()))
+        lost += float((t.weights * (mine - t.best)).sum())
+        best_total += float((t.weights * t.best).sum())
+    all_logs = np.concatenate(logs)
+    return (len(all_logs), float(np.exp(all_logs.mean())), worst,
+            lost / best_total if best_total > 0 else None)
+
+
+def _calls(session: Session) -> dict[str, dict[Key, int]]:
+    """Calls per site and key: the recording's, else the model file's workload."""
+    from kinspect.core.quality.overview import workload_calls
+
+    return {s.name: workload_calls(session, s)[0] for s in session.sites}
+
+
+def current(results: Sequence[WhatIf], hints: Sequence[int]) -> WhatIf | None:
+    """The configuration the session ran: Inductor's heuristic with every compiled hint."""
+    want = tuple(sorted(hints))
+    return next((w for w in results if w.heuristic == "inductor" and w.hints == want), None)
+

@@ -1,0 +1,164 @@
+"""The checks every field of a session file passes before it becomes part of a session.
+
+Every field is checked for type and size, with the path of the offending field in the
+error, and names may not hold control characters, so a hostile file is either refused in
+one line or shown as the plain text it is.
+
+A recording holds up to millions of dispatch events, so the file stores them as columns
+of small integers and the reader checks a column at a time with whole-list checks that
+run in C; the per-value checks only run to name the first bad value once a column is
+known to hold one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kinspect.core.errors import SessionError, echo
+from kinspect.core.session.model import Site
+from kinspect.core.dispatch.shapes import MAX_SIZE, Key
+
+MAX_NAME = 256
+MAX_TEXT = 64 * 1024
+MAX_SOURCE = 4 * 1024 * 1024
+MAX_WRAPPER = 16 * 1024 * 1024
+MAX_TENSORS = 64
+MAX_RANK = 16
+MAX_RANKS = 1 << 20
+"""Ranks of a distributed job (a tensor's rank is MAX_RANK)."""
+
+_CONTROL = {chr(c) for c in range(32)} | {chr(c) for c in range(0x7F, 0xA0)}
+"""C0, DEL and C1: ESC and CSI (U+009B) start terminal escape sequences."""
+_SOURCE_OK = {"\n", "\t", "\r"}
+
+
+def _fail(path: str, what: str) -> SessionError:
+    return SessionError(f"{path}: {what}")
+
+
+def _obj(value: Any, path: str) -> Mapping[str, Any]:
+    if not isinstance(value, dict):
+        raise _fail(path, f"expected an object, got {_kind(value)}")
+    return value
+
+
+def _list(value: Any, path: str, limit: int | None = None) -> list[Any]:
+    if not isinstance(value, list):
+        raise _fail(path, f"expected a list, got {_kind(value)}")
+    if limit is not None and len(value) > limit:
+        raise _fail(path, f"more than {limit} entries")
+    return value
+
+
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
+        type(value), "null" if value is None else type(value).__name__
+    )
+
+
+def _str(value: Any, path: str, limit: int = MAX_NAME, allow: set[str] = frozenset()) -> str:
+    if not isinstance(value, str):
+        raise _fail(path, f"expected a string, got {_kind(value)}")
+    if len(value) > limit:
+        raise _fail(path, f"string longer than {limit} characters ({len(value)})")
+    bad = (set(value) & _CONTROL) - allow
+    if bad:
+        raise _fail(path, f"string holds control character {min(bad)!r}")
+    return value
+
+
+def _opt_str(value: Any, path: str, limit: int = MAX_NAME, allow: set[str] = frozenset()) -> str | None:
+    return None if value is None else _str(value, path, limit, allow)
+
+
+def _int(value: Any, path: str, lo: int = 0, hi: int = MAX_SIZE) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _fail(path, f"expected an integer, got {_kind(value)}")
+    if not lo <= value <= hi:
+        raise _fail(path, f"integer {echo(value)} outside {lo}..{hi}")
+    return value
+
+
+def _opt_int(value: Any, path: str, lo: int = 0, hi: int = MAX_SIZE) -> int | None:
+    return None if value is None else _int(value, path, lo, hi)
+
+
+def _num(value: Any, path: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _fail(path, f"expected a number, got {_kind(value)}")
+    return float(value)
+
+
+def _bool(value: Any, path: str) -> bool:
+    if not isinstance(value, bool):
+        raise _fail(path, f"expected true or false, got {_kind(value)}")
+    return value
+
+
+def _key(value: Any, path: str) -> Key:
+    if type(value) is list and len(value) <= MAX_TENSORS and all(
+        type(t) is list and len(t) <= MAX_RANK and all(type(x) is int and 0 <= x <= MAX_SIZE for x in t) for t in value
+    ):
+        return tuple(map(tuple, value))
+    tensors = _list(value, path, MAX_TENSORS)
+    return tuple(
+        tuple(_int(s, f"{path}[{i}][{j}]") for j, s in enumerate(_list(t, f"{path}[{i}]", MAX_RANK)))
+        for i, t in enumerate(tensors)
+    )
+
+
+def _scalar_map(value: Any, path: str) -> dict[str, Any]:
+    """Config-like maps: string keys, JSON scalars or lists of scalars as values."""
+    out: dict[str, Any] = {}
+    for k, v in _obj(value, path).items():
+        _str(k, f"{path} key")
+        p = f"{path}.{k}"
+        if isinstance(v, str):
+            out[k] = _str(v, p, MAX_TEXT)
+        elif v is None or isinstance(v, (bool, int, float)):
+            out[k] = v
+        elif isinstance(v, list) and len(v) <= 256 and all(
+            x is None or isinstance(x, (bool, int, float)) for x in v
+        ):
+            out[k] = list(v)
+        elif isinstance(v, list) and len(v) <= 256 and all(isinstance(x, str) for x in v):
+            out[k] = [_str(x, p, MAX_NAME) for x in v]
+        else:
+            raise _fail(p, f"expected a number, string, boolean or a short list of them, got {_kind(v)}")
+    return out
+
+
+def _int_column(col: list[Any], path: str, hi: int, nullable: bool = False) -> list[int]:
+    """Check a column of integers in 0..hi; returns its non-null values."""
+    types = set(map(type, col))
+    values = col
+    if nullable and type(None) in types:
+        types.discard(type(None))
+        values = [x for x in col if x is not None]
+    if not (types <= {int} and (not values or (min(values) >= 0 and max(values) <= hi))):
+        check = _opt_int if nullable else _int
+        for i, x in enumerate(col):  # raises at the first bad value
+            check(x, f"{path}[{i}]", 0, hi)
+    return values
+
+
+def _ref_column(col: list[Any], path: str, what: str, table: str, size: int) -> None:
+    """Check a column of indices into a table of `size` entries."""
+    _int_column(col, path, MAX_SIZE)
+    if col and max(col) >= size:
+        i = next(i for i, x in enumerate(col) if x >= size)
+        raise _fail(f"{path}[{i}]", f"no {what} {col[i]} ({table} has {size})")
+
+
+def _variant_column(col: list[Any], path: str, site: list[int], sites: Sequence[Site], counts: list[int],
+                    what: str = "variant", hi: int = 255) -> None:
+    """Variant (or call site) indices, each below its own event's site's count."""
+    values = _int_column(col, path, hi, nullable=True)
+    if not values or max(values) < min(counts):
+        return
+    for i, (v, s) in enumerate(zip(col, site)):
+        if v is not None and v >= counts[s]:
+            raise _fail(f"{path}[{i}]", f"{what} {v} out of range for {sites[s].name} ({counts[s]} {what}s)")

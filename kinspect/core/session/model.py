@@ -1,0 +1,443 @@
+"""The session: everything one recording knows, as plain data.
+
+A session is what `kinspect record` writes and what the inspector, `explain` and the
+exports read, with or without a GPU. It holds compile-time facts (symbols, sites and
+their variants), run-time facts (dispatch events, measurements) and kinspect's findings.
+Reading and writing live in `kinspect.core.session.format`; this module only models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from kinspect.core.dispatch.decision import Decision, decide
+from kinspect.core.errors import KinspectError, ShapeError
+from kinspect.core.dispatch.shapes import FullKey, Key, ParsedShape, SymbolShape
+from kinspect.core.dispatch.symbolic import SizeOverflow, TensorSpec
+from kinspect.core.session.timings import KeyTimings, key_timings
+
+FORMAT = "kinspect-session"
+VERSION = 1
+
+
+@dataclass(frozen=True)
+class Environment:
+    """Where a recording was made; shown in the banner of a recorded session."""
+
+    created: str
+    torch: str | None = None
+    triton: str | None = None
+    python: str | None = None
+    gpu: str | None = None
+    cuda: str | None = None
+    platform: str | None = None
+    config: Mapping[str, Any] = field(default_factory=dict)
+    peaks: Mapping[str, float] = field(default_factory=dict)
+    """Measured ceilings of the GPU (`tflops_bf16`, `gbps`), for share-of-peak figures."""
+    rank: int | None = None
+    """The process's rank in a torchrun job (RANK); None outside one."""
+    world_size: int | None = None
+    """How many ranks the job had (WORLD_SIZE), so a merged view can say which are missing."""
+    local_rank: int | None = None
+    """The rank on its host (LOCAL_RANK): the CUDA device it was pinned to, which `gpu` names."""
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    path: str | None = None
+    name: str | None = None
+    hints: tuple[int, ...] = ()
+    workload: tuple[Mapping[str, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class SymbolInfo:
+    """A symbol of the compiled graph and where it came from in the user's inputs."""
+
+    name: str
+    """Inductor's name (`s97`)."""
+    alias: str | None = None
+    """The user's name for it, from the model file's input builder (`B`)."""
+    sources: tuple[str, ...] = ()
+    """Dynamo's source names (`L['x'].size()[0]`)."""
+    input: str | None = None
+    dim: int | None = None
+    example: int | None = None
+
+    @property
+    def label(self) -> str:
+        return self.alias or self.name
+
+
+@dataclass(frozen=True)
+class AutotuneRow:
+    """One benchmarked choice in the per-hint autotune table."""
+
+    name: str
+    time_us: float | None
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Variant:
+    index: int
+    hint: int | None
+    key: Key | None
+    kernel_name: str
+    source: str = ""
+    source_hash: str = ""
+    config: Mapping[str, Any] = field(default_factory=dict)
+    autotune: tuple[AutotuneRow, ...] = ()
+    winner: str | None = None
+    """Name of the fastest Triton choice in this hint's autotune table."""
+    emitted: str | None = None
+    """Name of the choice Inductor finalized for this hint (the kernel it generated)."""
+    source_path: str | None = None
+
+    @property
+    def label(self) -> str:
+        return f"v{self.index} (hint {self.hint})" if self.hint is not None else f"v{self.index}"
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """One place the wrapper calls a site from: in a transformer, one layer's GEMM.
+
+    Inductor defines one multi-kernel per distinct set of kernels, so repeated layers
+    share it (`multi_kernel_0.run(...)` on twelve lines) and with it one shape cache: the
+    first call at a new shape decides the variant for every later call at that shape."""
+
+    index: int
+    node: str | None = None
+    """Inductor's template buffer behind this call (`buf3`)."""
+    call: str | None = None
+    """The wrapper line that launches it (`multi_kernel_0.run(arg7_1, buf3, ...)`)."""
+    line: int | None = None
+    """That line's number in the graph's wrapper code."""
+    module: str | None = None
+    """The module path in the user's model (`h.0.attn.c_attn`); "" for the root module."""
+    module_class: str | None = None
+    file: str | None = None
+    """The user's source file that made the call, and its line and text."""
+    lineno: int | None = None
+    code: str | None = None
+
+    @property
+    def label(self) -> str:
+        """What a user calls this place: the module path, else Inductor's buffer."""
+        if self.module:
+            if self.module_class and not any(ch.isalpha() for ch in self.module):
+                return f"{self.module} ({self.module_class})"  # `0 (Linear)`: an index alone says little
+            return self.module
+        if self.module == "" and self.module_class:
+            return self.module_class
+        return self.node or f"call {self.index}"
+
+    @property
+    def where(self) -> str | None:
+        """`modeling_gpt2.py:312`, the user's line, when the compile recorded it."""
+        if self.file is None:
+            return None
+        name = self.file.replace("\\", "/").rsplit("/", 1)[-1]
+        return f"{name}:{self.lineno}" if self.lineno is not None else name
+
+
+@dataclass(frozen=True)
+class Site:
+    """One size-hint multi-kernel: a GEMM template with one variant per hint, called from
+    one or more places in the wrapper (`call_sites`), all sharing its shape cache."""
+
+    name: str
+    graph: str
+    op: str
+    tensors: tuple[TensorSpec, ...]
+    variants: tuple[Variant, ...]
+    runtime_tensors: tuple[TensorSpec, ...] | None = None
+    """The tensors whose shapes Inductor keys on at run time, when they differ from
+    `tensors` (an epilogue that brings its own input adds one)."""
+    call: str | None = None
+    """The wrapper line that launches it (the first call site's, for one-line views)."""
+    call_sites: tuple[CallSite, ...] = ()
+    """Where the wrapper calls it from, in wrapper order; empty in sessions recorded
+    before kinspect told call sites apart (read as one unnamed call site)."""
+
+    @cached_property
+    def keys(self) -> tuple[Key | None, ...]:
+        return tuple(v.key for v in self.variants)
+
+    @cached_property
+    def symbols(self) -> frozenset[str]:
+        specs = self.runtime_tensors if self.runtime_tensors is not None else self.tensors
+        return frozenset().union(*(t.symbols for t in specs), *(t.symbols for t in self.tensors))
+
+    def runtime_key(self, env: Mapping[str, int]) -> Key:
+        specs = self.runtime_tensors if self.runtime_tensors is not None else self.tensors
+        return tuple(t.runtime_shape(env) for t in specs)
+
+    def symbol_values(self, key: Key) -> dict[str, int]:
+        """Symbol values readable off a runtime key: wherever a dim's size is exactly one
+        symbol, the key holds its value. Symbols only inside expressions stay unknown."""
+        specs = self.runtime_tensors if self.runtime_tensors is not None else self.tensors
+        out: dict[str, int] = {}
+        for spec, shape in zip(specs, key):
+            for expr, size in zip(spec.sizes, shape):
+                if isinstance(expr.tree, str):
+                    out.setdefault(expr.tree, size)
+        return out
+
+    def decide(self, runtime: Key, heuristic: str = "inductor") -> Decision:
+        return decide(self.keys, runtime, heuristic)
+
+    def labels(self) -> list[str]:
+        return [v.label for v in self.variants]
+
+    def call_site(self, index: int | None) -> CallSite | None:
+        if index is None or not 0 <= index < len(self.call_sites):
+            return None
+        return self.call_sites[index]
+
+    @property
+    def title(self) -> str:
+        """The site as a user names it: its first call site's module, and how many more."""
+        if not self.call_sites:
+            return self.name
+        first = self.call_sites[0].label
+        more = len(self.call_sites) - 1
+        return first + (f" +{more}" if more else "")
+
+
+@dataclass(frozen=True)
+class Graph:
+    name: str
+    wrapper_path: str | None = None
+    sites: tuple[str, ...] = ()
+    no_site_reason: str | None = None
+    """Why this graph has no size-hint multi-kernel, when it has none."""
+    wrapper_code: str | None = None
+    """The output code Inductor wrote (the wrapper file lives on the recording machine)."""
+
+
+@dataclass(slots=True)
+class DispatchEvent:
+    """One call of a site's `run`: what Inductor did, and what kinspect predicted.
+
+    Treated as immutable but not frozen: a frozen dataclass sets each field through
+    `object.__setattr__`, which made building a 100,000-event session 80 ms slower."""
+
+    seq: int
+    site: str
+    key: Key
+    picked: int
+    """The variant Inductor ran."""
+    predicted: int
+    """The variant kinspect's model of Inductor chose; differing from `picked` is a finding."""
+    cache_hit: bool
+    step: int | None = None
+    """Index into the workload (or the `--shapes` list) that caused the call."""
+    t_ns: int | None = None
+    override: int | None = None
+    """A variant the user forced for this call, in which case `picked` is that variant."""
+    call_site: int | None = None
+    """Which of the site's call sites ran it (None: recorded before call sites were told apart)."""
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """A variant's measured latency at one runtime key."""
+
+    site: str
+    key: Key
+    variant: int
+    method: str
+    median_us: float | None
+    p20_us: float | None = None
+    p80_us: float | None = None
+    samples: int = 0
+    l2_flush: bool = False
+    tflops: float | None = None
+    gbps: float | None = None
+    error: str | None = None
+
+
+BASELINE_KINDS = ("eager", "static", "exact_hint", "hinted")
+"""What a baseline can be: the file reader refuses any other kind, the live pipeline runs these."""
+
+INSPECTED_KINDS = ("hinted", "oracle")
+"""What `kinspect compare` times on the inspected compile itself, in its own process:
+`hinted` (Inductor's picks) and `oracle` (the fastest measured variant forced at every site)."""
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The whole model at one shape without size-hint dispatch (or with it, for reference):
+    `eager`, `static` (compiled for exactly this shape), `exact_hint` (one hint: this size)
+    or `hinted` (the session's own hints), each compiled afresh in a process of its own."""
+
+    sizes: Mapping[str, int]
+    kind: str
+    wall_us: float | None = None
+    """Median whole-call time by CUDA events (includes launch overhead)."""
+    gpu_us: float | None = None
+    """Median per call of the summed CUPTI kernel durations."""
+    error: str | None = None
+    inspected: bool = False
+    """Timed on the inspected compile in kinspect's process (`hinted`, `oracle`), not
+    compiled afresh; sessions from before `kinspect compare` have none."""
+
+    @property
+    def label(self) -> str:
+        """The kind as tables name it: the inspected compile's kinds say so."""
+        return f"{self.kind} (this compile)" if self.inspected else self.kind
+
+
+@dataclass(frozen=True)
+class Recompile:
+    """The same model compiled again in a fresh process (fresh caches), and every variant of
+    every site timed at a set of sizes: autotuning differs between compiles, so one
+    compile's figures carry the spread of several (`kinspect compare --compiles N`), and a
+    proposed hint set is checked by compiling it (`kinspect advise`)."""
+
+    hints: tuple[int, ...]
+    purpose: str
+    """`variance` (the session's own hints again) or `verify` (a hint set `advise` checks)."""
+    variants: Mapping[str, tuple[tuple[int | None, str], ...]]
+    """Per site, each variant's hint and kernel identity (its source hash, else its name),
+    in variant order: which config each hint's autotuning emitted in that compile."""
+    measurements: tuple[Measurement, ...] = ()
+    error: str | None = None
+    """Why the compile or its timings failed, when they did."""
+
+
+RECOMPILE_PURPOSES = ("variance", "verify")
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """Sizes at which every variant of every site was timed, to map dispatch quality
+    across the shape space (`kinspect sweep`); the timings are ordinary measurements."""
+
+    ranges: Mapping[str, tuple[int, int]]
+    """Each swept size (the user's name) and its range, inclusive."""
+    points: tuple[Mapping[str, int], ...]
+    """The sizes measured, in the order they were: grid points, decision boundaries on
+    both sides, the workload's sizes."""
+    skipped: tuple[tuple[Mapping[str, int], str], ...] = ()
+    """Sizes that were not measured, and why (too large for memory, cancelled)."""
+
+
+SEVERITIES = ("info", "warning", "error")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """Something kinspect noticed, stated in one sentence a user can act on."""
+
+    kind: str
+    message: str
+    severity: str = "warning"
+    site: str | None = None
+    graph: str | None = None
+    variants: tuple[int, ...] = ()
+
+
+@dataclass
+class Session:
+    environment: Environment
+    model: ModelInfo = field(default_factory=ModelInfo)
+    symbols: list[SymbolInfo] = field(default_factory=list)
+    graphs: list[Graph] = field(default_factory=list)
+    sites: list[Site] = field(default_factory=list)
+    events: Sequence[DispatchEvent] = field(default_factory=list)
+    measurements: list[Measurement] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    baselines: list[Baseline] = field(default_factory=list)
+    sweeps: list[Sweep] = field(default_factory=list)
+    recompiles: list[Recompile] = field(default_factory=list)
+    truncated: str | None = None
+    """Set when the file was cut short (a killed recording): what was lost, in words."""
+
+    def site(self, name: str) -> Site:
+        for s in self.sites:
+            if s.name == name:
+                return s
+        known = ", ".join(s.name for s in self.sites) or "none"
+        raise KinspectError(f"no site named {name!r}; this session has: {known}")
+
+    def symbol_names(self) -> list[str]:
+        """What a user may type on the left of `=`: aliases first, Inductor names too."""
+        out = [s.alias for s in self.symbols if s.alias]
+        out += [s.name for s in self.symbols if s.name not in out]
+        return out
+
+    def resolve(self, values: Mapping[str, int]) -> dict[str, int]:
+        """Map user-typed names (alias or Inductor name) to Inductor symbol values."""
+        by_name: dict[str, SymbolInfo] = {}
+        for s in self.symbols:
+            by_name[s.name] = s
+            if s.alias:
+                by_name.setdefault(s.alias, s)
+        env: dict[str, int] = {}
+        given: dict[str, str] = {}
+        for typed, value in values.items():
+            sym = by_name.get(typed)
+            if sym is None:
+                known = ", ".join(s.label for s in self.symbols) or "none"
+                raise ShapeError(f"unknown symbol {typed}; this session has: {known}")
+            if sym.name in env and env[sym.name] != value:
+                first = given[sym.name]
+                raise ShapeError(f"{first}={env[sym.name]} and {typed}={value} are the same size "
+                                 f"({sym.label}, Inductor's {sym.name}): give it once")
+            env[sym.name] = value
+            given.setdefault(sym.name, typed)
+        return env
+
+    def runtime_key(self, site: Site, shape: ParsedShape) -> Key:
+        """The runtime key a site sees for a typed shape; errors say what is missing."""
+        if isinstance(shape, FullKey):
+            return shape.key
+        assert isinstance(shape, SymbolShape)
+        env = self.resolve(shape.values)
+        missing = sorted(site.symbols - env.keys())
+        if missing:
+            names = ", ".join(self.label_of(m) for m in missing)
+            raise ShapeError(f"{site.name} needs a value for {names}")
+        try:
+            return site.runtime_key(env)
+        except SizeOverflow as e:
+            raise e.named(self.aliases) from None
+
+    @property
+    def aliases(self) -> dict[str, str]:
+        """Inductor's symbol names to the user's (`s33` to `B`), where the model named them."""
+        return {s.name: s.alias for s in self.symbols if s.alias}
+
+    def label_of(self, symbol: str) -> str:
+        for s in self.symbols:
+            if s.name == symbol:
+                return s.alias or s.name
+        return symbol
+
+    def baselines_at(self, sizes: Mapping[str, int]) -> list[Baseline]:
+        """The latest baseline of each kind (a fresh `hinted` compile and the inspected one
+        apart) taken where the model's sizes include `sizes` (by the model's size names or
+        the symbols they alias): baselines are whole-model figures, not a site's."""
+        aliases = self.aliases
+        want = {aliases.get(k, k): v for k, v in sizes.items()}
+        latest: dict[tuple[str, bool], Baseline] = {}
+        for b in self.baselines:
+            if all(b.sizes.get(k) == v for k, v in want.items()):
+                latest.pop((b.kind, b.inspected), None)
+                latest[(b.kind, b.inspected)] = b
+        return list(latest.values())
+
+    def measurements_at(self, site: str, key: Key, method: str | None = None) -> dict[int, Measurement]:
+        """The measurement of each variant of a site at a key that counts there (see
+        `kinspect.core.session.timings`); with `method`, the latest by that method alone."""
+        return dict(self.timings_at(site, key, method).measured)
+
+    def timings_at(self, site: str, key: Key, method: str | None = None) -> KeyTimings:
+        """Fastest, regret and the noise rule at a site and key: `kinspect.core.session.timings`."""
+        return key_timings((m for m in self.measurements if m.site == site and m.key == key), method)
