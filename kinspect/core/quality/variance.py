@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kinspect.core.quality.overview import SizeNamer
+from kinspect.core.quality.rules import session_rule
 from kinspect.core.session.model import Finding, Recompile, Session, Site
 from kinspect.core.dispatch.shapes import Key, format_key
 from kinspect.core.session.timings import KeyTimings, timings_by_key
@@ -115,6 +116,7 @@ def widest(found: Iterable[Spread]) -> list[Spread]:
     return sorted(out.values(), key=lambda s: -(s.ratio or 0))
 
 
+@session_rule("unstable-autotune")
 def unstable_autotune(session: Session) -> list[Finding]:
     """A hint whose emitted kernel changed across compiles, with more than 10% between its
     slowest and fastest time at some key. Derived on every refresh of a live session: a

@@ -31,6 +31,7 @@ from typing import Any
 
 from kinspect.core.errors import KinspectError
 from kinspect.core.quality.overview import SizeNamer
+from kinspect.core.quality.rules import rank_rule
 from kinspect.core.session.model import Finding, Session, Site, Variant
 from kinspect.core.dispatch.shapes import Key
 from kinspect.core.session.timings import KeyTimings, timings_by_key
@@ -38,7 +39,6 @@ from kinspect.core.session.timings import KeyTimings, timings_by_key
 STRAGGLER_SHARE = 0.10
 """A rank's pick is a straggler when it costs the others more than this share of the
 step's GPU time in that site."""
-RANK_KINDS = frozenset({"rank-divergence", "straggler"})
 
 
 @dataclass(frozen=True)
@@ -180,13 +180,13 @@ class MergedRanks:
 
     @cached_property
     def findings(self) -> list[Finding]:
-        return divergence_findings(self.divergences) + straggler_findings(self.stragglers)
+        return rank_rule.derive(self)
 
     def lead(self) -> Session:
         """The lowest rank's session with the job's findings added: what the inspector shows
         beside the Ranks view."""
         s = self.sessions[0]
-        return replace(s, findings=[f for f in s.findings if f.kind not in RANK_KINDS] + self.findings)
+        return replace(s, findings=[f for f in s.findings if f.kind not in rank_rule.kinds] + self.findings)
 
     def table(self) -> StepTable:
         """Per step, a row per rank: its sizes, each site's picks (and measured us), its GPU
@@ -399,9 +399,10 @@ def _describe(site: Site, all_sites: Sequence[Site], differ: Sequence[int]) -> s
 # ------------------------------------------------------------ findings
 
 
-def divergence_findings(divergences: Sequence[Divergence]) -> list[Finding]:
+@rank_rule("rank-divergence")
+def divergence_findings(job: MergedRanks) -> list[Finding]:
     out = []
-    for d in divergences:
+    for d in job.divergences:
         held = "; ".join(f"{_ranks_text(ranks)} {'hold' if len(ranks) > 1 else 'holds'} {text}"
                          for ranks, text in d.groups)
         what = ", ".join(f"v{i}" for i in d.variants) if d.variants else "its variants"
@@ -414,10 +415,11 @@ def divergence_findings(divergences: Sequence[Divergence]) -> list[Finding]:
     return out
 
 
-def straggler_findings(stragglers: Sequence[Straggler]) -> list[Finding]:
+@rank_rule("straggler")
+def straggler_findings(job: MergedRanks) -> list[Finding]:
     """One finding per site and rank, naming its steps and detailing the costliest."""
     grouped: dict[tuple[str, int], list[Straggler]] = {}
-    for x in stragglers:
+    for x in job.stragglers:
         grouped.setdefault((x.site, x.rank), []).append(x)
     out = []
     for (site, rank), xs in grouped.items():
