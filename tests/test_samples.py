@@ -16,7 +16,7 @@ import pytest
 
 from kinspect.core.quality.explain import explain_site
 from kinspect.core.store import load
-from kinspect.core.dispatch.shapes import parse_shape
+from kinspect.core.dispatch.shapes import parse_shape, sizes_text
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples"
@@ -66,7 +66,7 @@ def test_a_recorded_sample_opens_validates_and_explains(path, kinspect_cli):
 
     workload = session.model.workload
     assert workload, f"{script_of(path).name} has a workload to step through"
-    shape = " ".join(f"{k}={v}" for k, v in workload[0].items())
+    shape = sizes_text(workload[0])
     result = kinspect_cli("explain", path, "--shape", shape)
     assert result.returncode == 0, result.stderr
     for site in session.sites:

@@ -55,7 +55,7 @@ from kinspect.core.quality.overview import model_quality
 from kinspect.core.session.call_sites import LayerGroup, group_layers
 from kinspect.core.session.model import Baseline, Session
 from kinspect.core.store import load
-from kinspect.core.dispatch.shapes import SymbolShape, format_key, parse_shape
+from kinspect.core.dispatch.shapes import SymbolShape, format_key, parse_shape, sizes_text
 from kinspect.core.session.timings import method_title, timings_by_key
 from kinspect.core.quality.whatif import what_ifs
 
@@ -149,7 +149,7 @@ def _baseline_table(baselines: list[Baseline]) -> Table:
         t.add_column(col, justify="right" if "us" in col else "left")
     for b in baselines:
         t.add_row(
-            Text(b.label), Text(" ".join(f"{k}={v}" for k, v in b.sizes.items())),
+            Text(b.label), Text(sizes_text(b.sizes)),
             "" if b.gpu_us is None else f"{b.gpu_us:.1f}", "" if b.wall_us is None else f"{b.wall_us:.1f}",
             Text(b.error or "", style="red"),
         )

@@ -33,7 +33,7 @@ from kinspect.core.errors import KinspectError
 from kinspect.core.quality.overview import SizeNamer
 from kinspect.core.quality.rules import rank_rule
 from kinspect.core.session.model import Finding, Session, Site, Variant
-from kinspect.core.dispatch.shapes import Key
+from kinspect.core.dispatch.shapes import Key, sizes_text
 from kinspect.core.session.timings import KeyTimings, timings_by_key
 
 STRAGGLER_SHARE = 0.10
@@ -197,7 +197,7 @@ class MergedRanks:
         for st in self.steps:
             top, waits = st.slowest(), st.waits()
             for r in st.ranks:
-                cells = [str(st.step), str(r.rank), " ".join(f"{k}={v}" for k, v in r.sizes.items())]
+                cells = [str(st.step), str(r.rank), sizes_text(r.sizes)]
                 cells += [_work_text(r.sites.get(name)) for name in self.site_names]
                 cells.append("" if r.gpu_us is None else f"{r.gpu_us:.1f}")
                 cells.append("slowest" if r.rank == top else (f"{waits[r.rank]:.1f}" if r.rank in waits else ""))
@@ -424,7 +424,7 @@ def straggler_findings(job: MergedRanks) -> list[Finding]:
     out = []
     for (site, rank), xs in grouped.items():
         worst = max(xs, key=lambda x: (x.share, -x.step))
-        sizes = " ".join(f"{k}={v}" for k, v in worst.sizes.items())
+        sizes = sizes_text(worst.sizes)
         picks = ", ".join(f"v{p}" for p in worst.picks)
         steps = ", ".join(str(x.step) for x in xs[:8]) + (", ..." if len(xs) > 8 else "")
         out.append(Finding(
