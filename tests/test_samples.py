@@ -43,7 +43,6 @@ RANKS_SAMPLES = {"ddp.py"}
 """Recorded by torchrun on two GPUs (scripts/device_session.sh ranks), one session per rank."""
 
 
-@pytest.mark.xfail(not SESSIONS, reason="recorded on the device", strict=False)
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
 def test_each_sample_has_a_recorded_session(script):
     found = recordings(script)
