@@ -179,3 +179,20 @@ def test_a_closed_recording_reads_back_as_the_session_it_saved(live, tmp_path):
     assert (logged.symbols, logged.graphs, logged.sites, logged.events) == (
         saved.symbols, saved.graphs, saved.sites, saved.events)
     assert saved.graphs[0].wrapper_code == live.inductor.graphs[0].path.read_text()
+
+
+def test_measuring_grabs_the_arguments_of_the_sites_real_call_and_puts_run_back(live):
+    from kinspect.inductor.measurements import grabbed_arguments
+
+    live.compile()
+    live.run_sizes({"B": 9000})
+    sites = live.recorder.sites
+    with grabbed_arguments(sites[1:]) as grabbed:
+        assert live.run_sizes({"B": 700}).error is None
+        live.run_sizes({"B": 5000})
+    assert {i: [tuple(a.shape) for a in args] for i, (args, _) in grabbed.items()} == {
+        1: [(4096,), (5000, 1024), (4096, 1024), (5000, 4096)]}
+    events = len(live.session.events)
+    live.run_sizes({"B": 6000})  # run as Inductor has it again: recorded, nothing grabbed
+    assert [tuple(a.shape) for a in grabbed[1][0]][1] == (5000, 1024)
+    assert len(live.session.events) == events + 1 and live.session.events[-1].key[1] == (6000, 1024)
