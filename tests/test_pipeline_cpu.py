@@ -6,7 +6,10 @@ loads an output-code module written the way Inductor writes one (kernels through
 `async_compile.triton(name, source)`, a real `SizeHintMultiKernelCall` at its top level,
 a `call` that runs it), on meta tensors. The CUDA check, the input builder's device and
 `torch.cuda.synchronize` are the other stand-ins; compile, run, the session's assembly,
-the recorder and the crash-safe log are the pipeline's own code.
+the recorder and the crash-safe log are the pipeline's own code. Measuring and timing the
+whole model stand in the GPU's clocks only: the variants are launched by the real
+launcher on the arguments the real run grabbed, and the oracle's forced dispatch is the
+recorder's own.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from kinspect.core.store import load  # noqa: E402
 from kinspect.inductor import pipeline  # noqa: E402
 from kinspect.inductor.capture import GraphRecord, SiteRecord  # noqa: E402
 from kinspect.inductor.modelfile import load_model_file  # noqa: E402
+from kinspect.inductor.measure import Timing  # noqa: E402
 from kinspect.inductor.pipeline import LivePipeline, Options  # noqa: E402
 
 HINTS = (64, 256, 4096)
@@ -49,12 +53,15 @@ import torch
 from torch._inductor.codegen.multi_kernel import SizeHintMultiKernelCall
 
 
+RAN = []
+
+
 class _Kernel:
     def __init__(self, name):
         self.inductor_meta = {"kernel_name": name}
 
     def run(self, *args, **kwargs):
-        pass
+        RAN.append(self.inductor_meta["kernel_name"])
 
 
 class async_compile:
@@ -181,18 +188,71 @@ def test_a_closed_recording_reads_back_as_the_session_it_saved(live, tmp_path):
     assert saved.graphs[0].wrapper_code == live.inductor.graphs[0].path.read_text()
 
 
-def test_measuring_grabs_the_arguments_of_the_sites_real_call_and_puts_run_back(live):
+def test_measuring_grabs_the_arguments_of_each_sites_last_real_call_and_puts_run_back(live):
     from kinspect.inductor.measurements import grabbed_arguments
 
     live.compile()
     live.run_sizes({"B": 9000})
-    sites = live.recorder.sites
-    with grabbed_arguments(sites[1:]) as grabbed:
-        assert live.run_sizes({"B": 700}).error is None
-        live.run_sizes({"B": 5000})
-    assert {i: [tuple(a.shape) for a in args] for i, (args, _) in grabbed.items()} == {
-        1: [(4096,), (5000, 1024), (4096, 1024), (5000, 4096)]}
+    with grabbed_arguments(live.recorder.sites) as grabbed:
+        for b in (700, 5000, 800, 6000):
+            assert live.run_sizes({"B": b}).error is None
+    shapes = {i: [tuple(a.shape) for a in args] for i, (args, _) in grabbed.items()}
+    assert shapes == {0: [(4096,), (800, 1024), (4096, 1024), (800, 4096)],
+                      1: [(4096,), (6000, 1024), (4096, 1024), (6000, 4096)]}
     events = len(live.session.events)
-    live.run_sizes({"B": 6000})  # run as Inductor has it again: recorded, nothing grabbed
-    assert [tuple(a.shape) for a in grabbed[1][0]][1] == (5000, 1024)
-    assert len(live.session.events) == events + 1 and live.session.events[-1].key[1] == (6000, 1024)
+    live.run_sizes({"B": 300})  # run as Inductor has it again: recorded, nothing grabbed
+    assert {i: tuple(args[1].shape) for i, (args, _) in grabbed.items()} == {0: (800, 1024), 1: (6000, 1024)}
+    assert len(live.session.events) == events + 1 and live.session.events[-1].key[1] == (300, 1024)
+
+
+@pytest.fixture
+def gpu_clocks(monkeypatch):
+    """The GPU's clocks: each variant is launched once on the grabbed arguments (the real
+    launcher), then variant 1 reads 10 us, variant 2 20 us, and variant 0 fails; CUPTI
+    reads 0.9 of that; the whole model 50 us (40 on the GPU), a fresh compile 70 (60)."""
+    from kinspect.inductor import measurements, whole_model
+
+    def time_variants(launcher, variants, overheads=None, l2_flush=False, progress=None, cancel=None):
+        for v in variants:
+            launcher.launch(v)
+        return {v: "RuntimeError: out of resources" if v == 0 else Timing(10.0 * v, 9.5 * v, 10.5 * v, 25)
+                for v in variants}
+
+    def time_call(fn):
+        fn()
+        return 50.0, 40.0
+
+    monkeypatch.setattr(measurements, "time_variants", time_variants)
+    monkeypatch.setattr(measurements, "cupti_times", lambda launcher, variants: {
+        v: Timing(9.0 * v, 8.5 * v, 9.5 * v, 20) for v in variants})
+    monkeypatch.setattr(measurements, "measure_peaks", lambda: {"tflops_bf16": 989.0})
+    monkeypatch.setattr(measurements, "measure_overheads", lambda: {"launch_gap_us": 1.0})
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda: (80 << 30, 80 << 30))
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+    monkeypatch.setattr(whole_model, "time_call", time_call)
+    monkeypatch.setattr(whole_model, "run_baseline", lambda model, kind, sizes, hints: {
+        "kind": kind, "wall_us": 70.0, "gpu_us": 60.0})
+
+
+def test_compare_times_each_variant_on_the_real_call_then_the_model_with_the_fastest_forced(live, gpu_clocks):
+    live.compile()
+    ran = live.inductor.graphs[0].module.RAN
+    del ran[:]
+    baselines = live.compare_at({"B": 3000}, ["eager"])
+    key = keys_at(3000)
+    assert [(m.site, m.key, m.variant, m.method, m.median_us, m.error) for m in live.session.measurements] == [
+        ("multi_kernel_0", key, 0, "cuda_events", None, "RuntimeError: out of resources"),
+        ("multi_kernel_0", key, 1, "cuda_events", 10.0, None), ("multi_kernel_0", key, 1, "cupti", 9.0, None),
+        ("multi_kernel_0", key, 2, "cuda_events", 20.0, None), ("multi_kernel_0", key, 2, "cupti", 18.0, None)]
+    v1 = live.session.measurements[1]
+    assert (v1.tflops, v1.gbps) == (2516.582, 7823.36)  # 2*3000*4096*1024 flop, 19,558,400 fp32 values in 10 us
+    assert live.session.environment.peaks == {"tflops_bf16": 989.0, "launch_gap_us": 1.0}
+    assert [(b.kind, b.sizes, b.gpu_us, b.inspected) for b in baselines] == [
+        ("hinted", {"B": 3000}, 40.0, True), ("oracle", {"B": 3000}, 40.0, True), ("eager", {"B": 3000}, 60.0, False)]
+    # The measuring run (Inductor picks variant 2 at 3000), each variant launched, then the
+    # model timed with Inductor's pick and with the fastest (variant 1) forced.
+    assert ran == ["triton_tem_0_2", "triton_tem_0_0", "triton_tem_0_1", "triton_tem_0_2",
+                   "triton_tem_0_2", "triton_tem_0_1"]
+    assert [e.key[1][0] for e in live.session.events] == [100, 3000]  # timing the model records nothing
+    logged = load(live.options.log_path)
+    assert logged.measurements == live.session.measurements
