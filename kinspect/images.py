@@ -15,6 +15,7 @@ from pathlib import Path
 
 from kinspect.core.quality.comparison import TITLES, comparison, series
 from kinspect.core.quality.decision_map import DecisionMap, Heatmap, decision_map
+from kinspect.core.dispatch.shapes import sizes_text
 from kinspect.core.errors import KinspectError
 from kinspect.core.session.model import Session
 from kinspect.core.session.timings import timings_by_key
@@ -107,7 +108,7 @@ def _curves(ax, m: DecisionMap) -> None:  # type: ignore[no-untyped-def]
                    label="fastest changes" if i == 0 else None)
     ax.set_xscale("log", base=2)
     ax.xaxis.set_major_formatter(lambda v, _pos: f"{v:g}")
-    ax.set_xlabel(f"{m.symbol}" + (" (" + " ".join(f"{k}={v}" for k, v in m.fixed.items()) + ")" if m.fixed else ""))
+    ax.set_xlabel(f"{m.symbol}" + (f" ({sizes_text(m.fixed)})" if m.fixed else ""))
     ax.set_yscale("log")
     ax.set_ylabel("kernel µs (log)")
     worst = max(m.points, key=lambda p: p.point.regret)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -30,12 +32,41 @@ def session_file(tmp_path: Path, synthetic: Session) -> Path:
     return path
 
 
+TERMINAL = {"COLUMNS": "240", "NO_COLOR": "1", "TERM": "dumb"}
+"""A wide, colourless terminal, for the same tables whatever runs the tests."""
+
+
 @pytest.fixture
-def kinspect_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
-    """Run `python -m kinspect ARGS` as a user would, with a wide, colourless terminal."""
+def kinspect_cli(monkeypatch: pytest.MonkeyPatch) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """`kinspect ARGS` as a user runs it, in this process: the exit status and what it
+    prints, through the same `cli.main` as `python -m kinspect` (a process of its own
+    costs about a second of imports and adds nothing for a session file)."""
+    from kinspect import cli
 
     def run(*args: str | os.PathLike[str]) -> subprocess.CompletedProcess[str]:
-        env = {**os.environ, "COLUMNS": "240", "NO_COLOR": "1", "TERM": "dumb"}
+        out, err = io.StringIO(), io.StringIO()
+        with monkeypatch.context() as mp:
+            for name, value in TERMINAL.items():
+                mp.setenv(name, value)
+            mp.delenv("FORCE_COLOR", raising=False)
+            mp.chdir(REPO)
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                try:
+                    code = cli.main([str(a) for a in args])
+                except SystemExit as stop:  # argparse's usage errors and --help
+                    code = stop.code if isinstance(stop.code, int) else 2
+        return subprocess.CompletedProcess(["kinspect", *map(str, args)], code, out.getvalue(), err.getvalue())
+
+    return run
+
+
+@pytest.fixture
+def kinspect_process() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """`python -m kinspect ARGS` in a process of its own: for a model file, whose import
+    may do anything to the process that loads it."""
+
+    def run(*args: str | os.PathLike[str]) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, **TERMINAL}
         env.pop("FORCE_COLOR", None)
         return subprocess.run(
             [sys.executable, "-m", "kinspect", *map(str, args)],

@@ -86,3 +86,15 @@ def test_a_second_compile_of_the_same_module_class_is_captured_again():
             torch.compile(fresh_entry(model))(x)
         seen.append(len(cap.graphs))
     assert seen[0] > 0 and seen[1] == seen[0], seen
+
+
+@pytest.mark.parametrize("op", ["baddbmm", "addmm", "bmm", "mm"])
+def test_a_template_known_by_its_fx_origins_is_named_by_its_own_gemm(op):
+    """Without an origin node, the op comes from the FX nodes the template was lowered from
+    (a fused epilogue adds others): `baddbmm` holds `addmm`, `bmm` and `mm` in its name."""
+    from types import SimpleNamespace
+
+    from kinspect.inductor.capture import _op_of
+
+    fx = [SimpleNamespace(target=getattr(torch.ops.aten, name).default) for name in (op, "add", "relu")]
+    assert _op_of(SimpleNamespace(origin_node=None, origins=fx)) == op

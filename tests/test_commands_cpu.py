@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from fake_pipeline import FakePipeline, interrupt_measuring
+from tables import cells
 
 from kinspect import cli
 from kinspect.commands import inspect, recording
@@ -22,11 +23,6 @@ REPO = Path(__file__).resolve().parent.parent
 LINEAR = REPO / "samples" / "linear.py"
 MLP = REPO / "samples" / "mlp.py"
 BROKEN = REPO / "tests" / "fixtures" / "models" / "broken.py"
-
-
-def cells(line: str) -> list[str]:
-    """A table row as the terminal shows it, cell by cell."""
-    return [c.strip() for c in line.split("│")[1:-1]]
 
 
 @pytest.fixture

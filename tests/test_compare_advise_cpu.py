@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from fake_pipeline import FakePipeline, fake_recompile, interrupt_measuring
-from test_commands_cpu import cells
+from tables import cells
 
 from kinspect import cli
 from kinspect.commands import recording

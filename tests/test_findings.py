@@ -9,8 +9,11 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from kinspect.core.dispatch.decision import decide
 from kinspect.core.quality.findings import derive_findings
+from kinspect.core.quality.rules import rank_rule, session_rule, site_rule
 from kinspect.core.session.model import (
     AutotuneRow,
     DispatchEvent,
@@ -21,7 +24,7 @@ from kinspect.core.session.model import (
     Site,
     Variant,
 )
-from kinspect.core.store import load
+from kinspect.core.store import load, save
 from kinspect.core.dispatch.symbolic import SizeExpr, TensorSpec
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
@@ -234,3 +237,34 @@ def test_a_graph_without_a_site_says_why():
         "graph_1 (backward) has no size-hint multi-kernel: no GEMM Inductor could render as a Triton template",
         "info", None, "graph_1 (backward)",
     )]
+
+
+@pytest.fixture
+def declared(monkeypatch):
+    """The rule registries as they are, restored after the test declares a rule of its own."""
+    for rules in (site_rule, session_rule, rank_rule):
+        monkeypatch.setattr(rules, "rules", list(rules.rules))
+
+
+def test_a_rule_declared_alone_is_derived_and_replaces_its_stale_findings(tmp_path, declared):
+    @session_rule("many-calls")
+    def many_calls(session: Session) -> list[Finding]:
+        return [Finding("many-calls", f"{len(session.events)} calls", "info")]
+
+    s = clean()
+    s.findings = [Finding("many-calls", "3 calls, in an older recording", "info")]
+    save(s, tmp_path / "s.json")
+    assert load(tmp_path / "s.json").findings == [Finding("many-calls", "10 calls", "info")]
+
+
+def test_a_site_rule_declared_alone_runs_once_per_site(declared):
+    @site_rule("site-named")
+    def named(site: Site, facts) -> list[Finding]:
+        return [Finding("site-named", f"{site.name}: {len(facts.site_keys[site.name])} keys", "info", site=site.name)]
+
+    assert derive_findings(clean()) == [Finding("site-named", "multi_kernel_0: 8 keys", "info", site="multi_kernel_0")]
+
+
+def test_one_kind_has_one_rule(declared):
+    with pytest.raises(ValueError, match="'slow-pick' is declared twice"):
+        session_rule("slow-pick")(lambda session: [])

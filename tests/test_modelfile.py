@@ -290,16 +290,16 @@ def test_bad_hints(tmp_path, hints):
 # ---------------------------------------------------------------- through the command line
 
 
-def test_record_of_a_broken_file_is_one_error_line_here_and_on_a_gpu(kinspect_cli):
-    result = kinspect_cli("record", MODELS / "broken.py")
+def test_record_of_a_broken_file_is_one_error_line_here_and_on_a_gpu(kinspect_process):
+    result = kinspect_process("record", MODELS / "broken.py")
     assert result.returncode == 2
     assert result.stdout == ""
     assert result.stderr.splitlines() == ["kinspect: error: broken.py:7: syntax error: expected ':'"]
 
 
-def test_a_broken_model_file_is_one_error_line_from_the_command(kinspect_cli):
+def test_a_broken_model_file_is_one_error_line_from_the_command(kinspect_process):
     """`explain MODEL.py` loads the file before it needs a GPU, so the loader's message
     reaches the user on any machine."""
-    result = kinspect_cli("explain", MODELS / "broken.py")
+    result = kinspect_process("explain", MODELS / "broken.py")
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr.splitlines() == ["kinspect: error: broken.py:7: syntax error: expected ':'"]

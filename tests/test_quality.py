@@ -8,7 +8,7 @@ from pathlib import Path
 
 from kinspect.core.quality.findings import derive_findings
 from kinspect.core.quality.overview import model_quality, site_quality
-from kinspect.core.session.model import Measurement, Sweep
+from kinspect.core.session.model import DispatchEvent, Measurement, Sweep
 from kinspect.core.store import load
 from kinspect.core.dispatch.shapes import SymbolShape
 from kinspect.core.quality.whatif import current, what_ifs
@@ -78,17 +78,21 @@ def test_a_sweep_with_nothing_beyond_noise_says_so():
 
 def test_the_workload_weighs_the_loss_by_the_recorded_calls():
     s = linear_with({100: {0: SLOW, 1: FAST, 2: SLOW}, 1000: {0: SLOW, 1: FAST, 2: FAST}})
-    q = site_quality(s, s.sites[0])  # B=100 picks v0 (5 us lost a call), B=1000 picks v1 (none)
-    calls = {e.key: 0 for e in s.events}
-    for e in s.events:
-        calls[e.key] += e.step is not None  # the workload's calls, not the compile's or a measurement's
     site = s.sites[0]
-    n100 = calls[s.runtime_key(site, SymbolShape({"B": 100}))]
-    n1000 = calls[s.runtime_key(site, SymbolShape({"B": 1000}))]
-    assert q.workload_source == "recorded calls" and q.workload_calls == n100 + n1000
-    assert abs(q.workload_lost - n100 * 5.0 / ((n100 + n1000) * 10.0)) < 1e-9 and n100 and n1000
+    b100, b1000, b16 = (s.runtime_key(site, SymbolShape({"B": b})) for b in (100, 1000, 16))
+    s.events = [  # B=100 picks v0 (5 us lost a call), B=1000 picks v1 (none), B=16 is not measured
+        DispatchEvent(0, site.name, b100, 0, 0, False),  # the compile's run: no workload step
+        *(DispatchEvent(1 + i, site.name, b100, 0, 0, i > 0, step=i) for i in range(3)),
+        DispatchEvent(4, site.name, b1000, 1, 1, False, step=3),
+        DispatchEvent(5, site.name, b1000, 1, 1, True),  # a measurement's run
+        *(DispatchEvent(6 + i, site.name, b16, 0, 0, i > 0, step=4 + i) for i in range(2)),
+    ]
+    q = site_quality(s, site)
+    # 3 calls at B=100 lose 5 us each, against 3 x 10 + 1 x 10 us at best
+    assert (q.workload_source, q.workload_calls, q.workload_lost) == ("recorded calls", 4, 15 / 40)
     s.events = []
-    assert site_quality(s, site).workload_source == "model workload"
+    q = site_quality(s, site)  # the model's workload: B=100 and B=1000 once each
+    assert (q.workload_source, q.workload_calls, q.workload_lost) == ("model workload", 2, 5 / 20)
 
 
 def test_the_model_summary_covers_every_site_and_both_methods_agree_on_one_rule():

@@ -16,7 +16,7 @@ import pytest
 
 from kinspect.core.quality.explain import explain_site
 from kinspect.core.store import load
-from kinspect.core.dispatch.shapes import parse_shape
+from kinspect.core.dispatch.shapes import parse_shape, sizes_text
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples"
@@ -43,7 +43,6 @@ RANKS_SAMPLES = {"ddp.py"}
 """Recorded by torchrun on two GPUs (scripts/device_session.sh ranks), one session per rank."""
 
 
-@pytest.mark.xfail(not SESSIONS, reason="recorded on the device", strict=False)
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
 def test_each_sample_has_a_recorded_session(script):
     found = recordings(script)
@@ -66,7 +65,7 @@ def test_a_recorded_sample_opens_validates_and_explains(path, kinspect_cli):
 
     workload = session.model.workload
     assert workload, f"{script_of(path).name} has a workload to step through"
-    shape = " ".join(f"{k}={v}" for k, v in workload[0].items())
+    shape = sizes_text(workload[0])
     result = kinspect_cli("explain", path, "--shape", shape)
     assert result.returncode == 0, result.stderr
     for site in session.sites:

@@ -3,6 +3,7 @@ predicted from one compile with every candidate hint, then verified by compiling
 
 from __future__ import annotations
 
+import argparse
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,8 +38,27 @@ def workload_for(path: str | None, model_steps: list[dict[str, int]], name: str,
     return advise.uniform_workload(name, span[0], span[1], points)
 
 
-def run(model: str, ranges: list[str], workload: str | None, max_hints: int, compiles: int, points: int,
-        candidates: str | None, out: str | None) -> int:
+def add_args(a: argparse.ArgumentParser) -> None:
+    a.description = (
+        "Compile model.py once with every candidate hint (each power of two in the range), time every "
+        "variant at the workload's sizes, choose the subset of at most --max-hints hints that Inductor's "
+        "own heuristic would dispatch best among, then compile it (and the default 64,256,4096) afresh "
+        "and measure. Workload: --workload FILE (B=... per line, an optional count: B=1000 x40), else "
+        "the model file's workload, else uniform over the range in log space.")
+    a.add_argument("model")
+    a.add_argument("--range", dest="ranges", action="append", required=True, metavar="NAME=LO..HI",
+                   help="the size the hints are for and its range, e.g. B=1..16384")
+    a.add_argument("--workload", metavar="FILE", help="sizes to weigh, one per line (B=1000, or B=1000 x40)")
+    a.add_argument("--max-hints", type=int, default=3, help="at most this many hints (default 3)")
+    a.add_argument("--compiles", type=int, default=1, help="fresh compiles per verified hint set (default 1)")
+    a.add_argument("--points", type=int, default=24, help="sizes of the uniform workload (default 24)")
+    a.add_argument("--candidates", help="candidate hints, comma-separated (default: every power of two in the range)")
+    a.add_argument("-o", "--output", metavar="FILE", help="session file (default: MODEL.advise.session.json beside it)")
+
+
+def run(args: argparse.Namespace) -> int:
+    model, ranges, workload, max_hints, compiles = args.model, args.ranges, args.workload, args.max_hints, args.compiles
+    points, candidates, out = args.points, args.candidates, args.output
     from kinspect.inductor import pipeline
     from kinspect.inductor.advise import run_advise
     from kinspect.inductor.modelfile import load_model_file

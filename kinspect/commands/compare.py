@@ -4,6 +4,7 @@ session, and with `--compiles N` the spread of the same hints over fresh compile
 
 from __future__ import annotations
 
+import argparse
 import tempfile
 from pathlib import Path
 
@@ -11,7 +12,7 @@ from rich.console import Console
 
 from kinspect.commands import recording
 from kinspect.commands.compare_view import comparison_table, phases_line, regret_lines, spread_table
-from kinspect.commands.options import parse_hints, parse_steps, progress
+from kinspect.commands.options import parse_hints, parse_steps, progress, session_and_hints
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.quality.boundaries import log_grid
 from kinspect.core.quality.comparison import comparison
@@ -36,8 +37,25 @@ def shapes_for(ranges: list[str] | None, shapes: list[str] | None, points: int) 
     return out
 
 
-def run(model: str, ranges: list[str] | None, shapes: list[str] | None, points: int, compiles: int,
-        out: str | None, hints: str | None) -> int:
+def add_args(c: argparse.ArgumentParser) -> None:
+    c.description = (
+        "Compile model.py with hints; at each shape time every variant, then the whole model with "
+        "Inductor's picks (hinted) and with the fastest variant forced at every site (oracle), both on "
+        "this compile, and exact_hint, static and eager each compiled afresh in a process of its own. "
+        "Prints each kind's geometric-mean slowdown against the best kind per shape; saves it all. "
+        "--compiles N compiles the same hints N times in all (fresh processes) to show the spread.")
+    c.add_argument("model")
+    c.add_argument("--range", dest="ranges", action="append", metavar="NAME=LO..HI",
+                   help="a size and its range: log-spaced shapes over it (repeat for a grid)")
+    c.add_argument("--shapes", nargs="+", metavar="SHAPE", help='shapes instead of a range, e.g. "B=100" "B=1000"')
+    c.add_argument("--points", type=int, default=8, help="shapes over the range (default 8; each costs two fresh compiles)")
+    c.add_argument("--compiles", type=int, default=1, help="compiles of the same hints in all, for the spread (default 1)")
+    session_and_hints(c)
+
+
+def run(args: argparse.Namespace) -> int:
+    model, ranges, shapes, points, compiles = args.model, args.ranges, args.shapes, args.points, args.compiles
+    out, hints = args.output, args.hints
     from kinspect.inductor import pipeline
     from kinspect.inductor.compare import run_compare
     from kinspect.inductor.modelfile import load_model_file

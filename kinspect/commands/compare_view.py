@@ -10,9 +10,9 @@ from rich.table import Table
 from rich.text import Text
 
 from kinspect.core.quality.advise import spread_text
-from kinspect.core.quality.comparison import TITLES, Comparison, sizes_text
+from kinspect.core.quality.comparison import TITLES, Comparison
 from kinspect.core.session.model import Session
-from kinspect.core.dispatch.shapes import format_key
+from kinspect.core.dispatch.shapes import format_key, sizes_text
 from kinspect.core.quality.variance import UNSTABLE_RATIO, compiles, regret_spread, spreads, widest
 
 

@@ -34,9 +34,9 @@ side by side (`kinspect.core.ranks.merged`); `--json` prints `{"ranks": [{"rank"
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -55,7 +55,7 @@ from kinspect.core.quality.overview import model_quality
 from kinspect.core.session.call_sites import LayerGroup, group_layers
 from kinspect.core.session.model import Baseline, Session
 from kinspect.core.store import load
-from kinspect.core.dispatch.shapes import SymbolShape, format_key, parse_shape
+from kinspect.core.dispatch.shapes import SymbolShape, format_key, parse_shape, sizes_text
 from kinspect.core.session.timings import method_title, timings_by_key
 from kinspect.core.quality.whatif import what_ifs
 
@@ -63,10 +63,24 @@ if TYPE_CHECKING:
     from kinspect.inductor.modelfile import ModelFile
 
 
-def run(path: str | Sequence[str], shape: str | None, site: str | None, heuristic: str, as_json: bool,
-        measure: bool = False, hints: str | None = None, l2_flush: bool = False,
-        baselines: str | None = None) -> int:
-    paths = [path] if isinstance(path, str) else list(path)
+def add_args(e: argparse.ArgumentParser) -> None:
+    e.add_argument("session", nargs="+", help="a session or model.py; several rank sessions or a folder of them merge")
+    e.add_argument("--shape", help='runtime shape: "B=1000", or with --site the whole key it sees, '
+                        '"(4096,),(1000,1024),(4096,1024),(1000,4096)" for samples/mlp.py\'s first site')
+    e.add_argument("--site", help="restrict to one site (needed with a full key)")
+    e.add_argument("--heuristic", default="inductor", help="distance to decide by (default: inductor)")
+    e.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    e.add_argument("--measure", action="store_true", help="with model.py: time every variant at --shape on the GPU")
+    e.add_argument("--hints", help="with model.py: multi_kernel_hints, comma-separated")
+    e.add_argument("--l2-flush", action="store_true", help="with --measure: flush L2 between launches (cold-cache timings)")
+    e.add_argument("--baselines", metavar="KINDS",
+                   help="with model.py: whole-model baselines at --shape, comma-separated from eager,static,exact_hint,hinted "
+                        "(each compiled kind costs a compile)")
+
+
+def run(args: argparse.Namespace) -> int:
+    paths, shape, site, heuristic, as_json = list(args.session), args.shape, args.site, args.heuristic, args.json
+    measure, hints, l2_flush, baselines = args.measure, args.hints, args.l2_flush, args.baselines
     if is_merged(paths):
         return _ranks(paths, shape, measure or bool(baselines) or bool(hints), as_json)
     path = paths[0]
@@ -135,7 +149,7 @@ def _baseline_table(baselines: list[Baseline]) -> Table:
         t.add_column(col, justify="right" if "us" in col else "left")
     for b in baselines:
         t.add_row(
-            Text(b.label), Text(" ".join(f"{k}={v}" for k, v in b.sizes.items())),
+            Text(b.label), Text(sizes_text(b.sizes)),
             "" if b.gpu_us is None else f"{b.gpu_us:.1f}", "" if b.wall_us is None else f"{b.wall_us:.1f}",
             Text(b.error or "", style="red"),
         )

@@ -5,8 +5,8 @@ something was measured at two or more sizes, and `kinspect compare`'s chart
 
 from __future__ import annotations
 
+import argparse
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
 from kinspect.core.errors import KinspectError
@@ -15,8 +15,14 @@ from kinspect.core.export import export, export_ranks
 from kinspect.core.store import load
 
 
-def run(session_path: str | Sequence[str], fmt: str, out: str) -> int:
-    paths = [session_path] if isinstance(session_path, str) else list(session_path)
+def add_args(x: argparse.ArgumentParser) -> None:
+    x.add_argument("session", nargs="+", help="a session; several rank sessions or a folder of them: perfetto only")
+    x.add_argument("--format", required=True, choices=("json", "md", "perfetto"), dest="format")
+    x.add_argument("-o", "--output", required=True, metavar="FILE", help="file to write")
+
+
+def run(args: argparse.Namespace) -> int:
+    paths, fmt, out = list(args.session), args.format, args.output
     if is_merged(paths):
         if fmt != "perfetto":
             raise KinspectError(f"--format {fmt} takes one session; a torchrun job's rank sessions export "

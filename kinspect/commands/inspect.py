@@ -8,6 +8,7 @@ with a banner saying where it was made.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import tempfile
@@ -32,8 +33,12 @@ def open_session(path: str | Sequence[str]) -> int:
     return _run(RecordedSource(load(paths[0]), paths[0]))
 
 
-def open_path(path: str | Sequence[str]) -> int:
-    paths = [path] if isinstance(path, str) else list(path)
+def add_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", nargs="+")
+
+
+def run(args: argparse.Namespace) -> int:
+    paths = list(args.path)
     return _run(ranks_source(paths) if is_merged(paths) else source_for_path(paths[0]))
 
 

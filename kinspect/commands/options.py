@@ -3,10 +3,17 @@ the benchmarks that take the same flags; and how a command reports progress."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 from kinspect.core.errors import KinspectError, echo
 from kinspect.core.dispatch.shapes import SymbolShape, parse_shape
+
+
+def session_and_hints(parser: argparse.ArgumentParser) -> None:
+    """The two options of every command that compiles a model and saves its session."""
+    parser.add_argument("-o", "--output", metavar="FILE", help="session file (default: MODEL.session.json beside it)")
+    parser.add_argument("--hints", help="multi_kernel_hints, comma-separated (default: the model's, else 64,256,4096)")
 
 
 def progress(text: str) -> None:

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import argparse
 from kinspect.core.store import load
 
 
-def run(session_path: str, out: str, site: str | None = None) -> int:
+def add_args(pl: argparse.ArgumentParser) -> None:
+    pl.add_argument("session")
+    pl.add_argument("-o", "--output", required=True, metavar="FILE", help="image file: .png or .svg")
+    pl.add_argument("--site", help="only this site")
+
+
+def run(args: argparse.Namespace) -> int:
     from kinspect.images import draw
 
-    n = draw(load(session_path), out, site)
+    out = args.output
+    n = draw(load(args.session), out, args.site)
     print(f"wrote {out} ({n} map{'s' if n != 1 else ''})")
     return 0

@@ -12,6 +12,7 @@ from rich.text import Text
 from kinspect.core.quality.overview import ModelQuality, SiteQuality
 from kinspect.core.session.model import Session
 from kinspect.core.quality.whatif import WhatIf, current
+from kinspect.core.dispatch.shapes import sizes_text
 
 
 def _share(x: float | None) -> str:
@@ -26,7 +27,7 @@ def _worst(q: SiteQuality) -> str:
     w = q.worst
     if w is None:
         return ""
-    where = " ".join(f"{k}={v}" for k, v in w.sizes.items()) or "?"
+    where = sizes_text(w.sizes) or "?"
     return f"{_times(w.regret)} at {where}"
 
 

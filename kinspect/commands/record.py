@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kinspect.commands import recording
-from kinspect.commands.options import parse_baselines, parse_hints, parse_steps, progress
+from kinspect.commands.options import parse_baselines, parse_hints, parse_steps, progress, session_and_hints
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.errors import KinspectError
 
@@ -14,9 +15,23 @@ if TYPE_CHECKING:
     from kinspect.inductor.torchrun import Rank
 
 
-def run(model: str, out: str | None, hints: str | None, shapes: list[str] | None,
-        train: bool, allow_caches: bool, measure: bool = False, l2_flush: bool = False,
-        baselines: str | None = None) -> int:
+def add_args(r: argparse.ArgumentParser) -> None:
+    r.add_argument("model")
+    session_and_hints(r)
+    r.add_argument("--shapes", nargs="+", metavar="SHAPE", help='shapes to run instead of the workload, e.g. "B=100" "B=1000"')
+    r.add_argument("--measure", action="store_true", help="time every variant at each distinct shape run")
+    r.add_argument("--l2-flush", action="store_true", help="with --measure: flush L2 between launches (cold-cache timings)")
+    r.add_argument("--baselines", metavar="KINDS",
+                   help="whole-model baselines at each distinct shape run, comma-separated from "
+                        "eager,static,exact_hint,hinted (each compiled kind costs a compile per shape)")
+    r.add_argument("--train", action="store_true", help="compile for training (default: inference under no_grad)")
+    r.add_argument("--allow-caches", action="store_true",
+                   help="keep Inductor's caches on: faster, but a cache hit skips the compile-time facts (autotune tables, symbolic sizes)")
+
+
+def run(args: argparse.Namespace) -> int:
+    model, out, hints, shapes, train = args.model, args.output, args.hints, args.shapes, args.train
+    allow_caches, measure, l2_flush, baselines = args.allow_caches, args.measure, args.l2_flush, args.baselines
     from kinspect.inductor import torchrun
 
     kinds = parse_baselines(baselines)

@@ -3,6 +3,7 @@ the shape space on the GPU, saved with the session, summed up as dispatch qualit
 
 from __future__ import annotations
 
+import argparse
 import threading
 import time
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 from rich.console import Console
 
 from kinspect.commands import recording
-from kinspect.commands.options import parse_hints, progress
+from kinspect.commands.options import parse_hints, progress, session_and_hints
 from kinspect.commands.quality_view import quality_table, what_if_table
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.errors import KinspectError
@@ -19,7 +20,22 @@ from kinspect.core.quality.sweep_plan import describe, parse_ranges
 from kinspect.core.quality.whatif import what_ifs
 
 
-def run(model: str, ranges: list[str], points: int, out: str | None, hints: str | None) -> int:
+def add_args(w: argparse.ArgumentParser) -> None:
+    w.description = (
+        "Compile model.py with hints, run its workload, then time every variant of every site at "
+        "log-spaced sizes over each --range, both sides of every decision boundary, and the "
+        "workload's sizes. With two ranges the sizes form a grid. A size not swept stays at its "
+        "example value; where a key's dim is a product (B*S rows), sweeping B moves that product "
+        "with S at its example. Ctrl-C stops and keeps what was measured.")
+    w.add_argument("model")
+    w.add_argument("--range", dest="ranges", action="append", required=True, metavar="NAME=LO..HI",
+                   help="a size and its range, e.g. B=1..16384 (repeat for a second size: a grid)")
+    w.add_argument("--points", type=int, default=48, help="grid points in all (default 48; a 2-D grid takes about its square root per size)")
+    session_and_hints(w)
+
+
+def run(args: argparse.Namespace) -> int:
+    model, ranges, points, out, hints = args.model, args.ranges, args.points, args.output, args.hints
     from kinspect.inductor import pipeline
     from kinspect.inductor.modelfile import load_model_file
     from kinspect.inductor.sweep import run_sweep

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kinspect.core.errors import KinspectError
+from kinspect.core.dispatch.operands import gemm_op
 from kinspect.core.dispatch.shapes import Key
 from kinspect.inductor.origins import Origin, origin_of
 
@@ -113,11 +114,7 @@ def _op_of(node: Any) -> str:
     if target is not None:
         return str(getattr(target, "_opname", None) or getattr(target, "__name__", target)).split(".")[0]
     names = sorted(str(getattr(o, "target", o)) for o in getattr(node, "origins", ()) or ())
-    for n in names:
-        for op in ("addmm", "bmm", "baddbmm", "mm", "matmul", "linear"):
-            if op in n:
-                return op
-    return names[0] if names else "template"
+    return next((op for n in names if (op := gemm_op(n))), names[0] if names else "template")
 
 
 class CompileCapture:

@@ -19,7 +19,7 @@ from typing import Any
 
 from kinspect.core.dispatch.shapes import Key, format_key
 from kinspect.core.errors import KinspectError
-from kinspect.core.quality.comparison import sizes_text
+from kinspect.core.dispatch.shapes import sizes_text
 from kinspect.core.quality.roofline import gemm_flops, min_bytes
 from kinspect.core.session.model import Environment, Measurement, Session, Site
 from kinspect.inductor.measure import (

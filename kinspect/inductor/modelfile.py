@@ -29,6 +29,7 @@ from typing import Any
 
 from kinspect.core.errors import KinspectError, echo
 from kinspect.core.dispatch.shapes import MAX_SIZE
+from kinspect.core.dispatch.shapes import sizes_text
 
 
 class ModelFileError(KinspectError):
@@ -76,7 +77,7 @@ class ModelFile:
             if type(e).__name__ == "OutOfMemoryError":
                 raise  # not a bug in the file: the caller reports it for that shape
             raise ModelFileError(
-                f"{self.path.name}: inputs({_fmt(args)}) failed: {type(e).__name__}: {_first_line(e)}"
+                f"{self.path.name}: inputs({sizes_text(args, ', ')}) failed: {type(e).__name__}: {_first_line(e)}"
             ) from e
         return _as_tensors(out, self.path.name)
 
@@ -122,10 +123,6 @@ def distinct_examples(examples: Mapping[str, int]) -> dict[str, int]:
         used.add(v)
         out[name] = v
     return out
-
-
-def _fmt(args: Mapping[str, Any]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in args.items())
 
 
 def _first_line(e: BaseException) -> str:

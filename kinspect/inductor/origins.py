@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-_GEMM_OPS = ("addmm", "baddbmm", "bmm", "mm", "matmul", "linear")
+from kinspect.core.dispatch.operands import GEMM_OPS
+
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)\s*$')
 _ROOT = re.compile(r"^(?:L|G)\[['\"][^'\"]*['\"]\]")
 _ITEM = re.compile(r"""\._modules\[['"]([^'"]+)['"]\]|\[['"]([^'"]+)['"]\]|\[(\d+)\]""")
@@ -124,7 +125,7 @@ def origin_of(ir_node: Any) -> Origin | None:
     nodes += sorted(getattr(ir_node, "origins", ()) or (), key=lambda n: str(getattr(n, "name", "")))
     if not nodes:
         return None
-    gemm = [n for n in nodes if _op_name(n).split(".")[0] in _GEMM_OPS]
+    gemm = [n for n in nodes if _op_name(n).split(".")[0] in GEMM_OPS]
     with_meta = [n for n in gemm + nodes if (getattr(n, "meta", None) or {}).get("nn_module_stack")]
     best = (with_meta or gemm or nodes)[0]
     return describe(best)

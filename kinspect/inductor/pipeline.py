@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from kinspect.core.errors import KinspectError
-from kinspect.core.quality.comparison import sizes_text
+from kinspect.core.dispatch.shapes import sizes_text
 from kinspect.core.session.model import Baseline, Measurement, Session
 from kinspect.inductor import translate
 from kinspect.inductor.assembly import (

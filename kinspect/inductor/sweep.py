@@ -17,13 +17,10 @@ from typing import TYPE_CHECKING
 from kinspect.core.errors import KinspectError
 from kinspect.core.session.model import Sweep
 from kinspect.core.quality.sweep_plan import plan
+from kinspect.core.dispatch.shapes import sizes_text
 
 if TYPE_CHECKING:
     from kinspect.inductor.pipeline import LivePipeline
-
-
-def _fmt(sizes: Mapping[str, int]) -> str:
-    return " ".join(f"{k}={v}" for k, v in sizes.items())
 
 
 def run_sweep(live: LivePipeline, ranges: Mapping[str, tuple[int, int]], points: int,
@@ -47,7 +44,7 @@ def run_sweep(live: LivePipeline, ranges: Mapping[str, tuple[int, int]], points:
             skipped.append((point, stop))
             continue
         say = (lambda text, i=i: progress(f"[{i}/{len(sizes)}] {text}"))
-        say(f"measuring every site at {_fmt(point)}")
+        say(f"measuring every site at {sizes_text(point)}")
         try:
             live.measure(point, progress=say, cancel=cancel)
         except (Cancelled, KeyboardInterrupt):
@@ -56,7 +53,7 @@ def run_sweep(live: LivePipeline, ranges: Mapping[str, tuple[int, int]], points:
             continue
         except KinspectError as e:  # too large for memory, a failing run: this size only
             skipped.append((point, str(e)))
-            progress(f"[{i}/{len(sizes)}] skipped {_fmt(point)}: {e}")
+            progress(f"[{i}/{len(sizes)}] skipped {sizes_text(point)}: {e}")
             continue
         measured.append(point)
     sweep = Sweep(dict(ranges), tuple(measured), tuple(skipped))

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from kinspect.core.dispatch.shapes import Key
-from kinspect.core.quality.comparison import sizes_text
+from kinspect.core.dispatch.shapes import sizes_text
 from kinspect.core.session.model import Baseline, Measurement, Session
 from kinspect.inductor.baseline import run_baseline, time_call
 

@@ -58,7 +58,7 @@ from kinspect.tui.messages import (
     PrepareProgress,
 )
 from kinspect.tui.observed import EventIndex
-from kinspect.tui.present import SYMBOLIC_LEGEND, decision_summary, literal, measured_shapes, runtime_env
+from kinspect.tui.present import SYMBOLIC_LEGEND, decision_summary, measured_shapes, runtime_env
 from kinspect.tui.widgets.banner import Banner
 from kinspect.tui.widgets.breakpoint_list import BreakpointList
 from kinspect.tui.widgets.condition_entry import ConditionEntry
@@ -77,6 +77,7 @@ from kinspect.tui.widgets.source_view import SourceView
 from kinspect.tui.widgets.symbolic_table import SymbolicTable
 from kinspect.tui.widgets.timeline_view import TimelineView
 from kinspect.tui.widgets.variants_table import VariantsTable
+from kinspect.tui.text import literal
 
 TABS = Binding.Group("Tabs", compact=True)
 SITES = Binding.Group("Site", compact=True)

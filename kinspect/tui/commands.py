@@ -16,7 +16,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from kinspect.core.dispatch.heuristics import HEURISTICS
 from kinspect.tui.dialogs import FORMAT_TITLES
-from kinspect.tui.present import literal
+from kinspect.tui.text import literal
 
 if TYPE_CHECKING:
     from kinspect.tui.app import InspectorApp

@@ -32,7 +32,7 @@ from kinspect.tui.debugger import IDLE, PAUSED, RUNNING, Debugger
 from kinspect.tui.dialogs import JumpScreen, OverrideScreen
 from kinspect.tui.live_run import RunStop, SourceGuard
 from kinspect.tui.messages import LivePaused, LiveStepDone
-from kinspect.tui.present import literal
+from kinspect.tui.text import literal
 from kinspect.tui.widgets.breakpoint_list import BreakpointList
 from kinspect.tui.widgets.condition_entry import ConditionEntry
 from kinspect.tui.widgets.condition_input import ConditionInput

@@ -22,7 +22,7 @@ from textual.worker import Worker, WorkerState
 from kinspect.core.errors import KinspectError
 from kinspect.core.export import FORMATS, export
 from kinspect.core.session.model import Session
-from kinspect.tui.present import literal
+from kinspect.tui.text import literal
 
 CANCEL = Binding("escape", "dismiss(None)", "Cancel", id="kinspect.dialog.cancel",
                  tooltip="Close this prompt without doing anything")

@@ -10,7 +10,6 @@ only place what these functions build.
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Mapping, Sequence
 
 from rich.cells import cell_len
@@ -28,21 +27,11 @@ from kinspect.core.session.timings import KeyTimings, method_title
 from kinspect.core.quality.variance import CompileTimes, regrets_at
 
 from kinspect.tui.observed import Observed
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+from kinspect.tui.text import literal, plain
 
 CHOSEN = "▶"
 TIED = "="
 MISMATCH = "!"
-
-
-def literal(text: str) -> str:
-    """Control characters (escape sequences included) as visible `\\x1b`-style text."""
-    return _CONTROL.sub(lambda m: repr(m.group(0))[1:-1], text)
-
-
-def plain(text: str, style: str = "") -> Text:
-    return Text(literal(text), style=style)
 
 
 def column_widths(labels: Sequence[str], rows: Sequence[Sequence[Text]]) -> list[int]:

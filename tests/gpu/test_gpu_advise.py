@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 
 from gpu_cases import SAMPLES
-from test_gpu_cli import cells, kinspect
+from gpu_cli import kinspect
+from tables import cells
 
 from kinspect.core.store import load
 

@@ -6,35 +6,14 @@ samples/linear.py, asserted on the exit status, what is printed and what is save
 from __future__ import annotations
 
 import json
-import os
-import re
-import subprocess
-import sys
 
-from gpu_cases import ROOT, SAMPLES
+from gpu_cases import SAMPLES
+from gpu_cli import kinspect
+from tables import cells
 
 from kinspect.core.store import load
 
 LINEAR = SAMPLES / "linear.py"
-
-
-def kinspect(*args: object) -> subprocess.CompletedProcess[str]:
-    """A compile takes ~20 s and each compiled baseline another; allow minutes."""
-    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", "TERM": "dumb"}
-    env.pop("FORCE_COLOR", None)
-    result = subprocess.run([sys.executable, "-m", "kinspect", *map(str, args)], cwd=ROOT, env=env,
-                            capture_output=True, text=True, timeout=1200)
-    print(result.stderr[-4000:])
-    assert result.returncode == 0, result.stderr
-    # Inductor logs a benign autotuning failure (a config over the shared-memory limit) with
-    # its traceback, glog-style; kinspect itself must print none.
-    ours = [line for line in result.stderr.splitlines() if not re.match(r"[EWI]\d{4} \d\d:\d\d:\d\d", line)]
-    assert not any(line.startswith("Traceback") for line in ours), result.stderr
-    return result
-
-
-def cells(line: str) -> list[str]:
-    return [c.strip() for c in line.split("│")[1:-1]]
 
 
 def test_record_saves_a_session_that_opens_and_its_log(tmp_path):

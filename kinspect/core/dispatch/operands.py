@@ -20,6 +20,15 @@ OPERANDS: dict[str, tuple[str, ...]] = {
 }
 """Each op's template inputs in Inductor's order; its output is `out`."""
 
+GEMM_OPS = ("baddbmm", "matmul", "linear", "addmm", "bmm", "mm")
+"""The GEMMs a size-hint template can come from, longest first: `addmm`, `bmm` and `mm`
+are all inside `baddbmm`, so a name is the first of these it contains."""
+
+
+def gemm_op(name: str) -> str | None:
+    """The GEMM an FX target's name (`aten.baddbmm.default`) calls, if any."""
+    return next((op for op in GEMM_OPS if op in name), None)
+
 
 def operand_names(op: str, tensors: Sequence[TensorSpec]) -> list[str]:
     """One name per tensor: its part in `op` (`x`, `weight`, `out`), else Inductor's."""

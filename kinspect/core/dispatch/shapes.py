@@ -9,6 +9,7 @@ the inspector re-parses on every keystroke and shows the message inline.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kinspect.core.errors import ShapeError, echo
@@ -52,6 +53,16 @@ def format_key(key: Key) -> str:
         return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
 
     return "(" + ", ".join(one(s) for s in key) + ")"
+
+
+def sizes_text(sizes: Mapping[str, object], sep: str = " ") -> str:
+    """`B=1000 S=64`: named sizes as a user types them (and `parse_shape` reads back)."""
+    return sep.join(f"{k}={v}" for k, v in sizes.items())
+
+
+def sizes_or_key(sizes: Mapping[str, object], key: Key) -> str:
+    """A shape by the user's sizes where they are known, else by the key Inductor sees."""
+    return sizes_text(sizes) if sizes else format_key(key)
 
 
 @dataclass(frozen=True)

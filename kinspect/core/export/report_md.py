@@ -11,16 +11,16 @@ distinct keys, not 100,000 rows.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kinspect.core.quality.comparison import TITLES, Row, comparison, sizes_text
+from kinspect.core.quality.comparison import TITLES, Row, comparison
 from kinspect.core.session.eventlog import deciders
 from kinspect.core.export.markdown import code, prose, quote, table
 from kinspect.core.session.model import DispatchEvent, Session, Site
 from kinspect.core.quality.overview import SizeNamer, model_quality
-from kinspect.core.dispatch.shapes import Key, format_key
+from kinspect.core.dispatch.shapes import Key, format_key, sizes_or_key, sizes_text
 from kinspect.core.quality.variance import regret_spread, spreads, widest
 from kinspect.core.quality.whatif import current, what_ifs
 
@@ -70,11 +70,11 @@ def _quality(s: Session) -> list[str]:
         geomean = _times(sq.geomean_regret) + (
             f" (×{min(across):.2f}–×{max(across):.2f} over {len(across)} compiles)" if len(across) > 1 else "")
         rows.append((code(sq.site), str(sq.shapes), _share(sq.fastest_picked), geomean,
-                     f"{_times(worst.regret)} at {code(_sizes(worst.sizes, worst.key))}",
+                     f"{_times(worst.regret)} at {code(sizes_or_key(worst.sizes, worst.key))}",
                      _share(sq.workload_lost), prose(sq.workload_source) if sq.workload_calls else ""))
     site, worst = q.worst  # type: ignore[misc]
     rows.append(("**whole model**", str(q.shapes), _share(q.fastest_picked), _times(q.geomean_regret),
-                 f"{_times(worst.regret)} at {code(site)} {code(_sizes(worst.sizes, worst.key))}",
+                 f"{_times(worst.regret)} at {code(site)} {code(sizes_or_key(worst.sizes, worst.key))}",
                  _share(q.workload_lost), ""))
     lines = [
         "At every measured shape, Inductor's pick against the fastest variant by the same rule as "
@@ -96,10 +96,6 @@ def _quality(s: Session) -> list[str]:
                          _times(w.worst_regret), _share(w.workload_lost),
                          "best" if w is results[0] else ("current" if w is now else "")) for w in shown))
     return lines
-
-
-def _sizes(sizes: Mapping[str, int], key: Key) -> str:
-    return " ".join(f"{k}={v}" for k, v in sizes.items()) if sizes else format_key(key)
 
 
 def _value(v: Any) -> str:
@@ -329,7 +325,7 @@ def _comparison(s: Session) -> list[str]:
         lines += ["", "Each variant's widest spread across those compiles (its slowest compile over its fastest "
                   "at one key), and whether its kernel changed:", "",
                   *table(("site", "hint", "at", "µs per compile", "spread", "kernel"),
-                         [(code(w.site), str(w.hint), code(_sizes(namer(s.site(w.site), w.key), w.key)),
+                         [(code(w.site), str(w.hint), code(sizes_or_key(namer(s.site(w.site), w.key), w.key)),
                            ", ".join("-" if t is None else f"{t:.1f}" for t in w.times), _times(w.ratio),
                            "changed" if w.kernel_changed else "same") for w in widest(spreads(s))])]
     return lines
@@ -346,7 +342,7 @@ def _baselines(s: Session) -> list[str]:
     if not s.baselines:
         return []
     rows = [
-        (prose(" ".join(f"{k}={v}" for k, v in b.sizes.items())), code(b.kind), _us(b.gpu_us), _us(b.wall_us),
+        (prose(sizes_text(b.sizes)), code(b.kind), _us(b.gpu_us), _us(b.wall_us),
          prose(b.error or ""))
         for b in s.baselines
     ]

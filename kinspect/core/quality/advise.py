@@ -16,7 +16,6 @@ compiling it, and a prediction is never reported without saying it is one.
 from __future__ import annotations
 
 import itertools
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -27,7 +26,7 @@ from kinspect.core.quality.boundaries import log_grid
 from kinspect.core.errors import KinspectError, ShapeError, echo
 from kinspect.core.session.model import Measurement, Recompile, Session, Site
 from kinspect.core.dispatch.shapes import Key, SymbolShape
-from kinspect.core.session.timings import KeyTimings, key_timings, timings_by_key
+from kinspect.core.session.timings import KeyTimings, geomean, key_timings, timings_by_key
 from kinspect.core.quality.whatif import distance_matrix
 
 DEFAULT_HINTS = (64, 256, 4096)
@@ -251,7 +250,7 @@ def spread_text(values: Sequence[float]) -> str:
     """`×1.04` for one compile, `×1.04 (×1.02–×1.09 over 3 compiles)` for several."""
     if not values:
         return "n/a"
-    mid = math.exp(sum(math.log(v) for v in values) / len(values))
+    mid = geomean(values)
     if len(values) == 1:
         return f"×{mid:.3f} (one compile)"
     return f"×{mid:.3f} (×{min(values):.3f}–×{max(values):.3f} over {len(values)} compiles)"

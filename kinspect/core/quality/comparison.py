@@ -18,11 +18,11 @@ mixes the hint's effect with compile-to-compile noise; the summary says so.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kinspect.core.session.model import Baseline, Session
+from kinspect.core.session.timings import geomean
 
 KINDS = ("hinted", "oracle", "exact_hint", "static", "eager")
 TITLES = {
@@ -59,13 +59,8 @@ class Comparison:
 
     def slowdown(self, kind: str) -> float | None:
         """Geometric mean over the complete shapes of this kind's time over the best's."""
-        logs = []
-        for r in self.complete:
-            best = r.best
-            if best is None:
-                continue
-            logs.append(math.log(r.times[kind] / r.times[best]))  # type: ignore[operator]
-        return math.exp(sum(logs) / len(logs)) if logs else None
+        return geomean(r.times[kind] / r.times[r.best]  # type: ignore[operator]
+                       for r in self.complete if r.best is not None)
 
     def wins(self, kind: str) -> int:
         return sum(r.best == kind for r in self.complete)
@@ -119,7 +114,3 @@ def series(c: Comparison) -> Series:
     else:
         axis, xs = "shape", tuple(range(1, len(c.rows) + 1))
     return Series(axis, xs, {k: tuple(r.times.get(k) for r in c.rows) for k in c.kinds})
-
-
-def sizes_text(sizes: Mapping[str, int]) -> str:
-    return " ".join(f"{k}={v}" for k, v in sizes.items())

@@ -2,24 +2,27 @@
 
 Findings are derived from the session's facts, never stored by hand, so a recording made
 by an older kinspect gains new findings when opened by a newer one. The capture layer adds
-only what cannot be derived later (why a graph has no size-hint site).
+only what cannot be derived later (why a graph has no size-hint site). Each rule is
+declared on its function (`kinspect.core.quality.rules`); the rules of other modules
+(variance's) are imported here so that deriving runs them all.
 """
 
 from __future__ import annotations
 
 import operator
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import repeat
 
+from kinspect.core.quality.rules import Facts, session_rule, site_rule
 from kinspect.core.session.eventlog import EventLog
 from kinspect.core.session.model import AutotuneRow, DispatchEvent, Finding, Session, Site, Variant
-from kinspect.core.dispatch.shapes import Key, format_key
-from kinspect.core.quality.variance import unstable_autotune
+from kinspect.core.dispatch.shapes import format_key
 
 
-def identical_variants(site: Site) -> list[Finding]:
+@site_rule("identical-variants")
+def identical_variants(site: Site, facts: Facts) -> list[Finding]:
     groups: dict[str, list[int]] = defaultdict(list)
     for v in site.variants:
         groups[v.source_hash or v.kernel_name].append(v.index)
@@ -71,7 +74,8 @@ def emitted_choice(site: Site, v: Variant) -> EmittedChoice | None:
     return EmittedChoice(v.emitted, row, tuned_at, winner, v.emitted == v.winner or same_config)
 
 
-def emitted_not_winner(site: Site) -> list[Finding]:
+@site_rule("not-autotune-winner")
+def emitted_not_winner(site: Site, facts: Facts) -> list[Finding]:
     out = []
     for v in site.variants:
         c = emitted_choice(site, v)
@@ -93,7 +97,36 @@ def emitted_not_winner(site: Site) -> list[Finding]:
     return out
 
 
-def key_value_mismatches(site: Site) -> list[Finding]:
+def _where(session: Session, columns: Callable[[EventLog], Iterable[bool]],
+           test: Callable[[DispatchEvent], bool]) -> Iterable[DispatchEvent]:
+    """The events passing `test`, found over the columns of a loaded session (a mask from
+    `columns`) without building every event."""
+    events = session.events
+    if isinstance(events, EventLog):
+        return events.where(columns(events))
+    return (e for e in events if test(e))
+
+
+@site_rule("key-structure")
+def structure_mismatches(site: Site, facts: Facts) -> list[Finding]:
+    hint_key = next((k for k in site.keys if k is not None), None)
+    if hint_key is None:
+        return []
+    seen = facts.site_keys.get(site.name, set())
+    structure = (len(hint_key), tuple(len(t) for t in hint_key))
+    for key in sorted(seen):
+        if (len(key), tuple(len(t) for t in key)) != structure:
+            return [Finding(
+                "key-structure",
+                f"runtime key {format_key(key)} does not line up with the hint keys "
+                f"{format_key(hint_key)}: Inductor's zip compares only the common prefix",
+                "warning", site=site.name, graph=site.graph,
+            )]
+    return []
+
+
+@site_rule("key-not-true-size")
+def key_value_mismatches(site: Site, facts: Facts) -> list[Finding]:
     out = []
     for v in site.variants:
         if v.hint is None:
@@ -110,44 +143,7 @@ def key_value_mismatches(site: Site) -> list[Finding]:
     return out
 
 
-def _site_keys(session: Session) -> dict[str, set[Key]]:
-    events = session.events
-    if isinstance(events, EventLog):
-        return events.site_keys()
-    out: dict[str, set[Key]] = {}
-    for e in events:
-        out.setdefault(e.site, set()).add(e.key)
-    return out
-
-
-def _where(session: Session, columns: Callable[[EventLog], Iterable[bool]],
-           test: Callable[[DispatchEvent], bool]) -> Iterable[DispatchEvent]:
-    """The events passing `test`, found over the columns of a loaded session (a mask from
-    `columns`) without building every event."""
-    events = session.events
-    if isinstance(events, EventLog):
-        return events.where(columns(events))
-    return (e for e in events if test(e))
-
-
-def structure_mismatches(session: Session, site: Site, seen_keys: Mapping[str, set[Key]] | None = None
-                         ) -> list[Finding]:
-    hint_key = next((k for k in site.keys if k is not None), None)
-    if hint_key is None:
-        return []
-    seen = (seen_keys if seen_keys is not None else _site_keys(session)).get(site.name, set())
-    structure = (len(hint_key), tuple(len(t) for t in hint_key))
-    for key in sorted(seen):
-        if (len(key), tuple(len(t) for t in key)) != structure:
-            return [Finding(
-                "key-structure",
-                f"runtime key {format_key(key)} does not line up with the hint keys "
-                f"{format_key(hint_key)}: Inductor's zip compares only the common prefix",
-                "warning", site=site.name, graph=site.graph,
-            )]
-    return []
-
-
+@session_rule("model-disagrees")
 def mispredictions(session: Session) -> list[Finding]:
     out = []
     reported: set[tuple[str, tuple]] = set()
@@ -168,6 +164,7 @@ def mispredictions(session: Session) -> list[Finding]:
     return out
 
 
+@session_rule("shared-cache")
 def shared_caches(session: Session) -> list[Finding]:
     """Sites called from several places: which call decided each shape for all of them."""
     shared = {s.name: s for s in session.sites if len(s.call_sites) > 1}
@@ -192,6 +189,7 @@ def shared_caches(session: Session) -> list[Finding]:
     return out
 
 
+@session_rule("slow-pick")
 def slow_picks(session: Session) -> list[Finding]:
     """Per site, the sizes where Inductor's pick is slower than the fastest variant beyond
     noise (its p20 above the fastest's p80 and at least 1.05x), as ranges; a site measured
@@ -224,13 +222,7 @@ def slow_picks(session: Session) -> list[Finding]:
     return out
 
 
-def refreshed(session: Session) -> list[Finding]:
-    """The findings this kinspect derives from a loaded session's facts, plus any stored
-    finding of a kind it does not derive (a newer kinspect's), so an older recording
-    shows today's findings and not stale ones."""
-    return derive_findings(session) + [f for f in session.findings if f.kind not in DERIVED_KINDS]
-
-
+@session_rule("no-site")
 def no_site_graphs(session: Session) -> list[Finding]:
     return [
         Finding("no-site", f"{g.name} has no size-hint multi-kernel: {g.no_site_reason}", "info", graph=g.name)
@@ -238,22 +230,28 @@ def no_site_graphs(session: Session) -> list[Finding]:
     ]
 
 
-DERIVED_KINDS = frozenset({"identical-variants", "not-autotune-winner", "key-structure", "key-not-true-size",
-                           "model-disagrees", "shared-cache", "slow-pick", "no-site", "unstable-autotune"})
-"""What `derive_findings` reports; a stored finding of another kind came from elsewhere."""
+def derived_kinds() -> frozenset[str]:
+    """What `derive_findings` reports; a stored finding of another kind came from elsewhere."""
+    return site_rule.kinds | session_rule.kinds
 
 
 def derive_findings(session: Session) -> list[Finding]:
+    """Every declared rule's findings: site by site, then the session's."""
+    facts = Facts(session)
     out: list[Finding] = []
-    seen = _site_keys(session)
     for site in session.sites:
-        out += identical_variants(site)
-        out += emitted_not_winner(site)
-        out += structure_mismatches(session, site, seen)
-        out += key_value_mismatches(site)
-    out += mispredictions(session)
-    out += shared_caches(session)
-    out += slow_picks(session)
-    out += no_site_graphs(session)
-    out += unstable_autotune(session)
-    return out
+        out += site_rule.derive(site, facts)
+    return out + session_rule.derive(session)
+
+
+def refreshed(session: Session) -> list[Finding]:
+    """The findings this kinspect derives from a loaded session's facts, plus any stored
+    finding of a kind it does not derive (a newer kinspect's), so an older recording
+    shows today's findings and not stale ones."""
+    kinds = derived_kinds()
+    return derive_findings(session) + [f for f in session.findings if f.kind not in kinds]
+
+
+# Imported last, so that its rule (unstable-autotune) is listed after this module's, as it
+# always has been.
+from kinspect.core.quality import variance  # noqa: E402,F401

@@ -17,16 +17,15 @@ summaries say so wherever they are shown.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 from kinspect.core.errors import KinspectError
 from kinspect.core.session.model import Session, Site
-from kinspect.core.dispatch.shapes import Key, SymbolShape, format_key
-from kinspect.core.session.timings import KeyTimings, timings_by_key
+from kinspect.core.dispatch.shapes import Key, SymbolShape, sizes_or_key, sizes_text
+from kinspect.core.session.timings import KeyTimings, geomean, timings_by_key
 
 
 @dataclass(frozen=True)
@@ -73,7 +72,7 @@ class SiteQuality:
 
     @property
     def geomean_regret(self) -> float | None:
-        return _geomean(p.regret for p in self.points)
+        return geomean(p.regret for p in self.points)
 
     @property
     def worst(self) -> ShapePoint | None:
@@ -117,7 +116,7 @@ class ModelQuality:
 
     @property
     def geomean_regret(self) -> float | None:
-        return _geomean(p.regret for _, p in self.points)
+        return geomean(p.regret for _, p in self.points)
 
     @property
     def worst(self) -> tuple[str, ShapePoint] | None:
@@ -136,11 +135,6 @@ def _fastest_share(points: Sequence[ShapePoint]) -> float | None:
 
 def _round(x: float | None) -> float | None:
     return None if x is None else round(x, 4)
-
-
-def _geomean(values: Iterable[float]) -> float | None:
-    logs = [math.log(v) for v in values if v > 0]
-    return math.exp(sum(logs) / len(logs)) if logs else None
 
 
 def known_sizes(session: Session) -> list[dict[str, int]]:
@@ -309,7 +303,7 @@ def _most_common(values: Sequence[int]) -> int:
 
 
 def _sizes_text(p: ShapePoint) -> str:
-    return " ".join(f"{k}={v}" for k, v in p.sizes.items()) if p.sizes else format_key(p.key)
+    return sizes_or_key(p.sizes, p.key)
 
 
 def _span(first: ShapePoint, last: ShapePoint) -> str:
@@ -320,6 +314,6 @@ def _span(first: ShapePoint, last: ShapePoint) -> str:
         differ = [k for k in a if a[k] != b[k]]
         if len(differ) == 1:
             k = differ[0]
-            same = " ".join(f"{n}={v}" for n, v in a.items() if n != k)
+            same = sizes_text({n: v for n, v in a.items() if n != k})
             return f"{k}={a[k]}..{b[k]}" + (f" ({same})" if same else "")
     return f"{_sizes_text(first)} .. {_sizes_text(last)}"

@@ -12,14 +12,14 @@ site's geometric-mean regret.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kinspect.core.quality.overview import SizeNamer
+from kinspect.core.quality.rules import session_rule
 from kinspect.core.session.model import Finding, Recompile, Session, Site
-from kinspect.core.dispatch.shapes import Key, format_key
-from kinspect.core.session.timings import KeyTimings, timings_by_key
+from kinspect.core.dispatch.shapes import Key, sizes_or_key
+from kinspect.core.session.timings import KeyTimings, geomean, timings_by_key
 
 UNSTABLE_RATIO = 1.10
 """A hint is unstable where its kernel changed between compiles and its time at some key
@@ -115,6 +115,7 @@ def widest(found: Iterable[Spread]) -> list[Spread]:
     return sorted(out.values(), key=lambda s: -(s.ratio or 0))
 
 
+@session_rule("unstable-autotune")
 def unstable_autotune(session: Session) -> list[Finding]:
     """A hint whose emitted kernel changed across compiles, with more than 10% between its
     slowest and fastest time at some key. Derived on every refresh of a live session: a
@@ -130,7 +131,7 @@ def unstable_autotune(session: Session) -> list[Finding]:
         worst = max(found, key=lambda s: s.ratio or 0.0)
         t = worst.timed
         sizes = SizeNamer(session)(session.site(site), worst.key)
-        where = " ".join(f"{k}={v}" for k, v in sizes.items()) or format_key(worst.key)
+        where = sizes_or_key(sizes, worst.key)
         kernels = len({k for k in worst.kernels if k is not None})
         index = next((v.index for v in session.site(site).variants if v.hint == hint), None)
         out.append(Finding(
@@ -156,9 +157,9 @@ def regret_spread(session: Session, runs: Sequence[CompileTimes] | None = None) 
         picks = {k: site.variants[site.decide(k).chosen].hint for k in keys}
         per = []
         for r in runs:
-            logs = [math.log(x) for k in keys if (x := _regret(r, site, picks[k], k)) is not None]
-            if logs:
-                per.append(math.exp(sum(logs) / len(logs)))
+            mean = geomean(x for k in keys if (x := _regret(r, site, picks[k], k)) is not None)
+            if mean is not None:
+                per.append(mean)
         if per:
             out[site.name] = per
     return out

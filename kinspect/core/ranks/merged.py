@@ -31,14 +31,14 @@ from typing import Any
 
 from kinspect.core.errors import KinspectError
 from kinspect.core.quality.overview import SizeNamer
+from kinspect.core.quality.rules import rank_rule
 from kinspect.core.session.model import Finding, Session, Site, Variant
-from kinspect.core.dispatch.shapes import Key
+from kinspect.core.dispatch.shapes import Key, sizes_text
 from kinspect.core.session.timings import KeyTimings, timings_by_key
 
 STRAGGLER_SHARE = 0.10
 """A rank's pick is a straggler when it costs the others more than this share of the
 step's GPU time in that site."""
-RANK_KINDS = frozenset({"rank-divergence", "straggler"})
 
 
 @dataclass(frozen=True)
@@ -180,13 +180,13 @@ class MergedRanks:
 
     @cached_property
     def findings(self) -> list[Finding]:
-        return divergence_findings(self.divergences) + straggler_findings(self.stragglers)
+        return rank_rule.derive(self)
 
     def lead(self) -> Session:
         """The lowest rank's session with the job's findings added: what the inspector shows
         beside the Ranks view."""
         s = self.sessions[0]
-        return replace(s, findings=[f for f in s.findings if f.kind not in RANK_KINDS] + self.findings)
+        return replace(s, findings=[f for f in s.findings if f.kind not in rank_rule.kinds] + self.findings)
 
     def table(self) -> StepTable:
         """Per step, a row per rank: its sizes, each site's picks (and measured us), its GPU
@@ -197,7 +197,7 @@ class MergedRanks:
         for st in self.steps:
             top, waits = st.slowest(), st.waits()
             for r in st.ranks:
-                cells = [str(st.step), str(r.rank), " ".join(f"{k}={v}" for k, v in r.sizes.items())]
+                cells = [str(st.step), str(r.rank), sizes_text(r.sizes)]
                 cells += [_work_text(r.sites.get(name)) for name in self.site_names]
                 cells.append("" if r.gpu_us is None else f"{r.gpu_us:.1f}")
                 cells.append("slowest" if r.rank == top else (f"{waits[r.rank]:.1f}" if r.rank in waits else ""))
@@ -399,9 +399,10 @@ def _describe(site: Site, all_sites: Sequence[Site], differ: Sequence[int]) -> s
 # ------------------------------------------------------------ findings
 
 
-def divergence_findings(divergences: Sequence[Divergence]) -> list[Finding]:
+@rank_rule("rank-divergence")
+def divergence_findings(job: MergedRanks) -> list[Finding]:
     out = []
-    for d in divergences:
+    for d in job.divergences:
         held = "; ".join(f"{_ranks_text(ranks)} {'hold' if len(ranks) > 1 else 'holds'} {text}"
                          for ranks, text in d.groups)
         what = ", ".join(f"v{i}" for i in d.variants) if d.variants else "its variants"
@@ -414,15 +415,16 @@ def divergence_findings(divergences: Sequence[Divergence]) -> list[Finding]:
     return out
 
 
-def straggler_findings(stragglers: Sequence[Straggler]) -> list[Finding]:
+@rank_rule("straggler")
+def straggler_findings(job: MergedRanks) -> list[Finding]:
     """One finding per site and rank, naming its steps and detailing the costliest."""
     grouped: dict[tuple[str, int], list[Straggler]] = {}
-    for x in stragglers:
+    for x in job.stragglers:
         grouped.setdefault((x.site, x.rank), []).append(x)
     out = []
     for (site, rank), xs in grouped.items():
         worst = max(xs, key=lambda x: (x.share, -x.step))
-        sizes = " ".join(f"{k}={v}" for k, v in worst.sizes.items())
+        sizes = sizes_text(worst.sizes)
         picks = ", ".join(f"v{p}" for p in worst.picks)
         steps = ", ".join(str(x.step) for x in xs[:8]) + (", ..." if len(xs) > 8 else "")
         out.append(Finding(

@@ -17,11 +17,14 @@ The rules, at one site and key:
 - regret: the picked variant's median over the fastest's;
 - a pick is slower than the fastest only beyond noise: its p20 above the fastest's p80
   and its median at least 1.05 times the fastest's. Samples of one kernel spread by a
-  few percent, and a "mispick" inside that spread is not one.
+  few percent, and a "mispick" inside that spread is not one;
+- ratios (regrets, slowdowns) average by their geometric mean (`geomean`): ×2 at one
+  shape and ×0.5 at another are no loss overall.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -107,3 +110,9 @@ def timings_by_key(measurements: Iterable[Measurement]) -> dict[tuple[str, Key],
 
 def method_title(method: str | None) -> str:
     return METHOD_TITLES.get(method or "", method or "nothing")
+
+
+def geomean(ratios: Iterable[float]) -> float | None:
+    """The geometric mean of the positive ratios; None where there is none."""
+    logs = [math.log(r) for r in ratios if r > 0]
+    return math.exp(sum(logs) / len(logs)) if logs else None

@@ -14,7 +14,8 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from kinspect.core.quality.comparison import TITLES, Comparison, sizes_text
+from kinspect.core.dispatch.shapes import sizes_text
+from kinspect.core.quality.comparison import TITLES, Comparison
 
 BAR = 30
 """Cells of the longest bar."""

@@ -9,7 +9,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Select, Static
 
 from kinspect.core.session.model import Site
-from kinspect.tui.present import literal, variant_diff
+from kinspect.tui.present import variant_diff
+from kinspect.tui.text import literal
 
 
 class DiffView(Vertical):

@@ -25,7 +25,7 @@ from textual.widgets import Input, Label, Static
 
 from kinspect.core.errors import ShapeError
 from kinspect.core.dispatch.shapes import ParsedShape, parse_shape
-from kinspect.tui.present import literal
+from kinspect.tui.text import literal
 from kinspect.tui.widgets.shape_input import ShapeInput, SymbolSuggester
 
 

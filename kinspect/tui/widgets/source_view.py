@@ -14,7 +14,8 @@ from textual.containers import ScrollableContainer
 from textual.widgets import Static
 
 from kinspect.core.session.model import Site
-from kinspect.tui.present import config_text, identical_to, literal
+from kinspect.tui.present import config_text, identical_to
+from kinspect.tui.text import literal
 
 
 class SourceView(ScrollableContainer):
