@@ -18,7 +18,7 @@ from synthetic import synthetic_session
 from kinspect.core.errors import KinspectError, SessionError
 from kinspect.core.session.model import CallSite, Finding, Site, Sweep, TensorSpec
 from kinspect.core.store import load, read, save
-from kinspect.core.session.format.log import LiveLog
+from kinspect.core.session.format.log import DispatchRecord, LiveLog
 from kinspect.core.session.format.write import session_to_json
 from kinspect.core.dispatch.symbolic import SizeExpr
 
@@ -128,8 +128,8 @@ def write_log(path: Path, session, close: bool = True) -> LiveLog:
             step = e.step
             log.record({"type": "step", "step": step})
         call = next(x for x in session.sites if x.name == e.site).call_site(e.call_site)
-        combos.append((index[e.site], e.key, e.picked, e.predicted, e.cache_hit, e.override,
-                       call.line if call is not None else None))
+        combos.append(DispatchRecord(index[e.site], e.key, e.picked, e.cache_hit, e.override,
+                                     call.line if call is not None else None, e.predicted))
         log.event(len(combos) - 1, combos, e.t_ns)
     for m in session.measurements:
         log.measurement(m)

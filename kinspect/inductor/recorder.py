@@ -19,16 +19,15 @@ of it to answer from, so a cache that is changed or cleared under it (by Inducto
 user) is recorded as it is, a cleared key as the miss Inductor then takes.
 
 A cache hit must cost next to nothing (benchmarks/recorder_overhead.py), so events are
-stored as columns of machine integers: an id naming the (site, key, pick, hit, override)
-combination, and a timestamp. Building a Python object per dispatch would cost more than
-Inductor's own lookup once a recording holds a million events.
+stored as columns of machine integers: the id of a `DispatchRecord` (site, key, pick,
+hit, override, wrapper line), shared with the crash-safe log, and a timestamp. Building a
+Python object per dispatch would cost more than Inductor's own lookup once a recording
+holds a million events.
 
-A miss must cost little too: kinspect's prediction of the pick (its own model of the
-heuristic, ~20 us of Python) is not made there. Events are stored without it and it is
-made when the events are read, once per key; the crash-safe log, which writes each
-event as it happens, asks for it when it first writes a combination, and the pipeline
-makes it before each run for the keys the run's sizes give (`expect`), so that a miss
-only looks it up.
+A miss must cost little too, with no key foreseen (`kinspect run` records a program
+whose sizes nobody knows beforehand): kinspect's prediction of the pick (its own model
+of the heuristic, ~20 us of Python) is not made there. Events are stored without it, in
+memory and in the log, and it is made when they are read, once per key.
 """
 
 from __future__ import annotations
@@ -44,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kinspect.core.dispatch.decision import decide
-from kinspect.core.session.format.log import LiveLog
+from kinspect.core.session.format.log import DispatchRecord, LiveLog
 from kinspect.core.session.model import DispatchEvent
 from kinspect.core.dispatch.shapes import Key
 from kinspect.inductor.translate import call_lines
@@ -73,22 +72,9 @@ Gate = Callable[[LiveSite, Key, bool], "int | None"]
 the stepping debugger pauses the model's thread here."""
 
 Combo = tuple[int, Key, int, bool, "int | None", "int | None"]
-"""(site index, key, picked, cache hit, override, wrapper line): what one event says, but
-for kinspect's prediction, which is made from the site and key when it is read. The
-wrapper line is the one that called the site: several layers share one multi-kernel."""
-
-
-class _Described:
-    """The combos as the log reads them: (site, key, picked, predicted, hit, override, line)."""
-
-    __slots__ = ("_rec",)
-
-    def __init__(self, rec: Recorder) -> None:
-        self._rec = rec
-
-    def __getitem__(self, cid: int) -> tuple[int, Key, int, int, bool, int | None, int | None]:
-        si, key, picked, hit, override, line = self._rec.combos[cid]
-        return si, key, picked, self._rec.sites[si].predict(key), hit, override, line
+"""(site index, key, picked, cache hit, override, wrapper line): a dispatch's
+`DispatchRecord` as a plain tuple, which the hot path builds and looks up (constructing
+the record itself costs a miss a third of a microsecond)."""
 
 
 class _State:
@@ -113,13 +99,13 @@ class Recorder:
 
     def __init__(self, namer: Callable[[Any], str] | None = None) -> None:
         self.sites: list[LiveSite] = []
-        self.combos: list[Combo] = []
+        self.combos: list[DispatchRecord] = []
+        """Each distinct dispatch, by id: what the event columns and the log refer to."""
         self._combo_ids: dict[Combo, int] = {}
         self._ids = array("l")
         self._ts = array("q")
         self._steps: list[tuple[int, int | None]] = []
         self._state = _State()
-        self._described = _Described(self)
         self._namer = namer
         self._lock = threading.Lock()
 
@@ -128,7 +114,8 @@ class Recorder:
 
     def expect(self, site: str, key: Key) -> None:
         """Predict `key` at every site named `site` now, before the model runs (and have
-        the log format its record), so that a miss there only looks both up."""
+        the log format its key record), so that reading the events and a miss's log line
+        only look them up."""
         for ls in self.sites:
             if ls.name == site:
                 ls.predict(key)
@@ -218,10 +205,9 @@ class Recorder:
         `call_site(site name, wrapper line)` names each event's call site."""
         t0 = self._ts[0] if self._ts else 0
         described = []
-        for cid in range(len(self.combos)):
-            si, key, picked, pred, hit, override, line = self._described[cid]
+        for si, key, picked, hit, override, line, _ in self.combos:
             where = call_site(self.sites[si].name, line) if call_site is not None else None
-            described.append((si, key, picked, pred, hit, override, where))
+            described.append((si, key, picked, self.sites[si].predict(key), hit, override, where))
         steps = iter(self._steps)
         nxt = next(steps, None)
         step = None
@@ -245,7 +231,7 @@ class Recorder:
             with self._lock:
                 cid = self._combo_ids.setdefault(combo, len(self.combos))
                 if cid == len(self.combos):
-                    self.combos.append(combo)
+                    self.combos.append(DispatchRecord(*combo))
         return cid
 
     def attach(self, call: Any, wrapper_file: str | None) -> LiveSite:
@@ -285,7 +271,7 @@ class Recorder:
             return None
         combo_id = self._combo_id
         count = self._ids.__len__
-        described = self._described
+        records = self.combos
 
         def record(key: Key, picked: int, hit: bool, line: int | None) -> int:
             gate = state.gate
@@ -297,7 +283,7 @@ class Recorder:
             ids_append(cid)
             ts_append(t)
             if state.log is not None:
-                state.log.event(cid, described, t)
+                state.log.event(cid, records, t)
             if state.on_event is not None:
                 state.on_event(count() - 1)
             return picked
@@ -318,7 +304,7 @@ class Recorder:
             ts_append(t)
             log = state.log
             if log is not None:
-                log.event(cid, described, t)
+                log.event(cid, records, t)
             return choice
 
         def _cache_shape_choice(cache_key: Key, kernel_idx: int) -> None:

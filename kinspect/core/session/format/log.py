@@ -19,9 +19,12 @@ Records (one JSON value per line):
     {"type": "runtime_site", "index": I, "name": N}   a site's first appearance at run time
     {"type": "key", "id": K, "key": [[...]]}          first sight of a runtime key
     {"type": "step", "step": N}        the workload step the following events belong to
-    ["e", site, K, picked, predicted, hit, override, line, t_ns]   one dispatch; `line`
-                                       is the wrapper line that called the site (its call site),
-                                       absent in logs from before call sites (8 entries)
+    ["d", site, K, picked, hit, override, line, t_ns]   one dispatch; `line` is the wrapper
+                                       line that called the site (its call site); kinspect's
+                                       prediction of the pick is made when the log is read
+    ["e", site, K, picked, predicted, hit, override, line, t_ns]   one dispatch with its
+                                       prediction made as it was written (`line` absent in logs
+                                       from before call sites: 8 entries)
     {"type": "site"|"graph"|"symbols"|"measurement"|"finding", ...}
     {"type": "end"}                    written by a clean close
 """
@@ -33,9 +36,10 @@ import mmap
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 from kinspect.core.errors import SessionError
+from kinspect.core.session.eventlog import EventLog
 from kinspect.core.session.model import FORMAT, VERSION, Finding, Graph, Measurement, Session, Site, SymbolInfo
 from kinspect.core.session.format.checks import _int, _key, _list, _obj, _opt_int, _str
 from kinspect.core.session.format.read import _check_version, session_from_json
@@ -51,9 +55,47 @@ from kinspect.core.session.format.write import (
 from kinspect.core.dispatch.shapes import Key
 
 LOG_FORMAT = "kinspect-log"
-Combo = tuple[int, Key, int, int, bool, "int | None", "int | None"]
-"""What one event says: (site, key, picked, predicted, hit, override, wrapper line)."""
 _CHUNK = 8 << 20
+
+
+class DispatchRecord(NamedTuple):
+    """What one dispatch says, but for its time: the recorder keeps one per distinct
+    combination, the log writes each once, so an event costs an id and a timestamp.
+
+    `site` is the runtime site's index (its `runtime_site` record), `line` the wrapper
+    line that called it (which call site ran). `predicted`, kinspect's model of the pick,
+    is usually left out: making it costs a cache miss ~20 us, so the reader makes it from
+    the site's variant keys instead."""
+
+    site: int
+    key: Key
+    picked: int
+    hit: bool
+    override: int | None = None
+    line: int | None = None
+    predicted: int | None = None
+
+    def json_line(self, key_id: int) -> bytes:
+        """Its event line, `%d` where the timestamp goes (bytes formatting: a third of
+        json.dumps's cost, on a cache miss's path)."""
+        opt = (b"null" if self.override is None else b"%d" % self.override,
+               b"null" if self.line is None else b"%d" % self.line)
+        hit = b"true" if self.hit else b"false"
+        if self.predicted is None:
+            return b'["d",%d,%d,%d,%s,%s,%s,%%d]\n' % (self.site, key_id, self.picked, hit, *opt)
+        return b'["e",%d,%d,%d,%d,%s,%s,%s,%%d]\n' % (self.site, key_id, self.picked, self.predicted, hit, *opt)
+
+    @staticmethod
+    def from_json(r: list[Any]) -> list[Any] | None:
+        """An event line as [site, key id, picked, predicted (None: to be made), hit,
+        override, line, t_ns], or None if it is not one (the caller says why)."""
+        if len(r) == 8 and r[0] == "d":
+            return [r[1], r[2], r[3], None, r[4], r[5], r[6], r[7]]
+        if len(r) == 9 and r[0] == "e":
+            return r[1:]
+        if len(r) == 8 and r[0] == "e":  # before call sites
+            return [*r[1:7], None, r[7]]
+        return None
 
 
 class LiveLog:
@@ -114,31 +156,28 @@ class LiveLog:
         if key not in self._key_ids and key not in self._key_lines:
             self._key_lines[key] = _key_record(key)
 
-    def event(self, combo_id: int, combos: Sequence[Combo], t_ns: int) -> None:
-        """One dispatch. Its combo (site, key, picked, predicted, hit, override, wrapper
-        line) is formatted once per `combo_id`; after that an event is one int format and
-        a copy, written inline because this runs on every cache hit. (`get`, not an
-        exception, finds a new combo: raising costs a cache miss a third of a microsecond.)"""
+    def event(self, combo_id: int, records: Sequence[DispatchRecord], t_ns: int) -> None:
+        """One dispatch: `records[combo_id]` is formatted once per id; after that an event
+        is one int format and a copy, written inline because this runs on every cache hit.
+        (`get`, not an exception, finds a new record: raising costs a miss a third of a
+        microsecond.)"""
         line = self._lines.get(combo_id)
-        line = self._new_combo(combo_id, combos, t_ns) if line is None else line % t_ns
+        line = self._new_combo(combo_id, records, t_ns) if line is None else line % t_ns
         try:
             self._mm.write(line)
         except ValueError:
             self._grow_and_write(line)
 
-    def _new_combo(self, combo_id: int, combos: Sequence[Combo], t_ns: int) -> bytes:
-        """The event line of a combo met first, after its key's record if the key is new."""
-        site, key, picked, predicted, hit, override, wrapper_line = combos[combo_id]
+    def _new_combo(self, combo_id: int, records: Sequence[DispatchRecord], t_ns: int) -> bytes:
+        """The event line of a record met first, after its key's record if the key is new."""
+        rec = records[combo_id]
+        key = rec.key
         kid = self._key_ids.get(key)
         head = b""
         if kid is None:
             kid = self._key_ids[key] = len(self._key_ids)
             head = (self._key_lines.pop(key, None) or _key_record(key)) % kid
-        line = self._lines[combo_id] = b'["e",%d,%d,%d,%d,%s,%s,%s,%%d]\n' % (
-            site, kid, picked, predicted, b"true" if hit else b"false",
-            b"null" if override is None else b"%d" % override,
-            b"null" if wrapper_line is None else b"%d" % wrapper_line,
-        )
+        line = self._lines[combo_id] = rec.json_line(kid)
         return head + line % t_ns
 
     def close(self) -> None:
@@ -219,13 +258,14 @@ def _load_log(text: str, where: str) -> Session:
     ended = False
     for n, r in enumerate(records[1:], 2):
         if type(r) is list:
-            if len(r) in (8, 9) and r[0] == "e" and type(r[1]) is int and type(r[2]) is int and r[1] in runtime_sites and r[2] in key_rows:
-                events.append(r if len(r) == 9 else [*r[:7], None, r[7]])
-                sites.append(runtime_sites[r[1]])
-                keys.append(key_rows[r[2]])
+            e = DispatchRecord.from_json(r)
+            if e is not None and type(e[0]) is int and type(e[1]) is int and e[0] in runtime_sites and e[1] in key_rows:
+                events.append(e)
+                sites.append(runtime_sites[e[0]])
+                keys.append(key_rows[e[1]])
                 steps.append(step)
                 continue
-            _refuse_event(r, f"{where}: line {n}", runtime_sites, key_rows)
+            _refuse_event(r, e, f"{where}: line {n}", runtime_sites, key_rows)
         r = _obj(r, f"{where}: line {n}")
         kind = r.get("type")
         if kind == "end":
@@ -246,18 +286,47 @@ def _load_log(text: str, where: str) -> Session:
             raise SessionError(f"{where}: line {n}: unknown record type {str(kind)[:40]!r}")
     if not ended and truncated is None:
         truncated = "the recording stopped before its end record (was it killed?)"
+    d["sites"] = _latest_sites(d["sites"])
     d["events"] = _log_events(events, sites, keys, steps, d["sites"], records, where)
+    unpredicted = [i for i, e in enumerate(events) if e[3] is None]
     try:
         session = session_from_json(d)
     except SessionError as e:
         raise SessionError(f"{where}: {e}") from None
+    _predict(session, unpredicted)
     session.truncated = truncated
     return session
 
 
-def _refuse_event(r: list[Any], path: str, sites: Mapping[int, str], keys: Mapping[int, int]) -> NoReturn:
-    """Say what is wrong with an event record `["e", site, key id, picked, predicted, hit, override, line, t_ns]`."""
-    if len(r) not in (8, 9) or r[0] != "e":
+def _latest_sites(site_records: list[Any]) -> list[Any]:
+    """Each site's last record: a recording writes a site as soon as it runs and again
+    once its kernels' sources are known, so that a killed one still names its sites."""
+    latest: dict[Any, Any] = {}
+    for r in site_records:
+        name = r.get("name") if isinstance(r, dict) else None
+        latest[name if isinstance(name, str) else object()] = r
+    return list(latest.values())
+
+
+def _predict(session: Session, rows: list[int]) -> None:
+    """kinspect's prediction for the events written without one, once per (site, key),
+    from the loaded sites (their variant keys are checked by then)."""
+    log = session.events
+    if not rows or not isinstance(log, EventLog):
+        return
+    made: dict[tuple[int, int], int] = {}
+    for i in rows:
+        pair = (log.site_ids[i], log.key_ids[i])
+        p = made.get(pair)
+        if p is None:
+            p = made[pair] = session.sites[pair[0]].decide(log.keys[pair[1]]).chosen
+        log.predicted[i] = p
+
+
+def _refuse_event(r: list[Any], e: list[Any] | None, path: str, sites: Mapping[int, str],
+                  keys: Mapping[int, int]) -> NoReturn:
+    """Say what is wrong with an event record (`["d", site, key id, ...]`, `["e", ...]`)."""
+    if e is None:
         raise SessionError(f"{path}: not an event record")
     if _int(r[1], f"{path}[1]") not in sites:
         raise SessionError(f"{path}: event names runtime site {r[1]}, which no record introduced")
@@ -268,7 +337,8 @@ def _log_events(events: list[list[Any]], sites: list[str], keys: list[int], step
                 site_records: list[Any], records: list[Any], where: str) -> dict[str, list[Any]]:
     """The session file's event columns from a log's event records; times become
     nanoseconds since the first event."""
-    _, _, _, picked, predicted, hit, override, lines, t_ns = (list(c) for c in zip(*events)) if events else ([],) * 9
+    _, _, picked, predicted, hit, override, lines, t_ns = (list(c) for c in zip(*events)) if events else ([],) * 8
+    predicted = [p if p is not None else x for p, x in zip(predicted, picked)]  # made once loaded
     if t_ns and not (set(map(type, t_ns)) <= {int} and min(t_ns) >= 0 and max(t_ns) <= 2**63):
         i = next(i for i, t in enumerate(t_ns) if type(t) is not int or not 0 <= t <= 2**63)
         n = [n for n, r in enumerate(records[1:], 2) if type(r) is list][i]
@@ -276,7 +346,7 @@ def _log_events(events: list[list[Any]], sites: list[str], keys: list[int], step
     bad = next((i for i, x in enumerate(lines) if x is not None and type(x) is not int), None)
     if bad is not None:
         n = [n for n, r in enumerate(records[1:], 2) if type(r) is list][bad]
-        raise SessionError(f"{where}: line {n}[7]: expected a wrapper line number or null")
+        raise SessionError(f"{where}: line {n}[{len(records[n - 1]) - 2}]: expected a wrapper line number or null")
     t0 = t_ns[0] if t_ns else 0
     index = {r["name"]: i for i, r in enumerate(site_records) if isinstance(r, dict) and isinstance(r.get("name"), str)}
     try:
