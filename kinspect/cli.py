@@ -15,7 +15,7 @@ from typing import NoReturn
 
 from kinspect.core.errors import KinspectError
 
-COMMANDS = ("open", "explain", "record", "export", "sweep", "plot", "compare", "advise")
+COMMANDS = ("open", "explain", "record", "run", "export", "sweep", "plot", "compare", "advise")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -68,6 +68,10 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--train", action="store_true", help="compile for training (default: inference under no_grad)")
     r.add_argument("--allow-caches", action="store_true",
                    help="keep Inductor's caches on: faster, but a cache hit skips the compile-time facts (autotune tables, symbolic sizes)")
+
+    from kinspect.commands import run
+
+    run.add_parser(sub)
 
     w = sub.add_parser(
         "sweep", help="GPU: time every variant of every site across a range of sizes; save the map",
@@ -169,6 +173,10 @@ def _dispatch(args: argparse.Namespace) -> int:
 
         return record.run(args.model, args.output, args.hints, args.shapes, args.train,
                           args.allow_caches, args.measure, args.l2_flush, args.baselines)
+    if args.command == "run":
+        from kinspect.commands import run
+
+        return run.run(args)
     if args.command == "sweep":
         from kinspect.commands import sweep
 

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kinspect.core.dispatch.decision import decide
+from kinspect.core.errors import KinspectError
 from kinspect.core.session.format.log import DispatchRecord, LiveLog
 from kinspect.core.session.model import DispatchEvent
 from kinspect.core.dispatch.shapes import Key
@@ -97,7 +98,8 @@ class Recorder:
     Inductor's per-graph `multi_kernel_N` to unique names); by default Inductor's name.
     """
 
-    def __init__(self, namer: Callable[[Any], str] | None = None) -> None:
+    def __init__(self, namer: Callable[[Any], str] | None = None,
+                 on_site: Callable[[LiveSite], None] | None = None) -> None:
         self.sites: list[LiveSite] = []
         self.combos: list[DispatchRecord] = []
         """Each distinct dispatch, by id: what the event columns and the log refer to."""
@@ -107,6 +109,9 @@ class Recorder:
         self._steps: list[tuple[int, int | None]] = []
         self._state = _State()
         self._namer = namer
+        self._on_site = on_site
+        """Told of each instance attached, before it can dispatch (a recording of a whole
+        program logs the site's record there, so a killed run's log still names it)."""
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -172,6 +177,21 @@ class Recorder:
         stack = _stack()
         if self in stack:
             stack.remove(self)
+
+    @contextlib.contextmanager
+    def everywhere(self) -> Iterator[Recorder]:
+        """Inside, instances created on any thread that has no recorder of its own attach
+        here: a program under `kinspect run` may compile and load its graphs on any thread
+        (a server's workers)."""
+        global _everywhere
+        _install()
+        if _everywhere is not None:
+            raise KinspectError("another recording of the whole process is active")
+        _everywhere = self
+        try:
+            yield self
+        finally:
+            _everywhere = None
 
     # ------------------------------------------------------------ reading back
 
@@ -315,6 +335,8 @@ class Recorder:
 
         call._get_cached_shape_choice = _get_cached_shape_choice
         call._cache_shape_choice = _cache_shape_choice
+        if self._on_site is not None:
+            self._on_site(site)
         return site
 
 
@@ -329,14 +351,18 @@ def _call_lines(wrapper_file: str | None, name: str) -> list[int]:
     return [n for n, _ in call_lines(code, name)]
 
 
-def _loading_module_file() -> str | None:
-    """The wrapper module whose top level is creating this instance, if any."""
-    frame = sys._getframe(2)
-    for _ in range(8):
+_HERE = str(Path(__file__).resolve().parent)
+
+
+def loading_module_file() -> str | None:
+    """The wrapper module whose top level is creating the instance under construction, if
+    any: the first module on the stack that is neither Inductor's runtime nor kinspect's."""
+    frame = sys._getframe(1)
+    for _ in range(12):
         if frame is None:
             return None
         f = frame.f_globals.get("__file__")
-        if f and "async_compile" not in f and "multi_kernel" not in f:
+        if f and "async_compile" not in f and "multi_kernel" not in f and not f.startswith(_HERE):
             return f
         frame = frame.f_back
     return None
@@ -350,6 +376,7 @@ def _loading_module_file() -> str | None:
 _local = threading.local()
 _install_lock = threading.Lock()
 _installed = False
+_everywhere: Recorder | None = None
 
 
 def _stack() -> list[Recorder]:
@@ -371,8 +398,9 @@ def _install() -> None:
         def __init__(call: Any, *args: Any, **kwargs: Any) -> None:
             orig_init(call, *args, **kwargs)
             stack = getattr(_local, "stack", None)
-            if stack:
-                stack[-1].attach(call, _loading_module_file())
+            rec = stack[-1] if stack else _everywhere
+            if rec is not None:
+                rec.attach(call, loading_module_file())
 
         SizeHintMultiKernelCall.__init__ = __init__
         _installed = True
