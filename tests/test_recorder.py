@@ -343,10 +343,10 @@ def test_with_the_log_no_dispatch_is_predicted_as_it_runs_and_the_reader_predict
     assert made == []
     log.close()
     lines = (tmp_path / "r.jsonl").read_text().splitlines()
-    assert lines[2:] == ['{"type":"key","id":0,"key":[[3000,1024],[3000,4096]]}',
+    assert lines[2:] == ['{"type":"key","id":0,"key":"((3000, 1024), (3000, 4096))"}',
                          f'["d",0,0,2,false,null,null,{rec._ts[0]}]',  # no wrapper: no call site
                          f'["d",0,0,2,true,null,null,{rec._ts[1]}]',
-                         '{"type":"key","id":1,"key":[[7,1024],[7,4096]]}',
+                         '{"type":"key","id":1,"key":"((7, 1024), (7, 4096))"}',
                          f'["d",0,1,0,false,null,null,{rec._ts[2]}]',
                          '{"type":"end"}']
 

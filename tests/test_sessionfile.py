@@ -201,7 +201,11 @@ def _edit_log_line(path: Path, prefix: str, edit) -> int:
         ('["e"', lambda line: line[:7] + "99" + line[8:], "line {n}: event names key 99, which no record introduced"),
         ('["e"', lambda line: line.rsplit(",", 1)[0] + ',"soon"]', 'line {n}[8]: expected an integer, got a string'),
         ('["e"', lambda line: line.rsplit(",", 2)[0] + ',[1],0]', 'line {n}[7]: expected a wrapper line number or null'),
-        ('{"type":"key"', lambda line: line.replace("[[", '[["x",'), "line {n}.key[0][0]: expected an integer, got a string"),
+        ('{"type":"key"', lambda line: line.replace('"((', '"((x, '), "line {n}.key: expected a key such as ((64, 1024), (64, 4096))"),
+        ('{"type":"key"', lambda line: line.replace('"((', '"(((((('), "line {n}.key: expected a key such as ((64, 1024), (64, 4096))"),
+        ('{"type":"key"', lambda line: line.replace('"((', '"((4611686018427387905, '),
+         "line {n}.key[0][0]: integer 4611686018427387905 outside 0..4611686018427387904"),
+        ('{"type":"key"', lambda line: line.split('"key":')[0] + '"key":[["x",1]]}', "line {n}.key[0][0]: expected an integer, got a string"),
         ('{"type":"runtime_site"', lambda line: line.replace("multi_kernel_0", "elsewhere"), "runtime site 'elsewhere' has no site record"),
     ],
 )

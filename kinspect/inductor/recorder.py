@@ -72,20 +72,25 @@ Gate = Callable[[LiveSite, Key, bool], "int | None"]
 """Called before a dispatch launches: returns a variant to force, or None. It may block:
 the stepping debugger pauses the model's thread here."""
 
-Combo = tuple[int, Key, int, bool, "int | None", "int | None"]
-"""(site index, key, picked, cache hit, override, wrapper line): a dispatch's
-`DispatchRecord` as a plain tuple, which the hot path builds and looks up (constructing
-the record itself costs a miss a third of a microsecond)."""
+Combo = tuple[int, Key, int, bool, "int | None", "int | None", None]
+"""(site index, key, picked, cache hit, override, wrapper line, no prediction): a
+dispatch's `DispatchRecord` as a plain tuple, which the hot path builds and looks up
+(constructing the named tuple costs a miss half a microsecond; `tuple.__new__` makes one
+from it in C)."""
+
+_new_record = tuple.__new__
 
 
 class _State:
     """What the per-instance closures read on every dispatch, in one place."""
 
-    __slots__ = ("gate", "log", "on_event", "stepping")
+    __slots__ = ("gate", "log", "log_lines", "log_write", "on_event", "stepping")
 
     def __init__(self) -> None:
         self.gate: Gate | None = None
         self.log: LiveLog | None = None
+        self.log_lines: dict[int, bytes] | None = None
+        self.log_write: Callable[[bytes], Any] = bytes
         self.on_event: Callable[[int], None] | None = None
         self.stepping = False
         """A gate or a UI callback is set: every event takes the full path."""
@@ -149,6 +154,7 @@ class Recorder:
             for site in self.sites:  # events name runtime sites: introduce those known
                 log.runtime_site(site.index, site.name)
         s.gate, s.log, s.on_event = gate, log, on_event
+        s.log_lines, s.log_write = log.hot_path() if log is not None else (None, bytes)
         s.stepping = gate is not None or on_event is not None
 
     def set_event_gate(self, gate: Callable[[DispatchEvent], "int | None"] | None) -> None:
@@ -251,8 +257,16 @@ class Recorder:
             with self._lock:
                 cid = self._combo_ids.setdefault(combo, len(self.combos))
                 if cid == len(self.combos):
-                    self.combos.append(DispatchRecord(*combo))
+                    self.combos.append(_new_record(DispatchRecord, combo))
         return cid
+
+    def _miss_id(self, combo: Combo) -> int:
+        """A new record for a miss: a key misses once per instance unless its cache is
+        cleared, so looking the combination up (hashing the key twice more) would find
+        nothing; a repeated miss just gets a record of its own."""
+        with self._lock:
+            self.combos.append(_new_record(DispatchRecord, combo))
+            return len(self.combos) - 1
 
     def attach(self, call: Any, wrapper_file: str | None) -> LiveSite:
         """Instrument one instance; public so tests can attach hand-built instances."""
@@ -275,6 +289,7 @@ class Recorder:
         getframe = sys._getframe
         lines = _call_lines(wrapper_file, call.multi_kernel_name)
         only = lines[0] if len(lines) == 1 else None
+        needs_frame = only is None and bool(lines)
 
         def caller_line(depth: int) -> int | None:
             """The line of the wrapper that called `run`: which call site this is. A site the
@@ -290,6 +305,7 @@ class Recorder:
                 frame = frame.f_back
             return None
         combo_id = self._combo_id
+        miss_id = self._miss_id
         count = self._ids.__len__
         records = self.combos
 
@@ -298,7 +314,8 @@ class Recorder:
             override = None if gate is None else gate(site, key, hit)
             if override is not None:
                 picked = override
-            cid = combo_id((index, key, picked, hit, override, line))
+            combo = (index, key, picked, hit, override, line, None)
+            cid = combo_id(combo) if hit else miss_id(combo)
             t = now()
             ids_append(cid)
             ts_append(t)
@@ -312,19 +329,24 @@ class Recorder:
             choice = call._shape_cache.get(cache_key)
             if choice is None:
                 return None  # a miss: recorded when Inductor caches its pick
-            line = caller_line(2)  # run <- the wrapper's call
+            line = caller_line(2) if needs_frame else only  # run <- the wrapper's call
             if state.stepping:
                 return record(cache_key, choice, True, line)
-            known = hits.get((cache_key, line))
+            seen = (cache_key, line) if needs_frame else cache_key
+            known = hits.get(seen)
             if known is None or known[0] != choice:
-                known = hits[(cache_key, line)] = (choice, combo_id((index, cache_key, choice, True, None, line)))
+                known = hits[seen] = (choice, combo_id((index, cache_key, choice, True, None, line, None)))
             cid = known[1]
             t = now()
             ids_append(cid)
             ts_append(t)
-            log = state.log
-            if log is not None:
-                log.event(cid, records, t)
+            log_lines = state.log_lines
+            if log_lines is not None:  # LiveLog.event, inlined: this is every hit's path
+                known_line = log_lines.get(cid)
+                try:
+                    state.log_write(known_line % t)
+                except (TypeError, ValueError):  # a line not formatted yet, or a full file
+                    state.log.event(cid, records, t)
             return choice
 
         def _cache_shape_choice(cache_key: Key, kernel_idx: int) -> None:

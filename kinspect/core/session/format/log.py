@@ -17,7 +17,8 @@ padding after the last record, which the reader below strips.
 Records (one JSON value per line):
     {"type": "header", ...}            session environment and model (log_header)
     {"type": "runtime_site", "index": I, "name": N}   a site's first appearance at run time
-    {"type": "key", "id": K, "key": [[...]]}          first sight of a runtime key
+    {"type": "key", "id": K, "key": "((64, 1024), (64, 4096))"}   first sight of a runtime key
+                                       (as Python writes the tuple; older logs: JSON lists)
     {"type": "step", "step": N}        the workload step the following events belong to
     ["d", site, K, picked, hit, override, line, t_ns]   one dispatch; `line` is the wrapper
                                        line that called the site (its call site); kinspect's
@@ -31,10 +32,11 @@ Records (one JSON value per line):
 
 from __future__ import annotations
 
+import contextlib
 import json
 import mmap
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, NoReturn
 
@@ -104,7 +106,7 @@ class LiveLog:
         self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
         self._size = _CHUNK
         os.ftruncate(self._fd, self._size)
-        self._mm = mmap.mmap(self._fd, self._size)
+        self._mm = _mapped(self._fd, self._size)
         self._key_ids: dict[Key, int] = {}
         self._key_lines: dict[Key, bytes] = {}
         """Key -> its record with `%d` where the id goes, formatted before it is met."""
@@ -156,6 +158,12 @@ class LiveLog:
         if key not in self._key_ids and key not in self._key_lines:
             self._key_lines[key] = _key_record(key)
 
+    def hot_path(self) -> tuple[dict[int, bytes], Callable[[bytes], Any]]:
+        """The event lines formatted so far (record id -> line with `%d` for the time) and
+        the raw write, for a caller that inlines `event` on a cache hit. The write raises
+        ValueError when the file is full; `event` then grows it."""
+        return self._lines, self._mm.write
+
     def event(self, combo_id: int, records: Sequence[DispatchRecord], t_ns: int) -> None:
         """One dispatch: `records[combo_id]` is formatted once per id; after that an event
         is one int format and a copy, written inline because this runs on every cache hit.
@@ -169,16 +177,20 @@ class LiveLog:
             self._grow_and_write(line)
 
     def _new_combo(self, combo_id: int, records: Sequence[DispatchRecord], t_ns: int) -> bytes:
-        """The event line of a record met first, after its key's record if the key is new."""
+        """The event line of a record met first, after its key's record if the key is new
+        (formatted together: on a miss nobody foresaw, this is the whole log's cost)."""
         rec = records[combo_id]
         key = rec.key
         kid = self._key_ids.get(key)
-        head = b""
-        if kid is None:
-            kid = self._key_ids[key] = len(self._key_ids)
-            head = (self._key_lines.pop(key, None) or _key_record(key)) % kid
+        if kid is not None:
+            line = self._lines[combo_id] = rec.json_line(kid)
+            return line % t_ns
+        kid = self._key_ids[key] = len(self._key_ids)
         line = self._lines[combo_id] = rec.json_line(kid)
-        return head + line % t_ns
+        foreseen = self._key_lines.pop(key, None) if self._key_lines else None
+        if foreseen is not None:
+            return foreseen % kid + line % t_ns
+        return _KEY_RECORD % (kid, key) + line % t_ns
 
     def close(self) -> None:
         if self._mm.closed:
@@ -191,10 +203,40 @@ class LiveLog:
         os.close(self._fd)
 
 
+_KEY_RECORD = b'{"type":"key","id":%d,"key":"%a"}\n'
+"""A key's record: the key as Python writes a tuple, one C-level format on a cache miss's
+path (a JSON list of lists costs it four times as long), read back by `_key_text` as data."""
+
+
 def _key_record(key: Key) -> bytes:
-    """`{"type":"key","id":%d,"key":[[...]]}` as json.dumps writes it, at a third of its cost."""
-    body = ",".join("[" + ",".join(map(str, t)) + "]" for t in key)
-    return b'{"type":"key","id":%%d,"key":[%s]}\n' % body.encode()
+    """A key's record with `%d` where its id goes."""
+    return b'{"type":"key","id":%%d,"key":"%a"}\n' % (key,)
+
+
+_KEY_CHARS = frozenset("0123456789(), ")
+_KEY_TEXT_LIMIT = 64 * 1024
+
+
+def _mapped(fd: int, size: int) -> mmap.mmap:
+    """The log's first chunk mapped with its pages in place (MAP_POPULATE, where there is
+    one): faulting each page in as an event first reaches it cost a write about 1.6 us of
+    its 2.2 on a sandboxed kernel, and the first chunk holds some 200,000 events."""
+    flags = getattr(mmap, "MAP_POPULATE", 0)
+    if flags:
+        with contextlib.suppress(OSError):
+            return mmap.mmap(fd, size, flags=mmap.MAP_SHARED | flags)
+    return mmap.mmap(fd, size)
+
+
+def _key_text(text: str, path: str) -> Any:
+    """A key written as a Python tuple of tuples of sizes, as JSON lists; anything but
+    digits, parentheses, commas and spaces is refused before it is parsed."""
+    if len(text) > _KEY_TEXT_LIMIT or not _KEY_CHARS.issuperset(text):
+        raise SessionError(f"{path}: expected a key such as ((64, 1024), (64, 4096))")
+    try:
+        return json.loads(text.replace("(", "[").replace(")", "]").replace(",]", "]"))
+    except (json.JSONDecodeError, RecursionError):
+        raise SessionError(f"{path}: expected a key such as ((64, 1024), (64, 4096))") from None
 
 
 def log_header(session: Session) -> dict[str, Any]:
@@ -274,8 +316,11 @@ def _load_log(text: str, where: str) -> Session:
             d["symbols"] = _list(r.get("symbols"), f"{where}: line {n}.symbols", 1024)
         elif kind == "key":
             key_rows[_int(r.get("id"), f"{where}: line {n}.id")] = len(d["keys"])
-            _key(r.get("key"), f"{where}: line {n}.key")  # named by its line, not its row
-            d["keys"].append(r.get("key"))
+            key = r.get("key")
+            if isinstance(key, str):
+                key = _key_text(key, f"{where}: line {n}.key")
+            _key(key, f"{where}: line {n}.key")  # named by its line, not its row
+            d["keys"].append(key)
         elif kind == "runtime_site":
             runtime_sites[_int(r.get("index"), f"{where}: line {n}.index")] = _str(r.get("name"), f"{where}: line {n}.name")
         elif kind == "step":
