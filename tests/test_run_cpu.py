@@ -117,7 +117,12 @@ def test_a_program_that_is_not_there_is_one_line(here):
     assert kinspect(here, "run", "nothere.py").stderr == "kinspect: error: 'nothere.py': no such file\n"
     done = kinspect(here, "run", "-m", "pkg.nothere")
     assert done.returncode == 2 and done.stderr.startswith("kinspect: error: no module named 'pkg.nothere'")
-    assert not list(here.glob("*.session.json*"))
+    (here / "taken.session.json").mkdir()
+    done = kinspect(here, "run", "-o", "taken.session.json", "serve.py", "100")
+    assert (done.returncode, done.stdout) == (2, "")  # refused before the program ran
+    assert done.stderr == ("kinspect: error: 'taken.session.json' is there and is not a regular file: "
+                           "name another with -o\n")
+    assert not list(here.glob("*.session.json?*")) and (here / "taken.session.json").is_dir()
 
 
 def test_a_compile_without_a_size_hint_multi_kernel_gets_a_session_and_the_reason(here):

@@ -32,6 +32,7 @@ from typing import Any
 
 from kinspect.core.dispatch.operands import OPERANDS
 from kinspect.core.dispatch.symbolic import SizeExpr, TensorSpec
+from kinspect.core.errors import KinspectError, echo
 from kinspect.core.quality.findings import derive_findings
 from kinspect.core.session.format.log import LiveLog
 from kinspect.core.session.model import CallSite, Environment, Finding, Graph, ModelInfo, Session, Site, Variant
@@ -82,7 +83,11 @@ class ProgramRecording:
         self.log: LiveLog | None = None
 
     def __enter__(self) -> ProgramRecording:
-        self.log = LiveLog(self.options.target.with_suffix(".jsonl"), self.session)
+        log_path = self.options.target.with_suffix(".jsonl")
+        for path in (self.options.target, log_path):
+            if path.exists() and not path.is_file():
+                raise KinspectError(f"{echo(str(path))} is there and is not a regular file: name another with -o")
+        self.log = LiveLog(log_path, self.session)
         self.recorder.configure(log=self.log)
         try:
             self._stack.enter_context(self.capture.everywhere())
