@@ -25,6 +25,7 @@ import contextlib
 import dataclasses
 import datetime as _dt
 import platform
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +36,17 @@ from kinspect.core.dispatch.symbolic import SizeExpr, TensorSpec
 from kinspect.core.errors import KinspectError, echo
 from kinspect.core.quality.findings import derive_findings
 from kinspect.core.session.format.log import LiveLog
-from kinspect.core.session.model import CallSite, Environment, Finding, Graph, ModelInfo, Session, Site, Variant
+from kinspect.core.session.model import (
+    CallSite,
+    Environment,
+    Finding,
+    Graph,
+    ModelInfo,
+    Session,
+    Site,
+    SymbolInfo,
+    Variant,
+)
 from kinspect.inductor import translate
 from kinspect.inductor.capture import CompileCapture, GraphRecord
 from kinspect.inductor.kernels import variant_facts
@@ -194,6 +205,7 @@ class ProgramRecording:
             unique = list({site.name: site for site in loaded}.values())
             s.graphs.append(Graph(name, wrapper or None, tuple(site.name for site in unique), None, code))
             s.sites += unique
+        s.symbols = _size_symbols(s.symbols, s.sites)
         lines = {site.name: {c.line: c.index for c in site.call_sites} for site in s.sites}
         s.events = self.recorder.dispatch_events(call_site=lambda name, line: lines.get(name, {}).get(line))
         s.environment = dataclasses.replace(s.environment, config=_config(self.hints))
@@ -237,6 +249,26 @@ _LOADED = "(loaded from Inductor's cache)"
 
 def _loaded_graph_name(number: int) -> str:
     return f"graph_{number} {_LOADED}"
+
+
+_SIZE_SOURCE = re.compile(r"^(?P<base>.*\['(?P<name>[A-Za-z_][A-Za-z0-9_]*)'\])\.size\(\)\[(?P<dim>\d+)\]$")
+
+
+def _size_symbols(symbols: list[SymbolInfo], sites: Sequence[Site]) -> list[SymbolInfo]:
+    """The symbols a user types sizes for: each named by the tensor argument and dim it came
+    from (`input_ids`, 1, from Dynamo's `L['kwargs']['input_ids'].size()[1]`). Symbols of a
+    program's scalars (a module's `eps` made dynamic) are left out unless a site's sizes use
+    them."""
+    used = frozenset().union(*(site.symbols for site in sites))
+    out = []
+    for sym in symbols:
+        m = next((m for m in map(_SIZE_SOURCE.match, sym.sources) if m), None)
+        if m is None and sym.name not in used:
+            continue
+        if m is not None and sym.input is None:
+            sym = dataclasses.replace(sym, input=m["name"], dim=int(m["dim"]))
+        out.append(sym)
+    return out
 
 
 def _source_name(source: str) -> str | None:
