@@ -9,6 +9,9 @@
 #                                      session per rank, into $OUT/samples; the merged explain
 #   scripts/device_session.sh advise   kinspect compare and kinspect advise on samples/linear.py (GPU tests
 #                                      that run them as subprocesses), their whole outputs and phase timings
+#   scripts/device_session.sh run      kinspect run --hints ... --measure on samples/generate.py (an ordinary
+#                                      script compiling GPT-2 itself) as a user runs it; its session into
+#                                      $OUT/samples
 # Each ends with a short table. Copy $OUT/samples/*.session.json into samples/ to commit them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -47,6 +50,11 @@ advise)
     grep -E "passed|failed|error|FAILED|ERROR" "$out/gpu-tests-advise.log" | tail -5
     sed -n '/^=== kinspect /,/^=== end /p' "$out/gpu-tests-advise.log"
     grep -E "^kinspect: .*(compiled with hints|saved)" "$out/gpu-tests-advise.log" | tail -12
+    ;;
+run)
+    gpu_tests tests/gpu/test_gpu_run.py "${@:2}"
+    python3 scripts/session_table.py "$out"/samples/generate.session.json
+    [ -f "$out/samples/generate.session.json" ] && COLUMNS=200 python3 -m kinspect explain "$out/samples/generate.session.json" 2>&1 | head -60
     ;;
 bench)
     [ -n "${SKIP_OVERHEAD:-}" ] || timeout 60 python3 benchmarks/recorder_overhead.py 2>&1 | tee "$out/recorder-overhead.txt" | tail -14

@@ -127,7 +127,7 @@ def test_a_site_is_introduced_in_the_log_before_its_first_event(tmp_path):
     log.close()
     lines = path.read_text().splitlines()
     intro = [i for i, line in enumerate(lines) if '"runtime_site"' in line]
-    first_event = next(i for i, line in enumerate(lines) if line.startswith('["e"'))
+    first_event = next(i for i, line in enumerate(lines) if line.startswith('["d"'))
     assert len(intro) == 2 and max(intro) < first_event
     assert [e.site for e in load(path).events] == ["multi_kernel_1", "multi_kernel_0"]
 
@@ -251,7 +251,7 @@ def test_a_recording_killed_mid_loop_opens_with_what_it_had_written(tmp_path):
         while seen < 3000 and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.05)
             if path.exists():
-                seen = path.read_bytes().count(b'["e",')
+                seen = path.read_bytes().count(b'["d",')
     finally:
         proc.send_signal(signal.SIGKILL)
         _, err = proc.communicate(timeout=30)

@@ -324,9 +324,9 @@ def test_a_miss_makes_no_prediction_in_the_run(monkeypatch):
     assert len(made) == 3
 
 
-def test_with_the_log_an_expected_key_is_predicted_before_the_run(monkeypatch, tmp_path):
-    """The log writes each event as it happens, prediction included: `expect` (the
-    pipeline calls it before each step) makes it beforehand, so the miss only looks it up."""
+def test_with_the_log_no_dispatch_is_predicted_as_it_runs_and_the_reader_predicts(monkeypatch, tmp_path):
+    """Under `kinspect run` no key is foreseen: the log writes each event without
+    kinspect's prediction (~20 us a key) and the reader makes it, once per key."""
     from kinspect.core.session.format.log import LiveLog
     from kinspect.core.session.model import Environment, Session
     from kinspect.inductor import recorder
@@ -338,20 +338,16 @@ def test_with_the_log_an_expected_key_is_predicted_before_the_run(monkeypatch, t
     with Recorder() as rec:
         rec.configure(log=log)
         call = linear_call([])
-    rec.expect("multi_kernel_0", key(3000))
-    assert made == [key(3000)]
-    for _ in range(2):
-        call.run(*args(3000))
-    assert made == [key(3000)]
-    call.run(*args(7))  # not expected: predicted as the log first writes it
-    assert made == [key(3000), key(7)]
+    for b in (3000, 3000, 7):
+        call.run(*args(b))
+    assert made == []
     log.close()
     lines = (tmp_path / "r.jsonl").read_text().splitlines()
-    assert lines[2:] == ['{"type":"key","id":0,"key":[[3000,1024],[3000,4096]]}',
-                         f'["e",0,0,2,2,false,null,null,{rec._ts[0]}]',  # no wrapper: no call site
-                         f'["e",0,0,2,2,true,null,null,{rec._ts[1]}]',
-                         '{"type":"key","id":1,"key":[[7,1024],[7,4096]]}',
-                         f'["e",0,1,0,0,false,null,null,{rec._ts[2]}]',
+    assert lines[2:] == ['{"type":"key","id":0,"key":"((3000, 1024), (3000, 4096))"}',
+                         f'["d",0,0,2,false,null,null,{rec._ts[0]}]',  # no wrapper: no call site
+                         f'["d",0,0,2,true,null,null,{rec._ts[1]}]',
+                         '{"type":"key","id":1,"key":"((7, 1024), (7, 4096))"}',
+                         f'["d",0,1,0,false,null,null,{rec._ts[2]}]',
                          '{"type":"end"}']
 
 

@@ -41,6 +41,9 @@ def recordings(script: Path) -> list[Path]:
 
 RANKS_SAMPLES = {"ddp.py"}
 """Recorded by torchrun on two GPUs (scripts/device_session.sh ranks), one session per rank."""
+PROGRAM_SAMPLES = {"generate.py": "tokens generated per sequence"}
+"""Ordinary scripts, not model files, recorded with `kinspect run` (scripts/device_session.sh
+run): what each prints on every line of its own output."""
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
@@ -48,6 +51,8 @@ def test_each_sample_has_a_recorded_session(script):
     found = recordings(script)
     if script.name in RANKS_SAMPLES:
         assert len(found) >= 2, f"record it: torchrun --nproc-per-node 2 -m kinspect record samples/{script.name}"
+    elif script.name in PROGRAM_SAMPLES:
+        assert found, f"record it on a GPU: scripts/device_session.sh run (kinspect run --measure samples/{script.name})"
     else:
         assert found, f"record it: kinspect record samples/{script.name}"
 
@@ -63,10 +68,13 @@ def test_a_recorded_sample_opens_validates_and_explains(path, kinspect_cli):
     gpu = session.environment.gpu
     assert gpu and gpu != "synthetic" and re.search(r"NVIDIA|AMD|GPU", gpu), gpu
 
-    workload = session.model.workload
-    assert workload, f"{script_of(path).name} has a workload to step through"
-    shape = sizes_text(workload[0])
-    result = kinspect_cli("explain", path, "--shape", shape)
+    if script_of(path).name in PROGRAM_SAMPLES:  # a program's run: its dispatches are the workload
+        assert session.events and session.measurements
+        result = kinspect_cli("explain", path)
+    else:
+        workload = session.model.workload
+        assert workload, f"{script_of(path).name} has a workload to step through"
+        result = kinspect_cli("explain", path, "--shape", sizes_text(workload[0]))
     assert result.returncode == 0, result.stderr
     for site in session.sites:
         assert site.name in result.stdout
@@ -91,7 +99,10 @@ def test_each_sample_runs_as_a_plain_script(script, script_runs):
     if missing and missing[1] != "kinspect" and "import" in script.read_text():
         pytest.skip(f"{script.name} needs {missing[1]} (a recording of it opens without)")
     assert script_runs[script.name].returncode == 0, err
-    assert re.fullmatch(r"torch\.Size\(\[\d+(, \d+)*\]\)\n", out), out
+    if script.name in PROGRAM_SAMPLES:
+        assert out and all(PROGRAM_SAMPLES[script.name] in line for line in out.splitlines()), out
+    else:
+        assert re.fullmatch(r"torch\.Size\(\[\d+(, \d+)*\]\)\n", out), out
 
 
 def test_the_readmes_full_key_fits_the_sample_it_names():

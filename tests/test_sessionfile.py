@@ -18,7 +18,7 @@ from synthetic import synthetic_session
 from kinspect.core.errors import KinspectError, SessionError
 from kinspect.core.session.model import CallSite, Finding, Site, Sweep, TensorSpec
 from kinspect.core.store import load, read, save
-from kinspect.core.session.format.log import LiveLog
+from kinspect.core.session.format.log import DispatchRecord, LiveLog
 from kinspect.core.session.format.write import session_to_json
 from kinspect.core.dispatch.symbolic import SizeExpr
 
@@ -128,8 +128,8 @@ def write_log(path: Path, session, close: bool = True) -> LiveLog:
             step = e.step
             log.record({"type": "step", "step": step})
         call = next(x for x in session.sites if x.name == e.site).call_site(e.call_site)
-        combos.append((index[e.site], e.key, e.picked, e.predicted, e.cache_hit, e.override,
-                       call.line if call is not None else None))
+        combos.append(DispatchRecord(index[e.site], e.key, e.picked, e.cache_hit, e.override,
+                                     call.line if call is not None else None, e.predicted))
         log.event(len(combos) - 1, combos, e.t_ns)
     for m in session.measurements:
         log.measurement(m)
@@ -201,7 +201,11 @@ def _edit_log_line(path: Path, prefix: str, edit) -> int:
         ('["e"', lambda line: line[:7] + "99" + line[8:], "line {n}: event names key 99, which no record introduced"),
         ('["e"', lambda line: line.rsplit(",", 1)[0] + ',"soon"]', 'line {n}[8]: expected an integer, got a string'),
         ('["e"', lambda line: line.rsplit(",", 2)[0] + ',[1],0]', 'line {n}[7]: expected a wrapper line number or null'),
-        ('{"type":"key"', lambda line: line.replace("[[", '[["x",'), "line {n}.key[0][0]: expected an integer, got a string"),
+        ('{"type":"key"', lambda line: line.replace('"((', '"((x, '), "line {n}.key: expected a key such as ((64, 1024), (64, 4096))"),
+        ('{"type":"key"', lambda line: line.replace('"((', '"(((((('), "line {n}.key: expected a key such as ((64, 1024), (64, 4096))"),
+        ('{"type":"key"', lambda line: line.replace('"((', '"((4611686018427387905, '),
+         "line {n}.key[0][0]: integer 4611686018427387905 outside 0..4611686018427387904"),
+        ('{"type":"key"', lambda line: line.split('"key":')[0] + '"key":[["x",1]]}', "line {n}.key[0][0]: expected an integer, got a string"),
         ('{"type":"runtime_site"', lambda line: line.replace("multi_kernel_0", "elsewhere"), "runtime site 'elsewhere' has no site record"),
     ],
 )

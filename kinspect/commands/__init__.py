@@ -31,6 +31,7 @@ COMMANDS = (
     Command("explain", "headless: what each site picks for a shape"),
     Command("export", "write a session as JSON, a Markdown report or a Perfetto trace"),
     Command("record", "headless: compile model.py with hints on the GPU, run it, save the session"),
+    Command("run", "record an unmodified program: kinspect run [options] script.py ARGS... (or -m module ARGS...)"),
     Command("sweep", "GPU: time every variant of every site across a range of sizes; save the map"),
     Command("compare", "GPU: the whole model hinted, oracle, exact_hint, static and eager at each shape"),
     Command("advise", "GPU: propose the hints that cost the workload least, verified by compiling them"),

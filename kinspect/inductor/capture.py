@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -164,6 +165,20 @@ class CompileCapture:
         if self in stack:
             stack.remove(self)
 
+    @contextlib.contextmanager
+    def everywhere(self) -> Iterator[CompileCapture]:
+        """Inside, compiles on any thread without a capture of its own record here (a
+        program under `kinspect run` may compile on any thread)."""
+        global _everywhere
+        _install()
+        if _everywhere is not None:
+            raise KinspectError("another capture of the whole process is active")
+        _everywhere = self
+        try:
+            yield self
+        finally:
+            _everywhere = None
+
     # ------------------------------------------------------------ sites
 
     def _site(self, rec: GraphRecord, mk: Any) -> None:
@@ -236,6 +251,7 @@ def _runtime_args(mk: Any) -> list[tuple[str, tuple[Any, ...] | None]]:
 _local = threading.local()
 _install_lock = threading.Lock()
 _installed = False
+_everywhere: CompileCapture | None = None
 
 
 def _active_stack() -> list[CompileCapture]:
@@ -247,7 +263,7 @@ def _active_stack() -> list[CompileCapture]:
 
 def _active() -> CompileCapture | None:
     stack = getattr(_local, "stack", None)
-    return stack[-1] if stack else None
+    return stack[-1] if stack else _everywhere
 
 
 def _patch(owner: Any, name: str, make: Any) -> None:

@@ -19,16 +19,15 @@ of it to answer from, so a cache that is changed or cleared under it (by Inducto
 user) is recorded as it is, a cleared key as the miss Inductor then takes.
 
 A cache hit must cost next to nothing (benchmarks/recorder_overhead.py), so events are
-stored as columns of machine integers: an id naming the (site, key, pick, hit, override)
-combination, and a timestamp. Building a Python object per dispatch would cost more than
-Inductor's own lookup once a recording holds a million events.
+stored as columns of machine integers: the id of a `DispatchRecord` (site, key, pick,
+hit, override, wrapper line), shared with the crash-safe log, and a timestamp. Building a
+Python object per dispatch would cost more than Inductor's own lookup once a recording
+holds a million events.
 
-A miss must cost little too: kinspect's prediction of the pick (its own model of the
-heuristic, ~20 us of Python) is not made there. Events are stored without it and it is
-made when the events are read, once per key; the crash-safe log, which writes each
-event as it happens, asks for it when it first writes a combination, and the pipeline
-makes it before each run for the keys the run's sizes give (`expect`), so that a miss
-only looks it up.
+A miss must cost little too, with no key foreseen (`kinspect run` records a program
+whose sizes nobody knows beforehand): kinspect's prediction of the pick (its own model
+of the heuristic, ~20 us of Python) is not made there. Events are stored without it, in
+memory and in the log, and it is made when they are read, once per key.
 """
 
 from __future__ import annotations
@@ -44,7 +43,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kinspect.core.dispatch.decision import decide
-from kinspect.core.session.format.log import LiveLog
+from kinspect.core.errors import KinspectError
+from kinspect.core.session.format.log import DispatchRecord, LiveLog
 from kinspect.core.session.model import DispatchEvent
 from kinspect.core.dispatch.shapes import Key
 from kinspect.inductor.translate import call_lines
@@ -72,33 +72,25 @@ Gate = Callable[[LiveSite, Key, bool], "int | None"]
 """Called before a dispatch launches: returns a variant to force, or None. It may block:
 the stepping debugger pauses the model's thread here."""
 
-Combo = tuple[int, Key, int, bool, "int | None", "int | None"]
-"""(site index, key, picked, cache hit, override, wrapper line): what one event says, but
-for kinspect's prediction, which is made from the site and key when it is read. The
-wrapper line is the one that called the site: several layers share one multi-kernel."""
+Combo = tuple[int, Key, int, bool, "int | None", "int | None", None]
+"""(site index, key, picked, cache hit, override, wrapper line, no prediction): a
+dispatch's `DispatchRecord` as a plain tuple, which the hot path builds and looks up
+(constructing the named tuple costs a miss half a microsecond; `tuple.__new__` makes one
+from it in C)."""
 
-
-class _Described:
-    """The combos as the log reads them: (site, key, picked, predicted, hit, override, line)."""
-
-    __slots__ = ("_rec",)
-
-    def __init__(self, rec: Recorder) -> None:
-        self._rec = rec
-
-    def __getitem__(self, cid: int) -> tuple[int, Key, int, int, bool, int | None, int | None]:
-        si, key, picked, hit, override, line = self._rec.combos[cid]
-        return si, key, picked, self._rec.sites[si].predict(key), hit, override, line
+_new_record = tuple.__new__
 
 
 class _State:
     """What the per-instance closures read on every dispatch, in one place."""
 
-    __slots__ = ("gate", "log", "on_event", "stepping")
+    __slots__ = ("gate", "log", "log_lines", "log_write", "on_event", "stepping")
 
     def __init__(self) -> None:
         self.gate: Gate | None = None
         self.log: LiveLog | None = None
+        self.log_lines: dict[int, bytes] | None = None
+        self.log_write: Callable[[bytes], Any] = bytes
         self.on_event: Callable[[int], None] | None = None
         self.stepping = False
         """A gate or a UI callback is set: every event takes the full path."""
@@ -111,16 +103,20 @@ class Recorder:
     Inductor's per-graph `multi_kernel_N` to unique names); by default Inductor's name.
     """
 
-    def __init__(self, namer: Callable[[Any], str] | None = None) -> None:
+    def __init__(self, namer: Callable[[Any], str] | None = None,
+                 on_site: Callable[[LiveSite], None] | None = None) -> None:
         self.sites: list[LiveSite] = []
-        self.combos: list[Combo] = []
+        self.combos: list[DispatchRecord] = []
+        """Each distinct dispatch, by id: what the event columns and the log refer to."""
         self._combo_ids: dict[Combo, int] = {}
         self._ids = array("l")
         self._ts = array("q")
         self._steps: list[tuple[int, int | None]] = []
         self._state = _State()
-        self._described = _Described(self)
         self._namer = namer
+        self._on_site = on_site
+        """Told of each instance attached, before it can dispatch (a recording of a whole
+        program logs the site's record there, so a killed run's log still names it)."""
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -128,7 +124,8 @@ class Recorder:
 
     def expect(self, site: str, key: Key) -> None:
         """Predict `key` at every site named `site` now, before the model runs (and have
-        the log format its record), so that a miss there only looks both up."""
+        the log format its key record), so that reading the events and a miss's log line
+        only look them up."""
         for ls in self.sites:
             if ls.name == site:
                 ls.predict(key)
@@ -157,6 +154,7 @@ class Recorder:
             for site in self.sites:  # events name runtime sites: introduce those known
                 log.runtime_site(site.index, site.name)
         s.gate, s.log, s.on_event = gate, log, on_event
+        s.log_lines, s.log_write = log.hot_path() if log is not None else (None, bytes)
         s.stepping = gate is not None or on_event is not None
 
     def set_event_gate(self, gate: Callable[[DispatchEvent], "int | None"] | None) -> None:
@@ -185,6 +183,21 @@ class Recorder:
         stack = _stack()
         if self in stack:
             stack.remove(self)
+
+    @contextlib.contextmanager
+    def everywhere(self) -> Iterator[Recorder]:
+        """Inside, instances created on any thread that has no recorder of its own attach
+        here: a program under `kinspect run` may compile and load its graphs on any thread
+        (a server's workers)."""
+        global _everywhere
+        _install()
+        if _everywhere is not None:
+            raise KinspectError("another recording of the whole process is active")
+        _everywhere = self
+        try:
+            yield self
+        finally:
+            _everywhere = None
 
     # ------------------------------------------------------------ reading back
 
@@ -218,10 +231,9 @@ class Recorder:
         `call_site(site name, wrapper line)` names each event's call site."""
         t0 = self._ts[0] if self._ts else 0
         described = []
-        for cid in range(len(self.combos)):
-            si, key, picked, pred, hit, override, line = self._described[cid]
+        for si, key, picked, hit, override, line, _ in self.combos:
             where = call_site(self.sites[si].name, line) if call_site is not None else None
-            described.append((si, key, picked, pred, hit, override, where))
+            described.append((si, key, picked, self.sites[si].predict(key), hit, override, where))
         steps = iter(self._steps)
         nxt = next(steps, None)
         step = None
@@ -245,8 +257,16 @@ class Recorder:
             with self._lock:
                 cid = self._combo_ids.setdefault(combo, len(self.combos))
                 if cid == len(self.combos):
-                    self.combos.append(combo)
+                    self.combos.append(_new_record(DispatchRecord, combo))
         return cid
+
+    def _miss_id(self, combo: Combo) -> int:
+        """A new record for a miss: a key misses once per instance unless its cache is
+        cleared, so looking the combination up (hashing the key twice more) would find
+        nothing; a repeated miss just gets a record of its own."""
+        with self._lock:
+            self.combos.append(_new_record(DispatchRecord, combo))
+            return len(self.combos) - 1
 
     def attach(self, call: Any, wrapper_file: str | None) -> LiveSite:
         """Instrument one instance; public so tests can attach hand-built instances."""
@@ -269,6 +289,7 @@ class Recorder:
         getframe = sys._getframe
         lines = _call_lines(wrapper_file, call.multi_kernel_name)
         only = lines[0] if len(lines) == 1 else None
+        needs_frame = only is None and bool(lines)
 
         def caller_line(depth: int) -> int | None:
             """The line of the wrapper that called `run`: which call site this is. A site the
@@ -284,20 +305,22 @@ class Recorder:
                 frame = frame.f_back
             return None
         combo_id = self._combo_id
+        miss_id = self._miss_id
         count = self._ids.__len__
-        described = self._described
+        records = self.combos
 
         def record(key: Key, picked: int, hit: bool, line: int | None) -> int:
             gate = state.gate
             override = None if gate is None else gate(site, key, hit)
             if override is not None:
                 picked = override
-            cid = combo_id((index, key, picked, hit, override, line))
+            combo = (index, key, picked, hit, override, line, None)
+            cid = combo_id(combo) if hit else miss_id(combo)
             t = now()
             ids_append(cid)
             ts_append(t)
             if state.log is not None:
-                state.log.event(cid, described, t)
+                state.log.event(cid, records, t)
             if state.on_event is not None:
                 state.on_event(count() - 1)
             return picked
@@ -306,19 +329,24 @@ class Recorder:
             choice = call._shape_cache.get(cache_key)
             if choice is None:
                 return None  # a miss: recorded when Inductor caches its pick
-            line = caller_line(2)  # run <- the wrapper's call
+            line = caller_line(2) if needs_frame else only  # run <- the wrapper's call
             if state.stepping:
                 return record(cache_key, choice, True, line)
-            known = hits.get((cache_key, line))
+            seen = (cache_key, line) if needs_frame else cache_key
+            known = hits.get(seen)
             if known is None or known[0] != choice:
-                known = hits[(cache_key, line)] = (choice, combo_id((index, cache_key, choice, True, None, line)))
+                known = hits[seen] = (choice, combo_id((index, cache_key, choice, True, None, line, None)))
             cid = known[1]
             t = now()
             ids_append(cid)
             ts_append(t)
-            log = state.log
-            if log is not None:
-                log.event(cid, described, t)
+            log_lines = state.log_lines
+            if log_lines is not None:  # LiveLog.event, inlined: this is every hit's path
+                known_line = log_lines.get(cid)
+                try:
+                    state.log_write(known_line % t)
+                except (TypeError, ValueError):  # a line not formatted yet, or a full file
+                    state.log.event(cid, records, t)
             return choice
 
         def _cache_shape_choice(cache_key: Key, kernel_idx: int) -> None:
@@ -329,6 +357,8 @@ class Recorder:
 
         call._get_cached_shape_choice = _get_cached_shape_choice
         call._cache_shape_choice = _cache_shape_choice
+        if self._on_site is not None:
+            self._on_site(site)
         return site
 
 
@@ -343,14 +373,18 @@ def _call_lines(wrapper_file: str | None, name: str) -> list[int]:
     return [n for n, _ in call_lines(code, name)]
 
 
-def _loading_module_file() -> str | None:
-    """The wrapper module whose top level is creating this instance, if any."""
-    frame = sys._getframe(2)
-    for _ in range(8):
+_HERE = str(Path(__file__).resolve().parent)
+
+
+def loading_module_file() -> str | None:
+    """The wrapper module whose top level is creating the instance under construction, if
+    any: the first module on the stack that is neither Inductor's runtime nor kinspect's."""
+    frame = sys._getframe(1)
+    for _ in range(12):
         if frame is None:
             return None
         f = frame.f_globals.get("__file__")
-        if f and "async_compile" not in f and "multi_kernel" not in f:
+        if f and "async_compile" not in f and "multi_kernel" not in f and not f.startswith(_HERE):
             return f
         frame = frame.f_back
     return None
@@ -364,6 +398,7 @@ def _loading_module_file() -> str | None:
 _local = threading.local()
 _install_lock = threading.Lock()
 _installed = False
+_everywhere: Recorder | None = None
 
 
 def _stack() -> list[Recorder]:
@@ -385,8 +420,9 @@ def _install() -> None:
         def __init__(call: Any, *args: Any, **kwargs: Any) -> None:
             orig_init(call, *args, **kwargs)
             stack = getattr(_local, "stack", None)
-            if stack:
-                stack[-1].attach(call, _loading_module_file())
+            rec = stack[-1] if stack else _everywhere
+            if rec is not None:
+                rec.attach(call, loading_module_file())
 
         SizeHintMultiKernelCall.__init__ = __init__
         _installed = True

@@ -17,25 +17,31 @@ padding after the last record, which the reader below strips.
 Records (one JSON value per line):
     {"type": "header", ...}            session environment and model (log_header)
     {"type": "runtime_site", "index": I, "name": N}   a site's first appearance at run time
-    {"type": "key", "id": K, "key": [[...]]}          first sight of a runtime key
+    {"type": "key", "id": K, "key": "((64, 1024), (64, 4096))"}   first sight of a runtime key
+                                       (as Python writes the tuple; older logs: JSON lists)
     {"type": "step", "step": N}        the workload step the following events belong to
-    ["e", site, K, picked, predicted, hit, override, line, t_ns]   one dispatch; `line`
-                                       is the wrapper line that called the site (its call site),
-                                       absent in logs from before call sites (8 entries)
+    ["d", site, K, picked, hit, override, line, t_ns]   one dispatch; `line` is the wrapper
+                                       line that called the site (its call site); kinspect's
+                                       prediction of the pick is made when the log is read
+    ["e", site, K, picked, predicted, hit, override, line, t_ns]   one dispatch with its
+                                       prediction made as it was written (`line` absent in logs
+                                       from before call sites: 8 entries)
     {"type": "site"|"graph"|"symbols"|"measurement"|"finding", ...}
     {"type": "end"}                    written by a clean close
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import mmap
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 from kinspect.core.errors import SessionError
+from kinspect.core.session.eventlog import EventLog
 from kinspect.core.session.model import FORMAT, VERSION, Finding, Graph, Measurement, Session, Site, SymbolInfo
 from kinspect.core.session.format.checks import _int, _key, _list, _obj, _opt_int, _str
 from kinspect.core.session.format.read import _check_version, session_from_json
@@ -51,9 +57,47 @@ from kinspect.core.session.format.write import (
 from kinspect.core.dispatch.shapes import Key
 
 LOG_FORMAT = "kinspect-log"
-Combo = tuple[int, Key, int, int, bool, "int | None", "int | None"]
-"""What one event says: (site, key, picked, predicted, hit, override, wrapper line)."""
 _CHUNK = 8 << 20
+
+
+class DispatchRecord(NamedTuple):
+    """What one dispatch says, but for its time: the recorder keeps one per distinct
+    combination, the log writes each once, so an event costs an id and a timestamp.
+
+    `site` is the runtime site's index (its `runtime_site` record), `line` the wrapper
+    line that called it (which call site ran). `predicted`, kinspect's model of the pick,
+    is usually left out: making it costs a cache miss ~20 us, so the reader makes it from
+    the site's variant keys instead."""
+
+    site: int
+    key: Key
+    picked: int
+    hit: bool
+    override: int | None = None
+    line: int | None = None
+    predicted: int | None = None
+
+    def json_line(self, key_id: int) -> bytes:
+        """Its event line, `%d` where the timestamp goes (bytes formatting: a third of
+        json.dumps's cost, on a cache miss's path)."""
+        opt = (b"null" if self.override is None else b"%d" % self.override,
+               b"null" if self.line is None else b"%d" % self.line)
+        hit = b"true" if self.hit else b"false"
+        if self.predicted is None:
+            return b'["d",%d,%d,%d,%s,%s,%s,%%d]\n' % (self.site, key_id, self.picked, hit, *opt)
+        return b'["e",%d,%d,%d,%d,%s,%s,%s,%%d]\n' % (self.site, key_id, self.picked, self.predicted, hit, *opt)
+
+    @staticmethod
+    def from_json(r: list[Any]) -> list[Any] | None:
+        """An event line as [site, key id, picked, predicted (None: to be made), hit,
+        override, line, t_ns], or None if it is not one (the caller says why)."""
+        if len(r) == 8 and r[0] == "d":
+            return [r[1], r[2], r[3], None, r[4], r[5], r[6], r[7]]
+        if len(r) == 9 and r[0] == "e":
+            return r[1:]
+        if len(r) == 8 and r[0] == "e":  # before call sites
+            return [*r[1:7], None, r[7]]
+        return None
 
 
 class LiveLog:
@@ -62,7 +106,7 @@ class LiveLog:
         self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
         self._size = _CHUNK
         os.ftruncate(self._fd, self._size)
-        self._mm = mmap.mmap(self._fd, self._size)
+        self._mm = _mapped(self._fd, self._size)
         self._key_ids: dict[Key, int] = {}
         self._key_lines: dict[Key, bytes] = {}
         """Key -> its record with `%d` where the id goes, formatted before it is met."""
@@ -114,32 +158,39 @@ class LiveLog:
         if key not in self._key_ids and key not in self._key_lines:
             self._key_lines[key] = _key_record(key)
 
-    def event(self, combo_id: int, combos: Sequence[Combo], t_ns: int) -> None:
-        """One dispatch. Its combo (site, key, picked, predicted, hit, override, wrapper
-        line) is formatted once per `combo_id`; after that an event is one int format and
-        a copy, written inline because this runs on every cache hit. (`get`, not an
-        exception, finds a new combo: raising costs a cache miss a third of a microsecond.)"""
+    def hot_path(self) -> tuple[dict[int, bytes], Callable[[bytes], Any]]:
+        """The event lines formatted so far (record id -> line with `%d` for the time) and
+        the raw write, for a caller that inlines `event` on a cache hit. The write raises
+        ValueError when the file is full; `event` then grows it."""
+        return self._lines, self._mm.write
+
+    def event(self, combo_id: int, records: Sequence[DispatchRecord], t_ns: int) -> None:
+        """One dispatch: `records[combo_id]` is formatted once per id; after that an event
+        is one int format and a copy, written inline because this runs on every cache hit.
+        (`get`, not an exception, finds a new record: raising costs a miss a third of a
+        microsecond.)"""
         line = self._lines.get(combo_id)
-        line = self._new_combo(combo_id, combos, t_ns) if line is None else line % t_ns
+        line = self._new_combo(combo_id, records, t_ns) if line is None else line % t_ns
         try:
             self._mm.write(line)
         except ValueError:
             self._grow_and_write(line)
 
-    def _new_combo(self, combo_id: int, combos: Sequence[Combo], t_ns: int) -> bytes:
-        """The event line of a combo met first, after its key's record if the key is new."""
-        site, key, picked, predicted, hit, override, wrapper_line = combos[combo_id]
+    def _new_combo(self, combo_id: int, records: Sequence[DispatchRecord], t_ns: int) -> bytes:
+        """The event line of a record met first, after its key's record if the key is new
+        (formatted together: on a miss nobody foresaw, this is the whole log's cost)."""
+        rec = records[combo_id]
+        key = rec.key
         kid = self._key_ids.get(key)
-        head = b""
-        if kid is None:
-            kid = self._key_ids[key] = len(self._key_ids)
-            head = (self._key_lines.pop(key, None) or _key_record(key)) % kid
-        line = self._lines[combo_id] = b'["e",%d,%d,%d,%d,%s,%s,%s,%%d]\n' % (
-            site, kid, picked, predicted, b"true" if hit else b"false",
-            b"null" if override is None else b"%d" % override,
-            b"null" if wrapper_line is None else b"%d" % wrapper_line,
-        )
-        return head + line % t_ns
+        if kid is not None:
+            line = self._lines[combo_id] = rec.json_line(kid)
+            return line % t_ns
+        kid = self._key_ids[key] = len(self._key_ids)
+        line = self._lines[combo_id] = rec.json_line(kid)
+        foreseen = self._key_lines.pop(key, None) if self._key_lines else None
+        if foreseen is not None:
+            return foreseen % kid + line % t_ns
+        return _KEY_RECORD % (kid, key) + line % t_ns
 
     def close(self) -> None:
         if self._mm.closed:
@@ -152,10 +203,40 @@ class LiveLog:
         os.close(self._fd)
 
 
+_KEY_RECORD = b'{"type":"key","id":%d,"key":"%a"}\n'
+"""A key's record: the key as Python writes a tuple, one C-level format on a cache miss's
+path (a JSON list of lists costs it four times as long), read back by `_key_text` as data."""
+
+
 def _key_record(key: Key) -> bytes:
-    """`{"type":"key","id":%d,"key":[[...]]}` as json.dumps writes it, at a third of its cost."""
-    body = ",".join("[" + ",".join(map(str, t)) + "]" for t in key)
-    return b'{"type":"key","id":%%d,"key":[%s]}\n' % body.encode()
+    """A key's record with `%d` where its id goes."""
+    return b'{"type":"key","id":%%d,"key":"%a"}\n' % (key,)
+
+
+_KEY_CHARS = frozenset("0123456789(), ")
+_KEY_TEXT_LIMIT = 64 * 1024
+
+
+def _mapped(fd: int, size: int) -> mmap.mmap:
+    """The log's first chunk mapped with its pages in place (MAP_POPULATE, where there is
+    one): faulting each page in as an event first reaches it cost a write about 1.6 us of
+    its 2.2 on a sandboxed kernel, and the first chunk holds some 200,000 events."""
+    flags = getattr(mmap, "MAP_POPULATE", 0)
+    if flags:
+        with contextlib.suppress(OSError):
+            return mmap.mmap(fd, size, flags=mmap.MAP_SHARED | flags)
+    return mmap.mmap(fd, size)
+
+
+def _key_text(text: str, path: str) -> Any:
+    """A key written as a Python tuple of tuples of sizes, as JSON lists; anything but
+    digits, parentheses, commas and spaces is refused before it is parsed."""
+    if len(text) > _KEY_TEXT_LIMIT or not _KEY_CHARS.issuperset(text):
+        raise SessionError(f"{path}: expected a key such as ((64, 1024), (64, 4096))")
+    try:
+        return json.loads(text.replace("(", "[").replace(")", "]").replace(",]", "]"))
+    except (json.JSONDecodeError, RecursionError):
+        raise SessionError(f"{path}: expected a key such as ((64, 1024), (64, 4096))") from None
 
 
 def log_header(session: Session) -> dict[str, Any]:
@@ -219,13 +300,14 @@ def _load_log(text: str, where: str) -> Session:
     ended = False
     for n, r in enumerate(records[1:], 2):
         if type(r) is list:
-            if len(r) in (8, 9) and r[0] == "e" and type(r[1]) is int and type(r[2]) is int and r[1] in runtime_sites and r[2] in key_rows:
-                events.append(r if len(r) == 9 else [*r[:7], None, r[7]])
-                sites.append(runtime_sites[r[1]])
-                keys.append(key_rows[r[2]])
+            e = DispatchRecord.from_json(r)
+            if e is not None and type(e[0]) is int and type(e[1]) is int and e[0] in runtime_sites and e[1] in key_rows:
+                events.append(e)
+                sites.append(runtime_sites[e[0]])
+                keys.append(key_rows[e[1]])
                 steps.append(step)
                 continue
-            _refuse_event(r, f"{where}: line {n}", runtime_sites, key_rows)
+            _refuse_event(r, e, f"{where}: line {n}", runtime_sites, key_rows)
         r = _obj(r, f"{where}: line {n}")
         kind = r.get("type")
         if kind == "end":
@@ -234,8 +316,11 @@ def _load_log(text: str, where: str) -> Session:
             d["symbols"] = _list(r.get("symbols"), f"{where}: line {n}.symbols", 1024)
         elif kind == "key":
             key_rows[_int(r.get("id"), f"{where}: line {n}.id")] = len(d["keys"])
-            _key(r.get("key"), f"{where}: line {n}.key")  # named by its line, not its row
-            d["keys"].append(r.get("key"))
+            key = r.get("key")
+            if isinstance(key, str):
+                key = _key_text(key, f"{where}: line {n}.key")
+            _key(key, f"{where}: line {n}.key")  # named by its line, not its row
+            d["keys"].append(key)
         elif kind == "runtime_site":
             runtime_sites[_int(r.get("index"), f"{where}: line {n}.index")] = _str(r.get("name"), f"{where}: line {n}.name")
         elif kind == "step":
@@ -246,18 +331,47 @@ def _load_log(text: str, where: str) -> Session:
             raise SessionError(f"{where}: line {n}: unknown record type {str(kind)[:40]!r}")
     if not ended and truncated is None:
         truncated = "the recording stopped before its end record (was it killed?)"
+    d["sites"] = _latest_sites(d["sites"])
     d["events"] = _log_events(events, sites, keys, steps, d["sites"], records, where)
+    unpredicted = [i for i, e in enumerate(events) if e[3] is None]
     try:
         session = session_from_json(d)
     except SessionError as e:
         raise SessionError(f"{where}: {e}") from None
+    _predict(session, unpredicted)
     session.truncated = truncated
     return session
 
 
-def _refuse_event(r: list[Any], path: str, sites: Mapping[int, str], keys: Mapping[int, int]) -> NoReturn:
-    """Say what is wrong with an event record `["e", site, key id, picked, predicted, hit, override, line, t_ns]`."""
-    if len(r) not in (8, 9) or r[0] != "e":
+def _latest_sites(site_records: list[Any]) -> list[Any]:
+    """Each site's last record: a recording writes a site as soon as it runs and again
+    once its kernels' sources are known, so that a killed one still names its sites."""
+    latest: dict[Any, Any] = {}
+    for r in site_records:
+        name = r.get("name") if isinstance(r, dict) else None
+        latest[name if isinstance(name, str) else object()] = r
+    return list(latest.values())
+
+
+def _predict(session: Session, rows: list[int]) -> None:
+    """kinspect's prediction for the events written without one, once per (site, key),
+    from the loaded sites (their variant keys are checked by then)."""
+    log = session.events
+    if not rows or not isinstance(log, EventLog):
+        return
+    made: dict[tuple[int, int], int] = {}
+    for i in rows:
+        pair = (log.site_ids[i], log.key_ids[i])
+        p = made.get(pair)
+        if p is None:
+            p = made[pair] = session.sites[pair[0]].decide(log.keys[pair[1]]).chosen
+        log.predicted[i] = p
+
+
+def _refuse_event(r: list[Any], e: list[Any] | None, path: str, sites: Mapping[int, str],
+                  keys: Mapping[int, int]) -> NoReturn:
+    """Say what is wrong with an event record (`["d", site, key id, ...]`, `["e", ...]`)."""
+    if e is None:
         raise SessionError(f"{path}: not an event record")
     if _int(r[1], f"{path}[1]") not in sites:
         raise SessionError(f"{path}: event names runtime site {r[1]}, which no record introduced")
@@ -268,7 +382,8 @@ def _log_events(events: list[list[Any]], sites: list[str], keys: list[int], step
                 site_records: list[Any], records: list[Any], where: str) -> dict[str, list[Any]]:
     """The session file's event columns from a log's event records; times become
     nanoseconds since the first event."""
-    _, _, _, picked, predicted, hit, override, lines, t_ns = (list(c) for c in zip(*events)) if events else ([],) * 9
+    _, _, picked, predicted, hit, override, lines, t_ns = (list(c) for c in zip(*events)) if events else ([],) * 8
+    predicted = [p if p is not None else x for p, x in zip(predicted, picked)]  # made once loaded
     if t_ns and not (set(map(type, t_ns)) <= {int} and min(t_ns) >= 0 and max(t_ns) <= 2**63):
         i = next(i for i, t in enumerate(t_ns) if type(t) is not int or not 0 <= t <= 2**63)
         n = [n for n, r in enumerate(records[1:], 2) if type(r) is list][i]
@@ -276,7 +391,7 @@ def _log_events(events: list[list[Any]], sites: list[str], keys: list[int], step
     bad = next((i for i, x in enumerate(lines) if x is not None and type(x) is not int), None)
     if bad is not None:
         n = [n for n, r in enumerate(records[1:], 2) if type(r) is list][bad]
-        raise SessionError(f"{where}: line {n}[7]: expected a wrapper line number or null")
+        raise SessionError(f"{where}: line {n}[{len(records[n - 1]) - 2}]: expected a wrapper line number or null")
     t0 = t_ns[0] if t_ns else 0
     index = {r["name"]: i for i, r in enumerate(site_records) if isinstance(r, dict) and isinstance(r.get("name"), str)}
     try:

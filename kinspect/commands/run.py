@@ -1,0 +1,83 @@
+"""`kinspect run`: record an unmodified program, the way `python -m cProfile` profiles one.
+
+The program runs in this process as Python would run it (kinspect.commands.launch) while
+kinspect records whatever it compiles and every size-hint dispatch it makes; the session
+is saved whatever way the program ends (it returns, raises, calls `sys.exit`, or is
+interrupted), and its exit status is passed through. A killed program leaves its
+crash-safe log (`.jsonl`), which opens like the session. kinspect's own lines go to
+stderr, so they never mix into the program's output.
+
+Under torchrun each rank records its own session (`script.rankN.session.json`); the
+program joins its process group itself, as it does without kinspect.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_args(r: argparse.ArgumentParser) -> None:
+    r.description = (
+        "Run a Python program as `python script.py ARGS...` (or `python -m module ARGS...`) would, and "
+                    "record what it compiles with Inductor and every size-hint dispatch it makes into a session. "
+                    "The program keeps its argv, stdin, stdout and exit status, its own torch.compile calls and "
+                    "Inductor settings. kinspect's options go before the program; everything after it is the "
+                    "program's.")
+    r.add_argument("-o", "--output", metavar="FILE",
+                   help="session file (default: SCRIPT.session.json beside it, or MODULE.session.json here)")
+    r.add_argument("--hints", help="multi_kernel_hints (comma-separated) for a program that sets none, with "
+                                   "max-autotune and Triton GEMMs; a program that sets its own keeps them")
+    r.add_argument("--measure", action="store_true",
+                   help="after the program, time every variant at each distinct key it ran (CUDA GPU)")
+    r.add_argument("-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE ARGS",
+                   help="run a module as python -m does")
+    r.add_argument("program", nargs=argparse.REMAINDER, metavar="script.py ARGS", help="the program and its arguments")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from kinspect.commands import recording
+    from kinspect.commands.launch import Program, print_program_traceback
+    from kinspect.commands.options import parse_hints, progress
+    from kinspect.inductor import torchrun
+
+    program = Program.parse(args.module, args.program)
+    hints = parse_hints(args.hints) if args.hints else None
+    rank = torchrun.from_environment()
+    target = Path(args.output) if args.output else program.session_path()
+    say = progress
+    if rank is not None:  # one file each, and each line says whose
+        target = recording.rank_path(target, rank.rank)
+        say = lambda text: progress(f"rank {rank.rank}: {text}")  # noqa: E731
+    from kinspect.inductor.program import ProgramRecording, RunOptions
+
+    rec = ProgramRecording(RunOptions(target, program.name, hints, args.measure, rank, say))
+    ended: BaseException | None = None
+    with rec:
+        try:
+            program.run()
+        except BaseException as e:  # noqa: BLE001 - every ending is the program's to report
+            ended = e
+    if ended is not None and not isinstance(ended, (SystemExit, KeyboardInterrupt)):
+        print_program_traceback(ended)
+    session = rec.finish()
+    how = "" if ended is None else (
+        f" (the program exited with status {_status(ended)})" if isinstance(ended, SystemExit)
+        else " (interrupted)" if isinstance(ended, KeyboardInterrupt)
+        else f" (the program raised {type(ended).__name__})")
+    say(f"saved {target}{how}: {len(session.sites)} sites, {len(session.events)} dispatches, "
+        f"{len(session.measurements)} measurements, {len(session.findings)} findings")
+    reason = rec.no_site_reason()
+    if reason is not None:
+        say(f"no size-hint multi-kernel: {reason}")
+    if isinstance(ended, (SystemExit, KeyboardInterrupt)):
+        raise ended
+    return 0 if ended is None else 1
+
+
+def _status(e: SystemExit) -> int | str:
+    code = e.code
+    if code is None:
+        return 0
+    return code if isinstance(code, int) else 1

@@ -1,0 +1,13 @@
+"""A plain program that compiles with Inductor on the CPU: no GEMM, so no size-hint
+multi-kernel whatever the hints."""
+
+import torch
+
+
+@torch.compile(dynamic=True)
+def scale(x):
+    return (x * 2).sin()
+
+
+for n in (8, 16, 32):
+    print(n, float(scale(torch.ones(n)).sum()))

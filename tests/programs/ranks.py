@@ -1,0 +1,33 @@
+"""A plain torchrun program on the CPU: it joins its gloo process group itself, each rank
+serves its own batch sizes through Inductor's real SizeHintMultiKernelCall (stand-in
+kernels), and the ranks all-reduce a count."""
+
+import os
+
+os.environ["TORCHINDUCTOR_DISABLE_MULTI_KERNEL_CACHE"] = "1"
+
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+from torch._inductor.codegen.multi_kernel import SizeHintMultiKernelCall  # noqa: E402
+
+
+class Kernel:
+    def __init__(self, name):
+        self.inductor_meta = {"kernel_name": name}
+
+    def run(self, *args, **kwargs):
+        pass
+
+
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+multi_kernel_0 = SizeHintMultiKernelCall(
+    "multi_kernel_0", {((h, 1024), (h, 4096)): Kernel(f"triton_tem_fused_mm_{i}") for i, h in enumerate((64, 256, 4096))},
+    {i: [slice(0, 2)] for i in range(3)})
+for b in (64, 100, 1000):
+    b *= 1 + rank
+    multi_kernel_0.run(torch.empty(b, 1024, device="meta"), torch.empty(b, 4096, device="meta"))
+count = torch.tensor([3])
+dist.all_reduce(count)
+print(f"rank {rank}: {int(count)} requests in all")
+dist.destroy_process_group()

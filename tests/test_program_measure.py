@@ -1,0 +1,68 @@
+"""`kinspect run --measure`'s bookkeeping on the CPU: the arguments of each site's first
+call of each key are noted (shapes, strides, dtypes; no data), and after the program every
+variant is launched at each key on new tensors of that description, never on the
+program's. The GPU timing itself is stood in (its own tests: tests/gpu)."""
+
+from __future__ import annotations
+
+import pytest
+from standins import StandIn
+
+from kinspect.core.session.model import Environment, Session
+from kinspect.inductor import measurements
+from kinspect.inductor.measure import Timing
+from kinspect.inductor.program_measure import KeySnapshots
+from kinspect.inductor.recorder import Recorder
+
+torch = pytest.importorskip("torch")
+Call = pytest.importorskip("torch._inductor.codegen.multi_kernel").SizeHintMultiKernelCall
+
+
+class Launched(StandIn):
+    """Logs the tensors it was launched on."""
+
+    def __init__(self, name, seen):
+        super().__init__(name)
+        self.seen = seen
+
+    def run(self, *args, **kwargs):
+        self.seen.append((self.inductor_meta["kernel_name"], args))
+
+
+def test_each_key_is_timed_on_new_tensors_shaped_as_its_first_call(monkeypatch):
+    monkeypatch.setenv("TORCHINDUCTOR_DISABLE_MULTI_KERNEL_CACHE", "1")
+    seen: list = []
+    snapshots = KeySnapshots()
+    with Recorder(on_site=snapshots.watch) as rec:
+        call = Call("multi_kernel_0", {((h, 8), (h, 4)): Launched(f"k{i}", seen) for i, h in enumerate((64, 4096))},
+                    {0: [slice(0, 3)], 1: [slice(0, 3)]})
+    x = torch.ones(100, 16)[:, ::2]  # strided: (100, 8) with strides (16, 2)
+    out = torch.zeros(100, 4, dtype=torch.bfloat16)
+    for _ in range(3):
+        call.run(x, out, 7)
+    call.run(torch.ones(5000, 8), torch.zeros(5000, 4, dtype=torch.bfloat16), 9)
+    assert len(snapshots.calls) == 2  # one per key: hits add nothing
+    seen.clear()
+
+    def stand_in_timing(launcher, variants, overheads, l2_flush=False, progress=None, cancel=None):
+        for v in variants:
+            launcher.launch(v)
+        return {v: Timing(10.0 + v, 9.0, 11.0, 25) for v in variants}
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+    monkeypatch.setattr(measurements, "time_variants", stand_in_timing)
+    monkeypatch.setattr(measurements, "cupti_times", lambda launcher, variants: {})
+    monkeypatch.setattr(measurements, "measure_peaks", lambda: {"tflops_bf16": 1.0})
+    monkeypatch.setattr(measurements, "measure_overheads", lambda: {})
+    said: list[str] = []
+    made = snapshots.measure(Session(Environment(created="test")), rec.sites, said.append, None)
+    assert [(m.key[0][0], m.variant, m.method, m.median_us) for m in made] == [
+        (100, 0, "cuda_events", 10.0), (100, 1, "cuda_events", 11.0),
+        (5000, 0, "cuda_events", 10.0), (5000, 1, "cuda_events", 11.0)]
+    first = [args for name, args in seen[:2]]
+    for a in first:
+        assert a[0] is not x and a[0].shape == (100, 8) and a[0].stride() == (16, 2) and a[0].dtype == torch.float32
+        assert a[1] is not out and a[1].dtype == torch.bfloat16 and a[2] == 7
+    assert bool((x == 1).all()) and bool((out == 0).all())  # the program's tensors untouched
+    assert "key 1 of 2" in said and any(s.startswith("measuring multi_kernel_0 at ") for s in said), said

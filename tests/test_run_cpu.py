@@ -1,0 +1,190 @@
+"""`kinspect run` through the real command line on plain programs (tests/programs), which
+dispatch through Inductor's real SizeHintMultiKernelCall with stand-in kernels that log
+which of them ran: the program must behave as under `python`, and the session must hold
+every dispatch as Inductor made it, however the program ends.
+
+GPU run of the generation sample with `--measure`: tests/gpu/test_gpu_run.py.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kinspect.core.store import load
+
+REPO = Path(__file__).resolve().parent.parent
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.fixture
+def here(tmp_path):
+    for name in ("serve.py", "pointwise.py", "ranks.py", "pkg"):
+        src = PROGRAMS / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
+    return tmp_path
+
+
+def kinspect(cwd: Path, *args: str, ending: str = "", stdin: str = "hello\n", **env: str) -> subprocess.CompletedProcess:
+    environ = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}
+    environ.update(PYTHONPATH=str(REPO), ENDING=ending, TORCHINDUCTOR_CACHE_DIR=str(cwd / "inductor-cache"), **env)
+    return subprocess.run([sys.executable, "-m", "kinspect", *args], cwd=cwd, env=environ, input=stdin,
+                          capture_output=True, text=True, timeout=300)
+
+
+def ran(stdout: str) -> list[int]:
+    """The variants the stand-in kernels say ran, in order."""
+    line = next(x for x in stdout.splitlines() if x.startswith("ran"))
+    return [int(v) for v in line.split()[1:]]
+
+
+def dispatches(session) -> list[tuple[int, bool, int, int]]:
+    return [(e.key[0][0], e.cache_hit, e.picked, e.predicted) for e in session.events]
+
+
+SIZES = ("100", "100", "3000", "7", "100")
+
+
+def test_the_program_runs_as_under_python_and_every_dispatch_is_recorded(here):
+    done = kinspect(here, "run", "--measure", "serve.py", *SIZES)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.splitlines()
+    assert out[:2] == [f"argv={list(SIZES)} name=__main__ path0=True", "stdin='hello'"]
+    assert all(not line.startswith("kinspect") for line in out)  # kinspect's lines are on stderr
+    assert ran(done.stdout) == [0, 0, 2, 0, 0]
+    assert done.stderr.splitlines() == [
+        "kinspect: --measure needs a CUDA GPU, and none is available here: recorded without timings",
+        "kinspect: saved serve.session.json: 1 sites, 5 dispatches, 0 measurements, 1 findings",
+    ]
+    s = load(here / "serve.session.json")
+    assert dispatches(s) == [(100, False, 0, 0), (100, True, 0, 0), (3000, False, 2, 2), (7, False, 0, 0),
+                             (100, True, 0, 0)]
+    (site,) = s.sites
+    assert [(v.hint, v.key, v.kernel_name) for v in site.variants] == [
+        (h, ((h, 1024), (h, 4096)), f"triton_tem_fused_addmm_{i}") for i, h in enumerate((64, 256, 4096))]
+    assert site.variants[2].source.startswith("@triton.jit\ndef triton_tem_fused_addmm_2(")  # from the loaded kernel
+    assert site.op == "addmm" and [t.text() for t in site.tensors] == ["(t0_0, 1024)", "(t1_0, 4096)"]
+    assert [c.call for c in site.call_sites] == ["multi_kernel_0.run(torch.empty(batch, 1024, device=\"meta\"), "
+                                                  "torch.empty(batch, 4096, device=\"meta\"))"]
+    (cached,) = [f for f in s.findings if f.kind == "from-cache"]
+    assert "no compile ran in this process, so its autotune tables, hints and symbolic sizes were not seen" in cached.message
+    assert s.model.path == "serve.py"
+    assert load(here / "serve.session.jsonl").events == s.events  # the crash-safe log says the same
+
+
+@pytest.mark.parametrize("ending, status, said", [
+    ("raise", 1, "the program raised ValueError"),
+    ("exit3", 3, "the program exited with status 3"),
+    ("interrupt", 130, "interrupted"),
+])
+def test_a_program_that_raises_exits_or_is_interrupted_keeps_its_status_and_its_session(here, ending, status, said):
+    done = kinspect(here, "run", "serve.py", *SIZES, ending=ending)
+    assert done.returncode == status, done.stderr
+    assert f"kinspect: saved serve.session.json ({said}): 1 sites, 5 dispatches" in done.stderr
+    if ending == "raise":  # Python's traceback, of the program's frames only
+        assert done.stderr.startswith('Traceback (most recent call last):\n  File "serve.py", line ')
+        assert "ValueError: request too large\n" in done.stderr and "kinspect/" not in done.stderr.split("kinspect:")[0]
+    assert dispatches(load(here / "serve.session.json"))[2:4] == [(3000, False, 2, 2), (7, False, 0, 0)]
+
+
+def test_a_killed_program_leaves_a_log_that_opens_with_every_dispatch(here):
+    done = kinspect(here, "run", "-o", "killed.session.json", "serve.py", *SIZES, ending="kill")
+    assert done.returncode == -9
+    assert not (here / "killed.session.json").exists()
+    s = load(here / "killed.session.jsonl")
+    assert s.truncated == "the recording stopped before its end record (was it killed?)"
+    assert [e.picked for e in s.events] == ran(done.stdout) == [0, 0, 2, 0, 0]
+    assert dispatches(s)[2] == (3000, False, 2, 2) and [v.hint for v in s.sites[0].variants] == [64, 256, 4096]
+
+
+def test_a_module_runs_with_dash_m_and_saves_beside_the_working_directory(here):
+    done = kinspect(here, "run", "-m", "pkg.serve", "--not-kinspects", "64")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "module argv0=serve.py path0=True"
+    assert "argv=['--not-kinspects', '64']" in done.stdout
+    s = load(here / "pkg.serve.session.json")
+    assert s.model.path == "-m pkg.serve" and dispatches(s) == [(64, False, 0, 0)]
+
+
+def test_a_program_that_is_not_there_is_one_line(here):
+    assert kinspect(here, "run", "nothere.py").stderr == "kinspect: error: 'nothere.py': no such file\n"
+    done = kinspect(here, "run", "-m", "pkg.nothere")
+    assert done.returncode == 2 and done.stderr.startswith("kinspect: error: no module named 'pkg.nothere'")
+    (here / "taken.session.json").mkdir()
+    done = kinspect(here, "run", "-o", "taken.session.json", "serve.py", "100")
+    assert (done.returncode, done.stdout) == (2, "")  # refused before the program ran
+    assert done.stderr == ("kinspect: error: 'taken.session.json' is there and is not a regular file: "
+                           "name another with -o\n")
+    assert not list(here.glob("*.session.json?*")) and (here / "taken.session.json").is_dir()
+
+
+def test_a_compile_without_a_size_hint_multi_kernel_gets_a_session_and_the_reason(here):
+    done = kinspect(here, "run", "--hints", "64,256", "pointwise.py")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0].startswith("8 ")
+    assert done.stderr.splitlines() == [
+        "kinspect: the program sets no multi_kernel_hints: compiling with [64, 256], max-autotune and Triton GEMMs (--hints)",
+        "kinspect: saved pointwise.session.json: 0 sites, 0 dispatches, 0 measurements, 1 findings",
+        "kinspect: no size-hint multi-kernel: no GEMM Inductor could render as a Triton template (no mm/addmm/bmm here)",
+    ]
+    s = load(here / "pointwise.session.json")
+    assert [g.name for g in s.graphs] == ["graph_0 (inference)"] and "def call(" in s.graphs[0].wrapper_code
+    assert [(x.name, x.input, x.dim) for x in s.symbols] == [(s.symbols[0].name, "x", 0)]
+    assert s.environment.config["multi_kernel_hints"] == [64, 256]
+
+
+@pytest.mark.skipif(not torch.distributed.is_available() or not torch.distributed.is_gloo_available(),
+                    reason="this torch has no gloo backend")
+def test_under_torchrun_each_rank_records_its_own_session(here):
+    environ = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}
+    environ.update(PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
+    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+                           "-m", "kinspect", "run", "ranks.py"], cwd=here, env=environ, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert sorted(line for line in done.stdout.splitlines() if line.startswith("rank")) == [
+        "rank 0: 6 requests in all", "rank 1: 6 requests in all"]
+    sessions = [load(here / f"ranks.rank{r}.session.json") for r in (0, 1)]
+    assert [(s.environment.rank, s.environment.world_size) for s in sessions] == [(0, 2), (1, 2)]
+    assert [[e.key[0][0] for e in s.events] for s in sessions] == [[64, 100, 1000], [128, 200, 2000]]
+    assert [[e.picked for e in s.events] for s in sessions] == [[0, 0, 1], [0, 1, 2]]
+    assert "kinspect: rank 1: saved ranks.rank1.session.json: 1 sites, 3 dispatches" in done.stderr
+
+
+def test_the_python_api_records_a_block_and_importing_kinspect_imports_no_torch(tmp_path, monkeypatch):
+    monkeypatch.setenv("TORCHINDUCTOR_DISABLE_MULTI_KERNEL_CACHE", "1")
+    cheap = subprocess.run([sys.executable, "-c", "import sys, kinspect; print('torch' in sys.modules)"],
+                           env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=60)
+    assert cheap.stdout == "False\n"
+    import kinspect
+    from torch._inductor.codegen.multi_kernel import SizeHintMultiKernelCall
+    from standins import StandIn
+
+    def args(b):
+        return torch.empty(b, 1024, device="meta"), torch.empty(b, 4096, device="meta")
+
+    outside = SizeHintMultiKernelCall("multi_kernel_0", {((64, 1024), (64, 4096)): StandIn("k0")}, {0: [slice(0, 2)]})
+    with kinspect.recording(tmp_path / "block.session.json") as rec:
+        call = SizeHintMultiKernelCall("multi_kernel_0", {((h, 1024), (h, 4096)): StandIn(f"k{i}")
+                                                          for i, h in enumerate((64, 4096))}, {0: [slice(0, 2)], 1: [slice(0, 2)]})
+        call.run(*args(5000))
+        outside.run(*args(100))  # made before the block: not recorded
+    call.run(*args(5000))  # after the block: not recorded
+    assert [(e.key[0][0], e.picked) for e in load(tmp_path / "block.session.json").events] == [(5000, 1)]
+    assert rec.session.sites[0].name == "multi_kernel_0"
+
+    @kinspect.recording(tmp_path / "each.session.json")
+    def serve(b):
+        fresh = SizeHintMultiKernelCall("multi_kernel_0", {((64, 1024), (64, 4096)): StandIn("k0")}, {0: [slice(0, 2)]})
+        fresh.run(*args(b))
+
+    serve(3)
+    serve(9)  # each call a session of its own
+    assert [e.key[0][0] for e in load(tmp_path / "each.session.json").events] == [9]
