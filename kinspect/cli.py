@@ -13,7 +13,7 @@ import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
-from kinspect.core.errors import KinspectError
+from kinspect.core.errors import KinspectError, shown
 
 COMMANDS = ("open", "explain", "record", "export", "sweep", "plot", "compare", "advise")
 
@@ -147,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KinspectError as err:
         if args.debug:
             traceback.print_exc()
-        print(f"kinspect: error: {err}", file=sys.stderr)
+        print(f"kinspect: error: {shown(str(err))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("kinspect: interrupted", file=sys.stderr)

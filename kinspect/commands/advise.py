@@ -7,10 +7,10 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from kinspect.commands import terminal
 from kinspect.commands import recording
 from kinspect.commands.compare_view import phases_line
 from kinspect.commands.options import parse_hints, progress
@@ -68,7 +68,7 @@ def run(model: str, ranges: list[str], workload: str | None, max_hints: int, com
             if live.session.sites:
                 live.save(target)
     progress(f"saved {target} (the candidate compile, its sweep and the verification compiles)")
-    console = Console(highlight=False)
+    console = terminal.console()
     console.print(f"workload: {advice.workload.source}", markup=False, soft_wrap=True)
     if advice.missing:
         console.print(f"{len(advice.missing)} workload sizes had no timing for every variant and are left out",

@@ -5,12 +5,12 @@ something was measured at two or more sizes, and `kinspect compare`'s chart
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from kinspect.core.errors import KinspectError
 from kinspect.commands.rank_sessions import is_merged, load_merged
+from kinspect.commands.terminal import say
 from kinspect.core.export import export, export_ranks
 from kinspect.core.store import load
 
@@ -24,7 +24,7 @@ def run(session_path: str | Sequence[str], fmt: str, out: str) -> int:
         merged = load_merged(paths)
         export_ranks(merged, out)
         events = sum(len(s.events) for s in merged.sessions)
-        print(f"wrote {out} (perfetto, ranks {', '.join(map(str, merged.ranks))}, {events} events)")
+        say(f"wrote {out} (perfetto, ranks {', '.join(map(str, merged.ranks))}, {events} events)")
         return 0
     session = load(paths[0])
     target = Path(out)
@@ -32,7 +32,7 @@ def run(session_path: str | Sequence[str], fmt: str, out: str) -> int:
     images = _maps_beside(session, target) if fmt == "md" and writable else []
     chart = _chart_beside(session, target) if fmt == "md" and writable else None
     export(session, fmt, out, images, chart)
-    print(f"wrote {out} ({fmt}, {len(session.events)} events" + (f", maps in {images[0]}" if images else "")
+    say(f"wrote {out} ({fmt}, {len(session.events)} events" + (f", maps in {images[0]}" if images else "")
           + (f", comparison in {chart}" if chart else "") + ")")
     return 0
 
@@ -47,7 +47,7 @@ def _chart_beside(session, report: Path) -> str | None:  # type: ignore[no-untyp
     try:
         draw_comparison(session, image)
     except KinspectError as e:  # no matplotlib: the report's table says it all the same
-        print(f"kinspect: no comparison image: {e}", file=sys.stderr)
+        say(f"kinspect: no comparison image: {e}", err=True)
         return None
     return image.name
 
@@ -59,6 +59,6 @@ def _maps_beside(session, report: Path) -> list[str]:  # type: ignore[no-untyped
     try:
         draw(session, image)
     except KinspectError as e:  # no matplotlib, or nothing measured at two sizes: the report says the rest
-        print(f"kinspect: no decision-map image: {e}", file=sys.stderr)
+        say(f"kinspect: no decision-map image: {e}", err=True)
         return []
     return [image.name]

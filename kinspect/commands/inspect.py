@@ -9,7 +9,6 @@ with a banner saying where it was made.
 from __future__ import annotations
 
 import os
-import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,6 +16,7 @@ from pathlib import Path
 from kinspect.commands import recording
 from kinspect.commands.rank_sessions import is_merged, load_merged, rank_sessions_in
 from kinspect.commands.stderr_log import log_path_for, stderr_to_log
+from kinspect.commands.terminal import say
 from kinspect.core.errors import KinspectError
 from kinspect.core.store import load
 from kinspect.core.source import RecordedSource, SessionSource
@@ -89,7 +89,7 @@ def _run(source: SessionSource) -> int:
     log = _log_path(Path(model))
     with stderr_to_log(log) as terminal:
         InspectorApp(source, driver_class=driver_drawing_to(terminal)).run()
-    print(f"kinspect: the compiler's and the GPU's messages of this session are in {log}", file=sys.stderr)
+    say(f"kinspect: the compiler's and the GPU's messages of this session are in {log}", err=True)
     return 0
 
 

@@ -3,14 +3,13 @@ the benchmarks that take the same flags; and how a command reports progress."""
 
 from __future__ import annotations
 
-import sys
-
+from kinspect.commands.terminal import say
 from kinspect.core.errors import KinspectError, echo
 from kinspect.core.dispatch.shapes import SymbolShape, parse_shape
 
 
 def progress(text: str) -> None:
-    print(f"kinspect: {text}", file=sys.stderr, flush=True)
+    say(f"kinspect: {text}", err=True)
 
 
 def parse_steps(shapes: list[str] | None) -> list[dict[str, int]] | None:

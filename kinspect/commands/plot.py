@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kinspect.commands.terminal import say
 from kinspect.core.store import load
 
 
@@ -9,5 +10,5 @@ def run(session_path: str, out: str, site: str | None = None) -> int:
     from kinspect.images import draw
 
     n = draw(load(session_path), out, site)
-    print(f"wrote {out} ({n} map{'s' if n != 1 else ''})")
+    say(f"wrote {out} ({n} map{'s' if n != 1 else ''})")
     return 0

@@ -10,14 +10,13 @@ only place what these functions build.
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Mapping, Sequence
 
 from rich.cells import cell_len
 from rich.text import Text
 
 from kinspect.core.dispatch.decision import Decision
-from kinspect.core.errors import ShapeError
+from kinspect.core.errors import ShapeError, shown
 from kinspect.core.quality.explain import SiteExplanation
 from kinspect.core.quality.findings import emitted_choice
 from kinspect.core.dispatch.operands import operand_names
@@ -29,16 +28,14 @@ from kinspect.core.quality.variance import CompileTimes, regrets_at
 
 from kinspect.tui.observed import Observed
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
 CHOSEN = "▶"
 TIED = "="
 MISMATCH = "!"
 
 
 def literal(text: str) -> str:
-    """Control characters (escape sequences included) as visible `\\x1b`-style text."""
-    return _CONTROL.sub(lambda m: repr(m.group(0))[1:-1], text)
+    """Control and invisible format characters as visible `\\x1b`-style text (`shown`)."""
+    return shown(text, lines=True)
 
 
 def plain(text: str, style: str = "") -> Text:
