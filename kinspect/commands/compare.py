@@ -5,7 +5,6 @@ session, and with `--compiles N` the spread of the same hints over fresh compile
 from __future__ import annotations
 
 import tempfile
-from pathlib import Path
 
 
 from kinspect.commands import terminal
@@ -16,6 +15,7 @@ from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.quality.boundaries import log_grid
 from kinspect.core.quality.comparison import comparison
 from kinspect.core.errors import KinspectError
+from kinspect.core.store import output_path
 from kinspect.core.quality.sweep_plan import axis_points, parse_ranges
 from kinspect.core.quality.variance import unstable_autotune
 
@@ -50,7 +50,7 @@ def run(model: str, ranges: list[str] | None, shapes: list[str] | None, points: 
     mf.check_names({k for s in sizes for k in s}, "--range" if ranges else "--shapes")
     if not recording.cuda_available():
         raise KinspectError(recording.no_cuda(mf.path, "kinspect compare"))
-    target = Path(out) if out else recording.recording_path(mf.path)
+    target = output_path(out) if out is not None else recording.recording_path(mf.path)
     options = pipeline.Options(hints=hint_list, log_path=target.with_suffix(".jsonl"), progress=progress,
                                failure_log=log_path_for(mf.path))
     with pipeline.LivePipeline(mf, options) as live, tempfile.TemporaryDirectory(prefix="kinspect-") as work:
