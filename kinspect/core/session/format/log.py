@@ -28,6 +28,7 @@ Records (one JSON value per line):
 
 from __future__ import annotations
 
+import fcntl
 import json
 import mmap
 import os
@@ -59,7 +60,7 @@ _CHUNK = 8 << 20
 class LiveLog:
     def __init__(self, path: str | os.PathLike[str], session: Session) -> None:
         self.path = Path(path)
-        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+        self._fd = _locked(self.path)
         self._size = _CHUNK
         os.ftruncate(self._fd, self._size)
         self._mm = mmap.mmap(self._fd, self._size)
@@ -150,6 +151,38 @@ class LiveLog:
         self._mm.close()
         os.ftruncate(self._fd, end)
         os.close(self._fd)
+
+
+def _locked(path: Path) -> int:
+    """The log opened for writing, emptied only once this process holds its lock: a second
+    recording onto the same log (two `kinspect record` of one model, two ranks given one
+    name) would cut the first's events off when it closes, so it is refused instead."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = _lock_holder(fd)
+        os.close(fd)
+        who = f"process {holder}" if holder is not None else "another process"
+        raise SessionError(f"{path}: {who} is recording into this log; wait for it to end, "
+                           "or record elsewhere (-o)") from None
+    os.ftruncate(fd, 0)
+    return fd
+
+
+def _lock_holder(fd: int) -> int | None:
+    """The process holding a file's lock, from Linux's /proc/locks; None elsewhere."""
+    st = os.fstat(fd)
+    ident = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    try:
+        with open("/proc/locks", encoding="ascii", errors="replace") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) > 5 and parts[1] == "FLOCK" and parts[5] == ident and parts[4].isdigit():
+                    return int(parts[4])
+    except OSError:
+        pass
+    return None
 
 
 def _key_record(key: Key) -> bytes:
