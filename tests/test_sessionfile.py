@@ -72,7 +72,7 @@ def test_a_failed_save_keeps_the_old_file_and_no_temporary(tmp_path, synthetic, 
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", crash)
-    with pytest.raises(OSError):
+    with pytest.raises(KinspectError, match=r"cannot write .*s\.json: No space left on device"):
         save(synthetic, path)
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.json"]
@@ -369,7 +369,7 @@ def test_files_that_are_not_sessions_are_refused_in_one_line(tmp_path, content, 
 def test_a_missing_file_a_directory_and_an_unreachable_path_are_refused(tmp_path):
     cases = {
         tmp_path / "absent.json": "no such file",
-        tmp_path: "is a directory, not a session file",
+        tmp_path: "is a directory, not a file",
     }
     (tmp_path / "plain").write_text("{}")
     cases[tmp_path / "plain" / "s.json"] = "cannot read (Not a directory)"

@@ -37,7 +37,10 @@ def run(session_path: str | Sequence[str], fmt: str, out: str) -> int:
         chart = _chart_beside(session, target, drawn) if beside else None
         export(session, fmt, target, images, chart)
         for tmp, final in drawn:
-            os.replace(tmp, final)
+            if final.name in images or final.name == chart:
+                os.replace(tmp, final)
+            else:
+                tmp.unlink(missing_ok=True)
     except BaseException:
         for tmp, _ in drawn:
             tmp.unlink(missing_ok=True)
@@ -48,6 +51,7 @@ def run(session_path: str | Sequence[str], fmt: str, out: str) -> int:
 
 
 def _temporary(final: Path, drawn: list[tuple[Path, Path]]) -> Path:
+    """Where an image is drawn until the report is written (a draw that fails may leave it)."""
     tmp = final.with_name(f".{final.stem}.{os.getpid()}{final.suffix}")
     drawn.append((tmp, final))
     return tmp

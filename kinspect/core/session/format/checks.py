@@ -12,19 +12,18 @@ known to hold one.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kinspect.core.errors import SessionError, echo
 from kinspect.core.session.model import Site
-from kinspect.core.dispatch.shapes import MAX_SIZE, Key
+from kinspect.core.dispatch.shapes import MAX_RANK, MAX_SIZE, MAX_TENSORS, Key
 
 MAX_NAME = 256
 MAX_TEXT = 64 * 1024
 MAX_SOURCE = 4 * 1024 * 1024
 MAX_WRAPPER = 16 * 1024 * 1024
-MAX_TENSORS = 64
-MAX_RANK = 16
 MAX_RANKS = 1 << 20
 """Ranks of a distributed job (a tensor's rank is MAX_RANK)."""
 
@@ -85,11 +84,19 @@ def _opt_int(value: Any, path: str, lo: int = 0, hi: int = MAX_SIZE) -> int | No
 
 
 def _num(value: Any, path: str) -> float | None:
+    """A time, throughput or peak, or null: finite and not negative. Python's json reads
+    `NaN` and `Infinity`, which no JSON reader downstream (a Perfetto trace, `--json`)
+    takes and which would poison every ratio they enter."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise _fail(path, f"expected a number, got {_kind(value)}")
-    return float(value)
+    if isinstance(value, int) and value.bit_length() > 1000:
+        raise _fail(path, f"number {echo(value)} too large")
+    value = float(value)
+    if not 0 <= value < math.inf:
+        raise _fail(path, f"expected a finite number of at least 0, got {value}")
+    return value
 
 
 def _bool(value: Any, path: str) -> bool:
@@ -154,9 +161,9 @@ def _ref_column(col: list[Any], path: str, what: str, table: str, size: int) -> 
 
 
 def _variant_column(col: list[Any], path: str, site: list[int], sites: Sequence[Site], counts: list[int],
-                    what: str = "variant", hi: int = 255) -> None:
+                    what: str = "variant", hi: int = 255, nullable: bool = True) -> None:
     """Variant (or call site) indices, each below its own event's site's count."""
-    values = _int_column(col, path, hi, nullable=True)
+    values = _int_column(col, path, hi, nullable=nullable)
     if not values or max(values) < min(counts):
         return
     for i, (v, s) in enumerate(zip(col, site)):

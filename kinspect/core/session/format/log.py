@@ -328,6 +328,6 @@ def _call_sites(site: list[int], lines: list[Any], site_records: list[Any]) -> l
     by_line: list[dict[Any, int]] = []
     for r in site_records:
         calls = r.get("call_sites") if isinstance(r, dict) else None
-        by_line.append({c.get("line"): i for i, c in enumerate(calls) if isinstance(c, dict)}
+        by_line.append({c.get("line"): i for i, c in enumerate(calls) if isinstance(c, dict) and type(c.get("line")) is int}
                        if isinstance(calls, list) else {})
     return [None if line is None else by_line[s].get(line) for s, line in zip(site, lines)]

@@ -7,6 +7,7 @@ per-event objects.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -59,7 +60,7 @@ from kinspect.core.session.format.checks import (
     _variant_column,
 )
 from kinspect.core.dispatch.shapes import MAX_SIZE, Key
-from kinspect.core.dispatch.symbolic import ExprError, SizeExpr, TensorSpec
+from kinspect.core.dispatch.symbolic import SYMBOL_NAME, ExprError, SizeExpr, TensorSpec
 
 EVENT_COLUMNS = ("seq", "site", "key", "picked", "predicted", "hit", "step", "t_ns", "override", "call_site")
 """The columns of `events`, in the order of DispatchEvent's fields."""
@@ -123,12 +124,26 @@ def _symbol(d: Any, path: str) -> SymbolInfo:
     d = _obj(d, path)
     return SymbolInfo(
         name=_str(d.get("name"), f"{path}.name", 64),
-        alias=_opt_str(d.get("alias"), f"{path}.alias", 64),
+        alias=_alias(d.get("alias"), f"{path}.alias"),
         sources=tuple(_str(s, f"{path}.sources[{i}]") for i, s in enumerate(_list(d.get("sources", []), f"{path}.sources", 64))),
         input=_opt_str(d.get("input"), f"{path}.input"),
         dim=_opt_int(d.get("dim"), f"{path}.dim", 0, MAX_RANK),
         example=_opt_int(d.get("example"), f"{path}.example"),
     )
+
+
+def _autotune_time(value: Any, path: str) -> float | None:
+    """Inductor times a choice that failed to compile or run as infinity, which sessions
+    written before kinspect stored it as null hold as `Infinity`: read as null, no time."""
+    return None if value == math.inf else _num(value, path)
+
+
+def _alias(value: Any, path: str) -> str | None:
+    """The user's name for a size, which they type in shapes and conditions: an identifier."""
+    alias = _opt_str(value, path, 64)
+    if alias is not None and not SYMBOL_NAME.match(alias):
+        raise _fail(path, f"{echo(alias)} is not a size name (an identifier, not starting with __)")
+    return alias
 
 
 def _variant(d: Any, path: str, index: int) -> Variant:
@@ -139,7 +154,7 @@ def _variant(d: Any, path: str, index: int) -> Variant:
         rows.append(
             AutotuneRow(
                 name=_str(r.get("name"), f"{path}.autotune[{i}].name", MAX_TEXT),
-                time_us=_num(r.get("time_us"), f"{path}.autotune[{i}].time_us"),
+                time_us=_autotune_time(r.get("time_us"), f"{path}.autotune[{i}].time_us"),
                 description=_str(r.get("description", ""), f"{path}.autotune[{i}].description", MAX_TEXT),
             )
         )
@@ -291,7 +306,7 @@ def _events(value: Any, sites: Sequence[Site], keys: Sequence[Key]) -> EventLog:
     counts = [len(s.variants) for s in sites]
     for name, col in (("picked", picked), ("predicted", predicted), ("override", override)):
         if col is not None:
-            _variant_column(col, f"events.{name}", site, sites, counts)
+            _variant_column(col, f"events.{name}", site, sites, counts, nullable=name in _NULLABLE)
     if call_site is not None:
         _variant_column(call_site, "events.call_site", site, sites, [max(1, len(s.call_sites)) for s in sites],
                         what="call site", hi=MAX_SIZE)
