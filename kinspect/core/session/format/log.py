@@ -205,10 +205,16 @@ def log_header(session: Session) -> dict[str, Any]:
 
 
 def _looks_like_log(text: str) -> bool:
-    first = text.lstrip()[:200]
-    return first.startswith("{") and f'"format": "{LOG_FORMAT}"' in first.split("\n", 1)[0] or (
-        f'"format":"{LOG_FORMAT}"' in first.split("\n", 1)[0]
-    )
+    """A log's first line is a whole JSON object, its header (a session file's first line
+    is the start of one object): parsed, whatever the order or spacing of its keys."""
+    first = text.lstrip().split("\n", 1)[0]
+    if not first.startswith("{") or f'"{LOG_FORMAT}"' not in first:  # spares parsing a one-line session twice
+        return False
+    try:
+        head = json.loads(first)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(head, dict) and head.get("format") == LOG_FORMAT
 
 
 def _load_log(text: str, where: str) -> Session:
@@ -311,6 +317,10 @@ def _log_events(events: list[list[Any]], sites: list[str], keys: list[int], step
         n = [n for n, r in enumerate(records[1:], 2) if type(r) is list][bad]
         raise SessionError(f"{where}: line {n}[7]: expected a wrapper line number or null")
     t0 = t_ns[0] if t_ns else 0
+    if t_ns and min(t_ns) < t0:
+        i = next(i for i, t in enumerate(t_ns) if t < t0)
+        n = [n for n, r in enumerate(records[1:], 2) if type(r) is list][i]
+        raise SessionError(f"{where}: line {n}: event time {t_ns[i]} is before the first event's ({t0})")
     index = {r["name"]: i for i, r in enumerate(site_records) if isinstance(r, dict) and isinstance(r.get("name"), str)}
     try:
         site = list(map(index.__getitem__, sites))
