@@ -84,13 +84,20 @@ def _run(source: SessionSource) -> int:
 
     model = getattr(source, "model", None) if source.live else None
     if model is None:
-        InspectorApp(source).run()
-        return 0
+        app = InspectorApp(source)
+        app.run()
+        return _status(app.return_code)
     log = _log_path(Path(model))
     with stderr_to_log(log) as terminal:
-        InspectorApp(source, driver_class=driver_drawing_to(terminal)).run()
+        app = InspectorApp(source, driver_class=driver_drawing_to(terminal))
+        app.run()
     say(f"kinspect: the compiler's and the GPU's messages of this session are in {log}", err=True)
-    return 0
+    return _status(app.return_code)
+
+
+def _status(code: int | None) -> int:
+    """A crash of the inspector (Textual prints its traceback and sets 1) never exits 0."""
+    return code or 0
 
 
 def _log_path(model: Path) -> Path:
