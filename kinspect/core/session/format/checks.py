@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from itertools import chain
 from typing import Any
 
 from kinspect.core.errors import SessionError, echo
@@ -115,6 +116,33 @@ def _key(value: Any, path: str) -> Key:
         tuple(_int(s, f"{path}[{i}][{j}]") for j, s in enumerate(_list(t, f"{path}[{i}]", MAX_RANK)))
         for i, t in enumerate(tensors)
     )
+
+
+def _key_table(value: Any, path: str) -> list[Key]:
+    """A list of keys (a million, in a long recording), checked a level at a time with
+    whole-list operations; `_key` names the first bad entry when there is one."""
+    table = _list(value, path)
+    if set(map(type, table)) <= {list} and max(map(len, table), default=0) <= MAX_TENSORS:
+        tensors = list(chain.from_iterable(table))
+        if set(map(type, tensors)) <= {list} and max(map(len, tensors), default=0) <= MAX_RANK:
+            sizes = list(chain.from_iterable(tensors))
+            if set(map(type, sizes)) <= {int} and (not sizes or (min(sizes) >= 0 and max(sizes) <= MAX_SIZE)):
+                return [tuple(map(tuple, k)) for k in table]
+    return [_key(k, f"{path}[{i}]") for i, k in enumerate(table)]
+
+
+def _size_maps(value: Any, path: str, limit: int, name_limit: int = MAX_NAME) -> list[dict[str, int]]:
+    """A list of `{name: size}` maps (a workload of a million steps), checked as whole
+    lists first, then one at a time to name the first bad entry."""
+    steps = _list(value, path, limit)
+    if set(map(type, steps)) <= {dict}:
+        names = set().union(*steps)
+        sizes = list(chain.from_iterable(map(dict.values, steps)))
+        if (all(type(n) is str and len(n) <= name_limit and not set(n) & _CONTROL for n in names)
+                and set(map(type, sizes)) <= {int} and (not sizes or (min(sizes) >= 0 and max(sizes) <= MAX_SIZE))):
+            return steps
+    return [{_str(k, f"{path}[{i}] key", name_limit): _int(v, f"{path}[{i}].{k}") for k, v in _obj(step, f"{path}[{i}]").items()}
+            for i, step in enumerate(steps)]
 
 
 def _scalar_map(value: Any, path: str) -> dict[str, Any]:

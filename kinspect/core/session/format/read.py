@@ -49,6 +49,7 @@ from kinspect.core.session.format.checks import (
     _int,
     _int_column,
     _key,
+    _key_table,
     _list,
     _num,
     _obj,
@@ -56,6 +57,7 @@ from kinspect.core.session.format.checks import (
     _opt_str,
     _ref_column,
     _scalar_map,
+    _size_maps,
     _str,
     _variant_column,
 )
@@ -107,11 +109,7 @@ def _environment(d: Any) -> Environment:
 
 def _model(d: Any) -> ModelInfo:
     d = _obj(d if d is not None else {}, "model")
-    workload = []
-    for i, step in enumerate(_list(d.get("workload", []), "model.workload", 1_000_000)):
-        workload.append(
-            {_str(k, f"model.workload[{i}] key"): _int(v, f"model.workload[{i}].{k}") for k, v in _obj(step, f"model.workload[{i}]").items()}
-        )
+    workload = _size_maps(d.get("workload", []), "model.workload", 1_000_000)
     return ModelInfo(
         path=_opt_str(d.get("path"), "model.path", MAX_TEXT),
         name=_opt_str(d.get("name"), "model.name"),
@@ -361,7 +359,7 @@ def session_from_json(d: Any) -> Session:
     d = _obj(d, "session")
     _check_version(d, FORMAT)
     sites = [_site(x, f"sites[{i}]") for i, x in enumerate(_list(d.get("sites", []), "sites", 10_000))]
-    keys = [_key(x, f"keys[{i}]") for i, x in enumerate(_list(d.get("keys", []), "keys"))]
+    keys = _key_table(d.get("keys", []), "keys")
     events = d.get("events")
     sites, events = _merge_shared(sites, events)
     s = Session(
