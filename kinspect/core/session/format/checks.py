@@ -153,16 +153,16 @@ def _scalar_map(value: Any, path: str) -> dict[str, Any]:
         p = f"{path}.{k}"
         if isinstance(v, str):
             out[k] = _str(v, p, MAX_TEXT)
-        elif v is None or isinstance(v, (bool, int, float)):
+        elif v is None or isinstance(v, (bool, int)) or isinstance(v, float) and math.isfinite(v):
             out[k] = v
         elif isinstance(v, list) and len(v) <= 256 and all(
-            x is None or isinstance(x, (bool, int, float)) for x in v
+            x is None or isinstance(x, (bool, int)) or isinstance(x, float) and math.isfinite(x) for x in v
         ):
             out[k] = list(v)
         elif isinstance(v, list) and len(v) <= 256 and all(isinstance(x, str) for x in v):
             out[k] = [_str(x, p, MAX_NAME) for x in v]
         else:
-            raise _fail(p, f"expected a number, string, boolean or a short list of them, got {_kind(v)}")
+            raise _fail(p, f"expected a finite number, string, boolean or a short list of them, got {_kind(v) if not isinstance(v, float) else v}")
     return out
 
 
