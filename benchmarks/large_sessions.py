@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repositor
 from timing import best_of  # noqa: E402
 
 from kinspect.core.ranks.merged import merge  # noqa: E402
-from kinspect.core.session.format.write import _dumps, session_to_json  # noqa: E402
+from kinspect.core.session.format.write import dumps, session_to_json  # noqa: E402
 from kinspect.core.store import load  # noqa: E402
 from tests.synthetic import synthetic_session  # noqa: E402
 
@@ -51,7 +51,7 @@ def main() -> None:
             paths = []
             for i, doc in enumerate(docs):
                 path = Path(tmp) / f"big{i}.session.json"
-                path.write_text(_dumps(doc), encoding="utf-8")
+                path.write_text(dumps(doc), encoding="utf-8")
                 paths.append(path)
 
             def open_it() -> object:

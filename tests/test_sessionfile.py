@@ -252,7 +252,7 @@ CORRUPTIONS = [
     (["environment"], "x", "environment: expected an object, got a string"),
     (["environment", "created"], 5, "environment.created: expected a string, got int"),
     (["environment", "gpu"], ["H200"], "environment.gpu: expected a string, got a list"),
-    (["environment", "config", "x"], {"a": 1}, "environment.config.x: expected a number, string, boolean or a short list of them, got an object"),
+    (["environment", "config", "x"], {"a": 1}, "environment.config.x: expected a finite number, string, boolean or a short list of them, got an object"),
     (["model", "workload", 0, "B"], 1.5, "model.workload[0].B: expected an integer, got float"),
     (["model", "hints", 0], -64, "model.hints[0]: integer -64 outside 0..4611686018427387904"),
     (["symbols"], {}, "symbols: expected a list, got an object"),

@@ -20,9 +20,9 @@ from typing import Any
 from kinspect.core.errors import KinspectError, SessionError
 from kinspect.core.quality.findings import refreshed
 from kinspect.core.session.model import Session
-from kinspect.core.session.format.log import _load_log, _looks_like_log
+from kinspect.core.session.format.log import load_log, looks_like_log
 from kinspect.core.session.format.read import session_from_json
-from kinspect.core.session.format.write import _dumps as dumps, session_to_json
+from kinspect.core.session.format.write import dumps, session_to_json
 
 MAX_FILE_BYTES = 1 << 30
 
@@ -175,8 +175,8 @@ def read(path: str | os.PathLike[str]) -> Session:
     path = Path(path)
     text = read_text(path)
     with _collector_paused():
-        if _looks_like_log(text):
-            session = _load_log(text, str(path))
+        if looks_like_log(text):
+            session = load_log(text, str(path))
         else:
             data = _decode(text, str(path))
             try:

@@ -38,8 +38,8 @@ from typing import Any, NoReturn
 
 from kinspect.core.errors import SessionError
 from kinspect.core.session.model import FORMAT, VERSION, Finding, Graph, Measurement, Session, Site, SymbolInfo
-from kinspect.core.session.format.checks import _int, _key, _list, _obj, _opt_int, _str
-from kinspect.core.session.format.read import _check_version, session_from_json
+from kinspect.core.session.format.checks import an_int, a_key, a_list, an_object, an_int_or_null, a_string
+from kinspect.core.session.format.read import check_version, session_from_json
 from kinspect.core.session.format.write import (
     environment_json,
     finding_json,
@@ -204,7 +204,7 @@ def log_header(session: Session) -> dict[str, Any]:
 # ---------------------------------------------------------------- reading
 
 
-def _looks_like_log(text: str) -> bool:
+def looks_like_log(text: str) -> bool:
     """A log's first line is a whole JSON object, its header (a session file's first line
     is the start of one object): parsed, whatever the order or spacing of its keys."""
     first = text.lstrip().split("\n", 1)[0]
@@ -217,7 +217,7 @@ def _looks_like_log(text: str) -> bool:
     return isinstance(head, dict) and head.get("format") == LOG_FORMAT
 
 
-def _load_log(text: str, where: str) -> Session:
+def load_log(text: str, where: str) -> Session:
     # A killed recording leaves the rest of its memory-mapped file as NUL bytes.
     lines = text.rstrip("\x00").split("\n")
     if lines and lines[-1] == "":
@@ -238,10 +238,10 @@ def _load_log(text: str, where: str) -> Session:
             raise SessionError(f"{where}: line {n}: holds a number too long to read") from None
     if not records:
         raise SessionError(f"{where}: empty log")
-    head = _obj(records[0], f"{where}: line 1")
+    head = an_object(records[0], f"{where}: line 1")
     if head.get("type") != "header":
         raise SessionError(f"{where}: line 1 is not a kinspect log header")
-    _check_version(head, LOG_FORMAT)
+    check_version(head, LOG_FORMAT)
     d: dict[str, Any] = {
         "format": FORMAT, "version": VERSION,
         "environment": head.get("environment"), "model": head.get("model"),
@@ -265,20 +265,20 @@ def _load_log(text: str, where: str) -> Session:
                 steps.append(step)
                 continue
             _refuse_event(r, f"{where}: line {n}", runtime_sites, key_rows)
-        r = _obj(r, f"{where}: line {n}")
+        r = an_object(r, f"{where}: line {n}")
         kind = r.get("type")
         if kind == "end":
             ended = True
         elif kind == "symbols":
-            d["symbols"] = _list(r.get("symbols"), f"{where}: line {n}.symbols", 1024)
+            d["symbols"] = a_list(r.get("symbols"), f"{where}: line {n}.symbols", 1024)
         elif kind == "key":
-            key_rows[_int(r.get("id"), f"{where}: line {n}.id")] = len(d["keys"])
-            _key(r.get("key"), f"{where}: line {n}.key")  # named by its line, not its row
+            key_rows[an_int(r.get("id"), f"{where}: line {n}.id")] = len(d["keys"])
+            a_key(r.get("key"), f"{where}: line {n}.key")  # named by its line, not its row
             d["keys"].append(r.get("key"))
         elif kind == "runtime_site":
-            runtime_sites[_int(r.get("index"), f"{where}: line {n}.index")] = _str(r.get("name"), f"{where}: line {n}.name")
+            runtime_sites[an_int(r.get("index"), f"{where}: line {n}.index")] = a_string(r.get("name"), f"{where}: line {n}.name")
         elif kind == "step":
-            step = _opt_int(r.get("step"), f"{where}: line {n}.step")
+            step = an_int_or_null(r.get("step"), f"{where}: line {n}.step")
         elif kind in ("graph", "site", "measurement", "finding"):
             d[kind + "s"].append(r.get(kind))
         else:
@@ -298,9 +298,9 @@ def _refuse_event(r: list[Any], path: str, sites: Mapping[int, str], keys: Mappi
     """Say what is wrong with an event record `["e", site, key id, picked, predicted, hit, override, line, t_ns]`."""
     if len(r) not in (8, 9) or r[0] != "e":
         raise SessionError(f"{path}: not an event record")
-    if _int(r[1], f"{path}[1]") not in sites:
+    if an_int(r[1], f"{path}[1]") not in sites:
         raise SessionError(f"{path}: event names runtime site {r[1]}, which no record introduced")
-    raise SessionError(f"{path}: event names key {_int(r[2], f'{path}[2]')}, which no record introduced")
+    raise SessionError(f"{path}: event names key {an_int(r[2], f'{path}[2]')}, which no record introduced")
 
 
 def _log_events(events: list[list[Any]], sites: list[str], keys: list[int], steps: list[int | None],
@@ -311,7 +311,7 @@ def _log_events(events: list[list[Any]], sites: list[str], keys: list[int], step
     if t_ns and not (set(map(type, t_ns)) <= {int} and min(t_ns) >= 0 and max(t_ns) <= 2**63):
         i = next(i for i, t in enumerate(t_ns) if type(t) is not int or not 0 <= t <= 2**63)
         n = [n for n, r in enumerate(records[1:], 2) if type(r) is list][i]
-        _int(t_ns[i], f"{where}: line {n}[{len(records[n - 1]) - 1}]", 0, 2**63)
+        an_int(t_ns[i], f"{where}: line {n}[{len(records[n - 1]) - 1}]", 0, 2**63)
     bad = next((i for i, x in enumerate(lines) if x is not None and type(x) is not int), None)
     if bad is not None:
         n = [n for n, r in enumerate(records[1:], 2) if type(r) is list][bad]
