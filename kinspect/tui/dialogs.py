@@ -218,7 +218,7 @@ class ExportScreen(ModalScreen[tuple[str, str] | None]):
             self._say(Text("✗ type a file name", style="bold red"))
             return
         target = Path(path).expanduser()
-        if os.path.lexists(target) and self._confirmed != (self._fmt, path):
+        if os.path.lexists(target) and not target.is_dir() and self._confirmed != (self._fmt, path):
             self._confirmed = (self._fmt, path)
             self._say(Text(f"✗ {literal(path)} exists: enter again replaces it, or edit the name", style="bold red"))
             return
