@@ -16,7 +16,7 @@ from typing import NoReturn
 
 from kinspect import commands
 from kinspect.commands import Command
-from kinspect.core.errors import KinspectError, echo
+from kinspect.core.errors import KinspectError, echo, shown
 
 
 class _Parser(argparse.ArgumentParser):
@@ -75,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KinspectError as err:
         if args is not None and args.debug:
             traceback.print_exc()
-        print(f"kinspect: error: {err}", file=sys.stderr)
+        print(f"kinspect: error: {shown(str(err))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("kinspect: interrupted", file=sys.stderr)

@@ -290,7 +290,12 @@ def test_kinspect_export_writes_each_format(kinspect_cli, session_file, tmp_path
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("--format", "md", "-o", "{tmp}/missing/out.md"), "kinspect: error: cannot write {tmp}/missing/out.md: No such file or directory\n"),
+        (("--format", "md", "-o", "{tmp}/missing/out.md"), "kinspect: error: {tmp}/missing/out.md: no such folder {tmp}/missing\n"),
+        (("--format", "md", "-o", "-"),
+         "kinspect: error: -: kinspect writes a file, not standard output; give a file name (or /dev/stdout)\n"),
+        (("--format", "json", "-o", ""), "kinspect: error: the output file name is empty; give a file name\n"),
+        (("--format", "perfetto", "-o", "/proc/version"),
+         "kinspect: error: cannot write /proc/version: its folder /proc takes no new file (No such file or directory)\n"),
         (("--format", "md", "-o", "{tmp}"), "kinspect: error: {tmp}: is a directory; give a file name\n"),
     ],
 )

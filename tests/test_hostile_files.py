@@ -4,6 +4,7 @@ in one line, never interpreted, never a traceback."""
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import replace
 
 import pytest
@@ -189,3 +190,59 @@ def test_a_50_mb_version_is_not_echoed(tmp_path, kinspect_cli):
     line = one_error_line(kinspect_cli("explain", path))
     assert line == (f"kinspect: error: {path}: session format version 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'… "
                     "(52,428,800 characters) is not supported (this kinspect reads version 1)")
+
+
+def _set(*path_and_value):
+    *path, value = path_and_value
+
+    def change(doc):
+        node = doc
+        for p in path[:-1]:
+            node = node[p]
+        node[path[-1]] = value(node[path[-1]]) if callable(value) else value
+
+    return change
+
+
+LIMITS = {
+    # docs/session-format.md, "Size limits" and "Safety rules": one past each limit is refused with its path
+    "a name past 256": (_set("sites", 0, "name", "s" * 257), "sites[0].name: string longer than 256 characters (257)"),
+    "a symbol name past 64": (_set("symbols", 0, "name", "s" * 65), "symbols[0].name: string longer than 64 characters (65)"),
+    "free text past 64 KiB": (_set("findings", [{"kind": "k", "message": "m" * (64 * 1024 + 1)}]),
+                              "findings[0].message: string longer than 65536 characters (65537)"),
+    "65 tensors in a key": (_set("keys", 0, [[1]] * 65), "keys[0]: more than 64 entries"),
+    "17 dims in a tensor": (_set("keys", 0, [[1] * 17]), "keys[0][0]: more than 16 entries"),
+    "a size past 2**62": (_set("keys", 0, [[2**62 + 1]]), "keys[0][0][0]: integer 4611686018427387905 outside 0..4611686018427387904"),
+    "1025 symbols": (_set("symbols", lambda s: s * 1025), "symbols: more than 1024 entries"),
+    "257 variants": (_set("sites", 0, "variants", lambda v: v * 129), "sites[0].variants: more than 256 entries"),
+    "257 hints": (_set("model", "hints", [64] * 257), "model.hints: more than 256 entries"),
+    "1,000,001 workload steps": (_set("model", "workload", [{"B": 2}] * 1_000_001), "model.workload: more than 1000000 entries"),
+    "10,001 autotune rows": (_set("sites", 0, "variants", 0, "autotune", [{"name": "c", "time_us": 1.0}] * 10_001),
+                             "sites[0].variants[0].autotune: more than 10000 entries"),
+    "an opaque size past 2000": (_set("sites", 0, "tensors", 1, "sizes", 0, ["opaque", "x" * 2001]),
+                                 "sites[0].tensors[1].sizes[0]: opaque expression must hold its text (at most 2000 characters)"),
+    "a variant index past 255": (_set("findings", [{"kind": "k", "message": "m", "variants": [256]}]),
+                                 "findings[0].variants[0]: integer 256 outside 0..255"),
+    "a NaN median": (_set("measurements", 0, "median_us", math.nan), "measurements[0].median_us: expected a finite number of at least 0, got nan"),
+    "an infinite p80": (_set("measurements", 0, "p80_us", math.inf), "measurements[0].p80_us: expected a finite number of at least 0, got inf"),
+    "a negative baseline": (_set("baselines", [{"sizes": {"B": 2}, "kind": "static", "gpu_us": -1.0}]),
+                            "baselines[0].gpu_us: expected a finite number of at least 0, got -1.0"),
+    "an alias that is no identifier": (_set("symbols", 0, "alias", "B C"),
+                                       "symbols[0].alias: 'B C' is not a size name (an identifier, not starting with __)"),
+    "a null pick": (_set("events", "picked", 0, None), "events.picked[0]: expected an integer, got null"),
+}
+
+
+@pytest.mark.parametrize("change, message", LIMITS.values(), ids=LIMITS.keys())
+def test_each_documented_limit_is_enforced_with_the_field_path(tmp_path, change, message):
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(_doc_with(change)), encoding="utf-8")
+    with pytest.raises(SessionError) as err:
+        load(path)
+    assert str(err.value) == f"{path}: {message}"
+
+
+def test_an_infinite_autotune_time_reads_as_no_time(tmp_path):
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(_doc_with(_set("sites", 0, "variants", 0, "autotune", [{"name": "c", "time_us": math.inf}]))))
+    assert load(path).sites[0].variants[0].autotune[0].time_us is None

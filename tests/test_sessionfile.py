@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from synthetic import synthetic_session
 
 from kinspect.core.errors import KinspectError, SessionError
-from kinspect.core.session.model import CallSite, Finding, Site, Sweep, TensorSpec
+from kinspect.core.session.model import Baseline, CallSite, Finding, Recompile, Site, Sweep, TensorSpec
 from kinspect.core.store import load, read, save
 from kinspect.core.session.format.log import DispatchRecord, LiveLog
 from kinspect.core.session.format.write import session_to_json
@@ -27,8 +27,10 @@ VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 
 
 def everything():
-    """A session using every optional part of the format: findings, keyless variants,
-    runtime tensors, opaque sizes, text that looks like markup, non-ASCII names."""
+    """A session using every optional part of the format, every field away from its
+    default (`test_the_round_trip_fixture_sets_every_field_away_from_its_default`):
+    findings, keyless variants, runtime tensors, opaque sizes, call sites, baselines,
+    sweeps, recompiles, failed measurements, text that looks like markup, non-ASCII names."""
     s = synthetic_session(sites=3, variants=3, events=30, seed=3)
     site = s.sites[0]
     variants = (*site.variants[:2], replace(site.variants[2], key=None, hint=None, source="def k():\n\treturn 1\r\n"))
@@ -37,6 +39,24 @@ def everything():
     s.sites[1] = replace(s.sites[1], name="[bold]site[/bold] ✓", op="mm ⟨fused⟩")
     s.events = [replace(e, site=s.sites[1].name) if e.site == "multi_kernel_1" else e for e in s.events]
     s.measurements = [replace(m, site=s.sites[1].name) if m.site == "multi_kernel_1" else m for m in s.measurements]
+    s.environment = replace(s.environment, cuda="13.0", rank=1, world_size=2, local_rank=1)
+    s.graphs[0] = replace(s.graphs[0], wrapper_code="import torch\n\tmulti_kernel_0.run(arg0_1, buf0)\n")
+    calls = tuple(CallSite(i, f"buf{i}", "multi_kernel_0.run(arg0_1, buf0)", 40 + i, f"h.{i}.mlp", "Linear",
+                           "/home/me/model.py", 12, "return self.fc(x)") for i in range(2))
+    variants = (*variants[:2], replace(variants[2], source_path="/tmp/k.py", emitted="triton_mm_7"))
+    s.sites[0] = replace(s.sites[0], call_sites=calls, variants=variants)
+    s.events = [replace(e, call_site=i % 2, override=e.picked if i == 3 else None) if e.site == site.name else e
+                for i, e in enumerate(s.events)]
+    m0 = s.measurements[0]
+    s.measurements[0] = replace(m0, l2_flush=True, tflops=12.5, gbps=800.0)
+    s.measurements.append(replace(m0, median_us=None, p20_us=None, p80_us=None, samples=0, error="out of memory"))
+    sizes = {"B": 100}
+    s.baselines = [Baseline(sizes, "static", 61.2, 5.1), Baseline(sizes, "eager", error="compile failed"),
+                   Baseline(sizes, "oracle", 58.0, 4.8, inspected=True)]
+    s.sweeps = [Sweep({"B": (2, 4096)}, ({"B": 100}, {"B": 1000}), (({"B": 4096}, "needs 140.0 GiB"),))]
+    s.recompiles = [Recompile((64, 256), "variance", {site.name: ((64, "5ee6b84a9cdfa11d"), (None, "k1"))},
+                              (replace(m0, median_us=22.3),)),
+                    Recompile((64,), "verify", {}, (), error="compile failed")]
     s.findings = [
         Finding("identical-variants", "v0 and v1 are the same kernel", "info", "multi_kernel_0", "graph_0", (0, 1)),
         Finding("mispick", "B=100 runs v0 at 1.33x the fastest", "warning", s.sites[1].name, None, (0,)),
@@ -72,7 +92,7 @@ def test_a_failed_save_keeps_the_old_file_and_no_temporary(tmp_path, synthetic, 
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", crash)
-    with pytest.raises(OSError):
+    with pytest.raises(KinspectError, match=r"cannot write .*s\.json: No space left on device"):
         save(synthetic, path)
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.json"]
@@ -145,7 +165,8 @@ def test_a_recording_log_loads_as_the_session_it_recorded(tmp_path):
     write_log(tmp_path / "rec.jsonl", session)
     loaded = read(tmp_path / "rec.jsonl")
     assert loaded.truncated is None
-    assert loaded == session
+    # what the run appends as it happens; baselines, sweeps and recompiles come after it, into the session file
+    assert loaded == replace(session, baselines=[], sweeps=[], recompiles=[])
 
 
 def test_a_log_whose_last_line_was_cut_opens_marked_truncated(tmp_path):
@@ -256,7 +277,7 @@ CORRUPTIONS = [
     (["environment"], "x", "environment: expected an object, got a string"),
     (["environment", "created"], 5, "environment.created: expected a string, got int"),
     (["environment", "gpu"], ["H200"], "environment.gpu: expected a string, got a list"),
-    (["environment", "config", "x"], {"a": 1}, "environment.config.x: expected a number, string, boolean or a short list of them, got an object"),
+    (["environment", "config", "x"], {"a": 1}, "environment.config.x: expected a finite number, string, boolean or a short list of them, got an object"),
     (["model", "workload", 0, "B"], 1.5, "model.workload[0].B: expected an integer, got float"),
     (["model", "hints", 0], -64, "model.hints[0]: integer -64 outside 0..4611686018427387904"),
     (["symbols"], {}, "symbols: expected a list, got an object"),
@@ -373,7 +394,7 @@ def test_files_that_are_not_sessions_are_refused_in_one_line(tmp_path, content, 
 def test_a_missing_file_a_directory_and_an_unreachable_path_are_refused(tmp_path):
     cases = {
         tmp_path / "absent.json": "no such file",
-        tmp_path: "is a directory, not a session file",
+        tmp_path: "is a directory, not a file",
     }
     (tmp_path / "plain").write_text("{}")
     cases[tmp_path / "plain" / "s.json"] = "cannot read (Not a directory)"
@@ -494,3 +515,41 @@ def test_a_file_from_before_call_sites_merges_a_shared_multi_kernel(tmp_path):
     path.write_text(json.dumps(doc))
     with pytest.raises(SessionError, match="two sites share a name"):
         load(path)
+
+
+def _defaults_kept(root: object) -> list[str]:
+    """`Class.field` for every field with a default that no instance reachable from
+    `root` sets away from that default."""
+    import dataclasses
+
+    moved: dict[tuple[str, str], bool] = {}
+    seen: set[int] = set()
+
+    def walk(x: object) -> None:
+        if id(x) in seen:
+            return
+        seen.add(id(x))
+        if dataclasses.is_dataclass(x) and not isinstance(x, type):
+            for f in dataclasses.fields(x):
+                value = getattr(x, f.name)
+                if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING:
+                    default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+                    moved[(type(x).__name__, f.name)] = moved.get((type(x).__name__, f.name), False) or value != default
+                walk(value)
+        elif isinstance(x, dict):
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, (list, tuple)):
+            for v in x:
+                walk(v)
+
+    walk(root)
+    return sorted(f"{c}.{n}" for (c, n), m in moved.items() if not m)
+
+
+def test_the_round_trip_fixture_sets_every_field_away_from_its_default():
+    s = everything()
+    assert _defaults_kept(s) == ["Session.truncated"]  # a log's, never in a session file
+    events = list(s.events)
+    for column in ("step", "t_ns", "override", "call_site"):
+        assert any(getattr(e, column) is not None for e in events), column

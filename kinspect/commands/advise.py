@@ -8,20 +8,24 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from kinspect.commands import terminal
 from kinspect.commands import recording
 from kinspect.commands.compare_view import phases_line
-from kinspect.commands.options import parse_hints, progress
+from kinspect.commands.options import check_points, parse_hints, progress
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.quality import advise
 from kinspect.core.errors import KinspectError
+from kinspect.core.store import output_path, read_text
 from kinspect.core.quality.sweep_plan import parse_ranges
 
 if TYPE_CHECKING:
     from kinspect.inductor.advise import Advice
+
+MAX_WORKLOAD_BYTES = 64 << 20
+"""A workload file is a line per size: 64 MiB is millions of them."""
 
 
 def workload_for(path: str | None, model_steps: list[dict[str, int]], name: str, span: tuple[int, int],
@@ -29,9 +33,9 @@ def workload_for(path: str | None, model_steps: list[dict[str, int]], name: str,
     """`--workload FILE`, else the model file's `workload`, else uniform over the range in log space."""
     if path is not None:
         try:
-            text = Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            raise KinspectError(f"--workload {path}: cannot read it ({getattr(e, 'strerror', None) or e})") from None
+            text = read_text(path, MAX_WORKLOAD_BYTES)
+        except KinspectError as e:
+            raise KinspectError(f"--workload {e}") from None
         return advise.parse_workload_file(text, Path(path).name)
     if model_steps:
         return advise.steps_workload(model_steps, "the model file's workload")
@@ -69,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
     (name, span), = spans.items()
     if max_hints < 1 or compiles < 1:
         raise KinspectError("--max-hints and --compiles take 1 or more")
+    check_points(points)
     cands = parse_hints(candidates) if candidates else advise.candidate_hints(*span)
     mf = load_model_file(model)
     mf.check_names(spans, "--range")
@@ -76,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     mf.check_names({k for s, _ in load.points for k in s}, "--workload")
     if not recording.cuda_available():
         raise KinspectError(recording.no_cuda(mf.path, "kinspect advise"))
-    target = Path(out) if out else mf.path.with_name(mf.path.stem + ".advise.session.json")
+    target = output_path(out) if out is not None else mf.path.with_name(mf.path.stem + ".advise.session.json")
     progress(f"workload: {load.source}")
     progress(f"candidate hints: {cands} (one variant each, compiled together)")
     options = pipeline.Options(hints=cands, log_path=target.with_suffix(".jsonl"), progress=progress,
@@ -88,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
             if live.session.sites:
                 live.save(target)
     progress(f"saved {target} (the candidate compile, its sweep and the verification compiles)")
-    console = Console(highlight=False)
+    console = terminal.console()
     console.print(f"workload: {advice.workload.source}", markup=False, soft_wrap=True)
     if advice.missing:
         console.print(f"{len(advice.missing)} workload sizes had no timing for every variant and are left out",

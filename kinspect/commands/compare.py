@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-from pathlib import Path
 
-from rich.console import Console
 
+from kinspect.commands import terminal
 from kinspect.commands import recording
 from kinspect.commands.compare_view import comparison_table, phases_line, regret_lines, spread_table
 from kinspect.commands.options import parse_hints, parse_steps, progress, session_and_hints
@@ -17,6 +16,7 @@ from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.quality.boundaries import log_grid
 from kinspect.core.quality.comparison import comparison
 from kinspect.core.errors import KinspectError
+from kinspect.core.store import output_path
 from kinspect.core.quality.sweep_plan import axis_points, parse_ranges
 from kinspect.core.quality.variance import unstable_autotune
 
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     mf.check_names({k for s in sizes for k in s}, "--range" if ranges else "--shapes")
     if not recording.cuda_available():
         raise KinspectError(recording.no_cuda(mf.path, "kinspect compare"))
-    target = Path(out) if out else recording.recording_path(mf.path)
+    target = output_path(out) if out is not None else recording.recording_path(mf.path)
     options = pipeline.Options(hints=hint_list, log_path=target.with_suffix(".jsonl"), progress=progress,
                                failure_log=log_path_for(mf.path))
     with pipeline.LivePipeline(mf, options) as live, tempfile.TemporaryDirectory(prefix="kinspect-") as work:
@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
             live.save(target)
         session = live.session
     progress(f"saved {target}: {len(sizes)} shapes, {compiles} compile{'s' if compiles > 1 else ''}")
-    console = Console(highlight=False)
+    console = terminal.console()
     c = comparison(session)
     if c is not None:
         console.print(comparison_table(c))

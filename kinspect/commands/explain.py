@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -47,6 +46,8 @@ from kinspect.commands import recording
 from kinspect.commands.quality_view import quality_table, what_if_table
 from kinspect.commands.rank_sessions import is_merged, load_merged
 from kinspect.commands.rank_view import print_ranks
+from kinspect.commands import terminal
+from kinspect.commands.terminal import say
 from kinspect.core.quality.variance import regret_spread
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.errors import KinspectError
@@ -98,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         if as_json:
             print(json.dumps(overview, indent=1))
         else:
-            console = Console(highlight=False)
+            console = terminal.console()
             if quality.shapes:
                 console.print(quality_table(quality, regret_spread(session)))
             _print_overview(session, console)
@@ -111,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
     if as_json:
         print(json.dumps(shape_json(shape, quality, results, baselines), indent=1))
     else:
-        console = Console(highlight=False)
+        console = terminal.console()
         if quality.shapes:
             console.print(quality_table(quality, regret_spread(session)))
         for r in results:
@@ -131,7 +132,7 @@ def _ranks(paths: list[str], shape: str | None, runs: bool, as_json: bool) -> in
     if as_json:
         print(json.dumps(merged.to_json(), indent=1))
     else:
-        print_ranks(merged, Console(highlight=False))
+        print_ranks(merged, terminal.console())
     return 0
 
 
@@ -173,8 +174,8 @@ def _model(path: str, shape: str | None, site: str | None, measure: bool, hints:
         raise KinspectError(recording.no_cuda(mf.path, "explaining a model live"))
     session = load(found)
     env = session.environment
-    print(f"kinspect: no CUDA GPU here: explaining the recording {found} "
-          f"(made on {env.gpu or 'an unknown GPU'}, {env.created})", file=sys.stderr)
+    say(f"kinspect: no CUDA GPU here: explaining the recording {found} "
+        f"(made on {env.gpu or 'an unknown GPU'}, {env.created})", err=True)
     return session
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,6 +17,7 @@ from pathlib import Path
 from kinspect.commands import recording
 from kinspect.commands.rank_sessions import is_merged, load_merged, rank_sessions_in
 from kinspect.commands.stderr_log import log_path_for, stderr_to_log
+from kinspect.commands.terminal import say
 from kinspect.core.errors import KinspectError
 from kinspect.core.store import load
 from kinspect.core.source import RecordedSource, SessionSource
@@ -89,13 +89,20 @@ def _run(source: SessionSource) -> int:
 
     model = getattr(source, "model", None) if source.live else None
     if model is None:
-        InspectorApp(source).run()
-        return 0
+        app = InspectorApp(source)
+        app.run()
+        return _status(app.return_code)
     log = _log_path(Path(model))
     with stderr_to_log(log) as terminal:
-        InspectorApp(source, driver_class=driver_drawing_to(terminal)).run()
-    print(f"kinspect: the compiler's and the GPU's messages of this session are in {log}", file=sys.stderr)
-    return 0
+        app = InspectorApp(source, driver_class=driver_drawing_to(terminal))
+        app.run()
+    say(f"kinspect: the compiler's and the GPU's messages of this session are in {log}", err=True)
+    return _status(app.return_code)
+
+
+def _status(code: int | None) -> int:
+    """A crash of the inspector (Textual prints its traceback and sets 1) never exits 0."""
+    return code or 0
 
 
 def _log_path(model: Path) -> Path:

@@ -4,10 +4,10 @@ the benchmarks that take the same flags; and how a command reports progress."""
 from __future__ import annotations
 
 import argparse
-import sys
-
+from kinspect.commands.terminal import say
 from kinspect.core.errors import KinspectError, echo
 from kinspect.core.dispatch.shapes import SymbolShape, parse_shape
+from kinspect.core.quality.sweep_plan import MAX_POINTS
 
 
 def session_and_hints(parser: argparse.ArgumentParser) -> None:
@@ -17,7 +17,15 @@ def session_and_hints(parser: argparse.ArgumentParser) -> None:
 
 
 def progress(text: str) -> None:
-    print(f"kinspect: {text}", file=sys.stderr, flush=True)
+    say(f"kinspect: {text}", err=True)
+
+
+def check_points(points: int, flag: str = "--points") -> int:
+    """`--points`, refused before anything else runs (a model load, the GPU check): each
+    point is measured, and a sweep plans at most `MAX_POINTS`."""
+    if not 1 <= points <= MAX_POINTS:
+        raise KinspectError(f"{flag} {echo(points)}: takes 1 to {MAX_POINTS:,}")
+    return points
 
 
 def parse_steps(shapes: list[str] | None) -> list[dict[str, int]] | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from kinspect.commands.terminal import say
 from kinspect.core.store import load
 
 
@@ -17,5 +18,5 @@ def run(args: argparse.Namespace) -> int:
 
     out = args.output
     n = draw(load(args.session), out, args.site)
-    print(f"wrote {out} ({n} map{'s' if n != 1 else ''})")
+    say(f"wrote {out} ({n} map{'s' if n != 1 else ''})")
     return 0

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kinspect.commands import recording
 from kinspect.commands.options import parse_baselines, parse_hints, parse_steps, progress, session_and_hints
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.errors import KinspectError
+from kinspect.core.store import output_path
 
 if TYPE_CHECKING:
     from kinspect.inductor.torchrun import Rank
@@ -62,7 +62,7 @@ def _record(model: str, out: str | None, hint_list: list[int] | None, steps: lis
     if not recording.cuda_available():
         raise KinspectError(recording.no_cuda(mf.path, "kinspect record"))
     mf.check_names({k for s in steps or [] for k in s}, "--shapes")
-    target = Path(out) if out else recording.recording_path(mf.path)
+    target = output_path(out) if out is not None else recording.recording_path(mf.path)
     failure_log = log_path_for(mf.path)
     say = progress
     if rank is not None:  # one file each, and each line says whose

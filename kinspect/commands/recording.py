@@ -10,6 +10,7 @@ name that is not there.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -137,6 +138,8 @@ def check_model_file(model: Path, cancel: threading.Event) -> None:
                 return
     if proc.returncode == 3:
         raise KinspectError(err.strip().splitlines()[-1])
+    if proc.returncode < 0:
+        raise KinspectError(f"{model.name}: loading it killed its process ({signal.Signals(-proc.returncode).name})")
     if proc.returncode != 0:
         last = err.strip().splitlines()[-1] if err.strip() else f"exit status {proc.returncode}"
         raise KinspectError(f"{model.name}: loading it failed: {last}")

@@ -6,15 +6,15 @@ from __future__ import annotations
 import argparse
 import threading
 import time
-from pathlib import Path
 
-from rich.console import Console
 
+from kinspect.commands import terminal
 from kinspect.commands import recording
-from kinspect.commands.options import parse_hints, progress, session_and_hints
+from kinspect.commands.options import check_points, parse_hints, progress, session_and_hints
 from kinspect.commands.quality_view import quality_table, what_if_table
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.errors import KinspectError
+from kinspect.core.store import output_path
 from kinspect.core.quality.overview import model_quality
 from kinspect.core.quality.sweep_plan import describe, parse_ranges
 from kinspect.core.quality.whatif import what_ifs
@@ -41,13 +41,14 @@ def run(args: argparse.Namespace) -> int:
     from kinspect.inductor.sweep import run_sweep
 
     say = progress
+    check_points(points)
     spans = parse_ranges(ranges)
     hint_list = parse_hints(hints) if hints else None
     mf = load_model_file(model)  # its problems first, on any machine
     mf.check_names(spans, "--range")  # before minutes of compiling, and before anything is saved
     if not recording.cuda_available():
         raise KinspectError(recording.no_cuda(mf.path, "kinspect sweep"))
-    target = Path(out) if out else recording.recording_path(mf.path)
+    target = output_path(out) if out is not None else recording.recording_path(mf.path)
     options = pipeline.Options(hints=hint_list, log_path=target.with_suffix(".jsonl"), progress=say,
                                failure_log=log_path_for(mf.path))
     cancel = threading.Event()
@@ -66,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         (f"; {len(sweep.skipped)} skipped" if sweep.skipped else ""))
     for sizes, why in sweep.skipped[:10]:
         say(f"  skipped {' '.join(f'{k}={v}' for k, v in sizes.items())}: {why}")
-    console = Console(highlight=False)
+    console = terminal.console()
     console.print(quality_table(model_quality(session)))
     results = what_ifs(session)
     if results:

@@ -10,18 +10,19 @@ from __future__ import annotations
 import gc
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from kinspect.core.errors import SessionError
+from kinspect.core.errors import KinspectError, SessionError
 from kinspect.core.quality.findings import refreshed
 from kinspect.core.session.model import Session
-from kinspect.core.session.format.log import _load_log, _looks_like_log
+from kinspect.core.session.format.log import load_log, looks_like_log
 from kinspect.core.session.format.read import session_from_json
-from kinspect.core.session.format.write import _dumps, session_to_json
+from kinspect.core.session.format.write import dumps, session_to_json
 
 MAX_FILE_BYTES = 1 << 30
 
@@ -30,35 +31,119 @@ def save(session: Session, path: str | os.PathLike[str]) -> None:
     """Write atomically: a reader (or a crash) never sees a half-written session. What is
     written is read back by the same reader `load` uses first, so kinspect never leaves a
     file it would refuse; a session that fails that check leaves the old file in place."""
-    path = Path(path)
-    text = _dumps(session_to_json(session))
+    target = output_path(path)
+    text = dumps(session_to_json(session))
     try:
         session_from_json(json.loads(text))
     except SessionError as e:
-        raise SessionError(f"{path}: not saved: the session would not read back ({e})") from None
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+        raise SessionError(f"{target}: not saved: the session would not read back ({e})") from None
+    write_text(target, text, sync=True)
+
+
+def output_path(name: str | os.PathLike[str]) -> Path:
+    """The file a user asked kinspect to write, checked before any work goes into it: a
+    name (not empty, not `-`), in a folder that exists, and either new, a regular file
+    (through any symlinks), or a character device or pipe, which is written into."""
+    text = os.fspath(name)
+    if text == "":
+        raise KinspectError("the output file name is empty; give a file name")
+    if text == "-":
+        raise KinspectError("-: kinspect writes a file, not standard output; give a file name (or /dev/stdout)")
+    path = Path(text)
     try:
-        os.fchmod(fd, 0o644)  # mkstemp makes 0600; a session is meant to be shared
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        if path.is_symlink():
+            raise KinspectError(f"{path}: is a symlink to {os.readlink(path)}, which does not exist") from None
+        if not path.parent.is_dir():
+            raise KinspectError(f"{path}: no such folder {path.parent}") from None
+        _takes_files(path, path.parent)
+        return path
+    except OSError as e:
+        raise KinspectError(f"cannot write {path}: {e.strerror}") from None
+    if stat.S_ISDIR(mode):
+        raise KinspectError(f"{path}: is a directory; give a file name")
+    if not (stat.S_ISREG(mode) or stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)):
+        raise KinspectError(f"{path}: is not a regular file (a {_file_kind(mode)}); kinspect does not replace it")
+    if stat.S_ISREG(mode):
+        _takes_files(path, Path(os.path.realpath(path)).parent)
+    return path
+
+
+def _takes_files(path: Path, folder: Path) -> None:
+    """A file is written beside its target and renamed over it: refuse now, not after the
+    work, a folder that takes no new file (`/proc`, a read-only mount)."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".kinspect-probe.", dir=folder)
+    except OSError as e:
+        raise KinspectError(f"cannot write {path}: its folder {folder} takes no new file ({e.strerror})") from None
+    os.close(fd)
+    os.unlink(tmp)
+
+
+def _file_kind(mode: int) -> str:
+    return "block device" if stat.S_ISBLK(mode) else "socket" if stat.S_ISSOCK(mode) else "special file"
+
+
+def write_text(path: str | os.PathLike[str], text: str, sync: bool = False) -> None:
+    """Write a file the user named (`output_path`) so that nothing is lost on the way:
+    a regular file (the one a symlink points at; the link stays) is replaced atomically
+    by a temporary file beside it renamed over it, keeping its permissions; a character
+    device or pipe (`/dev/stdout`) is written into, never replaced by a file; on failure
+    the temporary file is removed and the target is as it was."""
+    target = output_path(path)
+    try:
+        st = target.stat()
+    except FileNotFoundError:
+        st = None
+    try:
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            with open(target, "w", encoding="utf-8") as f:
+                f.write(text)
+            return
+        real = Path(os.path.realpath(target))
+        fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent)
+    except OSError as e:
+        raise KinspectError(f"cannot write {target}: {e.strerror or e}") from None
+    try:
+        # mkstemp makes 0600; a new session or report is meant to be shared, an existing one keeps its mode
+        os.fchmod(fd, 0o644 if st is None else stat.S_IMODE(st.st_mode))
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
+            if sync:
+                os.fsync(f.fileno())
+        os.replace(tmp, real)
+    except BaseException as e:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(e, OSError):
+            raise KinspectError(f"cannot write {target}: {e.strerror or e}") from None
         raise
 
 
-def _read_text(path: Path) -> str:
+def read_text(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> str:
+    """A text file's contents, refused in one line if it is missing, not a regular file
+    (a FIFO would block forever, `/dev/zero` never ends while its size reads 0), larger
+    than `limit` or not UTF-8."""
+    path = Path(path)
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise SessionError(f"{path}: file is {size} bytes, more than kinspect reads ({MAX_FILE_BYTES})")
-        return path.read_text(encoding="utf-8")
+        st = path.stat()
+        if stat.S_ISDIR(st.st_mode):
+            raise SessionError(f"{path}: is a directory, not a file")
+        if not stat.S_ISREG(st.st_mode):
+            kind = "pipe" if stat.S_ISFIFO(st.st_mode) else "character device" if stat.S_ISCHR(st.st_mode) else _file_kind(st.st_mode)
+            raise SessionError(f"{path}: is not a regular file (a {kind}); kinspect reads files")
+        if st.st_size > limit:
+            raise SessionError(f"{path}: file is {st.st_size} bytes, more than kinspect reads ({limit})")
+        with open(path, encoding="utf-8") as f:
+            text = f.read(limit + 1)
+        if len(text) > limit:
+            raise SessionError(f"{path}: file is more than {limit} bytes, more than kinspect reads")
+        return text
     except FileNotFoundError:
         raise SessionError(f"{path}: no such file") from None
     except IsADirectoryError:
-        raise SessionError(f"{path}: is a directory, not a session file") from None
+        raise SessionError(f"{path}: is a directory, not a file") from None
     except UnicodeDecodeError as e:
         raise SessionError(f"{path}: not UTF-8 text (byte {e.start})") from None
     except OSError as e:
@@ -88,10 +173,10 @@ def load(path: str | os.PathLike[str]) -> Session:
 def read(path: str | os.PathLike[str]) -> Session:
     """The session exactly as the file holds it, stored findings included."""
     path = Path(path)
-    text = _read_text(path)
+    text = read_text(path)
     with _collector_paused():
-        if _looks_like_log(text):
-            session = _load_log(text, str(path))
+        if looks_like_log(text):
+            session = load_log(text, str(path))
         else:
             data = _decode(text, str(path))
             try:

@@ -20,9 +20,13 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import os
+import signal
 import sys
+import threading
 import traceback
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -188,12 +192,59 @@ def check_syntax(path: str | Path) -> None:
         compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
     except SyntaxError as e:
         raise _syntax_error(path, e) from e
-    except ValueError:  # null bytes (Python 3.11): the full load reports them in its words
-        return
+    except ValueError as e:  # a NUL byte (Python 3.11 raises this, not a SyntaxError)
+        raise _syntax_error(path, SyntaxError(str(e))) from e
 
 
 def _syntax_error(path: Path, e: SyntaxError) -> ModelFileError:
+    if e.lineno is None:  # a NUL byte: Python names no line
+        data = path.read_bytes()
+        if b"\0" in data:
+            line = data[:data.index(b"\0")].count(b"\n") + 1
+            return ModelFileError(f"{path.name}:{line}: holds a NUL byte: not Python source (a binary file?)")
+        return ModelFileError(f"{path.name}: syntax error: {e.msg}")
     return ModelFileError(f"{path.name}:{e.lineno}: syntax error: {e.msg}")
+
+
+IMPORT_LIMIT_S = float(os.environ.get("KINSPECT_IMPORT_TIMEOUT_S", "300"))
+"""How long a model file may take to import (torch, transformers and building the model
+take seconds to a minute) before kinspect says it seems to loop, rather than hang."""
+
+
+class _ImportTimeout(BaseException):
+    """Raised in the importing thread when `IMPORT_LIMIT_S` is over."""
+
+
+class _ExitCalled(BaseException):
+    """The model file called `os._exit` while loading: kinspect says so instead of vanishing."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+@contextmanager
+def _guarded_import() -> Iterator[None]:
+    """Time-limit the import (in the main thread, where a signal can interrupt it) and turn
+    `os._exit` into an exception for its duration."""
+    def timeout(signum: int, frame: Any) -> None:
+        raise _ImportTimeout
+
+    def exit_called(status: int) -> None:
+        raise _ExitCalled(status)
+
+    main = threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
+    if main:
+        previous = signal.signal(signal.SIGALRM, timeout)
+        signal.setitimer(signal.ITIMER_REAL, IMPORT_LIMIT_S)
+    real_exit, os._exit = os._exit, exit_called  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        os._exit = real_exit
+        if main:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
 
 
 def _import(path: Path) -> Any:
@@ -204,7 +255,14 @@ def _import(path: Path) -> Any:
     module = importlib.util.module_from_spec(spec)
     sys.modules[mod_name] = module
     try:
-        spec.loader.exec_module(module)
+        with _guarded_import():
+            spec.loader.exec_module(module)
+    except _ImportTimeout:
+        raise ModelFileError(f"{path.name}: still loading after {IMPORT_LIMIT_S:g} s: does it loop at import? "
+                             "(KINSPECT_IMPORT_TIMEOUT_S sets the limit)") from None
+    except _ExitCalled as e:
+        raise ModelFileError(f"{path.name}{_user_line(e, path)}: called os._exit({echo(e.status)}) while loading; "
+                             'move what runs the script under `if __name__ == "__main__":`') from None
     except SyntaxError as e:
         raise _syntax_error(path, e) from e
     except ImportError as e:
@@ -214,7 +272,9 @@ def _import(path: Path) -> Any:
             f"{path.name}{_user_line(e, path)}: exited while loading (exit status {echo(e.code)}); "
             'move what runs the script under `if __name__ == "__main__":`'
         ) from e
-    except Exception as e:
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:  # the user's code may raise anything, BaseException subclasses included
         line = _user_line(e, path)
         raise ModelFileError(f"{path.name}{line}: {type(e).__name__} while loading: {_first_line(e)}") from e
     return module

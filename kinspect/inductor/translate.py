@@ -14,6 +14,7 @@ Two translations matter beyond copying:
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -142,7 +143,8 @@ def _site(g: GraphRecord, rec: SiteRecord, facts: list[dict[str, Any]], calls: t
             source=f.get("source", ""), source_hash=f.get("source_hash", ""),
             source_path=f.get("source_path"), config=f.get("config", {}),
             autotune=tuple(
-                AutotuneRow(c.name, None if c.time_ms is None else round(c.time_ms * 1000, 3), c.description)
+                AutotuneRow(c.name, None if c.time_ms is None or not math.isfinite(c.time_ms) else round(c.time_ms * 1000, 3),
+                            c.description)
                 for c in sorted(table, key=lambda c: (c.time_ms is None, c.time_ms or 0))
             ),
             winner=winner, emitted=emitted[0] if emitted else None,

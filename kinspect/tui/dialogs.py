@@ -6,6 +6,7 @@ is good or the user presses escape, so a typo never costs the user what they typ
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -217,7 +218,7 @@ class ExportScreen(ModalScreen[tuple[str, str] | None]):
             self._say(Text("✗ type a file name", style="bold red"))
             return
         target = Path(path).expanduser()
-        if target.is_file() and self._confirmed != (self._fmt, path):
+        if os.path.lexists(target) and not target.is_dir() and self._confirmed != (self._fmt, path):
             self._confirmed = (self._fmt, path)
             self._say(Text(f"✗ {literal(path)} exists: enter again replaces it, or edit the name", style="bold red"))
             return

@@ -1,20 +1,19 @@
 """Text from outside kinspect (a session file, a model's exception, the user's code) made
-safe to draw: control characters, escape sequences among them, shown as visible `\\x1b`
-text, never sent to the terminal. Rich `Text` is never parsed as markup, so brackets in
-such text stay as they are."""
+safe to draw: control characters, escape sequences among them, bidi overrides and
+zero-width characters shown as visible `\\x1b`/`\\u202e` text (`kinspect.core.errors.shown`,
+the one escaping rule every output uses), never sent to the terminal. Rich `Text` is never
+parsed as markup, so brackets in such text stay as they are."""
 
 from __future__ import annotations
 
-import re
-
 from rich.text import Text
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+from kinspect.core.errors import shown
 
 
 def literal(text: str) -> str:
-    """Control characters (escape sequences included) as visible `\\x1b`-style text."""
-    return _CONTROL.sub(lambda m: repr(m.group(0))[1:-1], text)
+    """Control and invisible format characters as visible `\\x1b`-style text; newlines kept."""
+    return shown(text, lines=True)
 
 
 def plain(text: str, style: str = "") -> Text:

@@ -17,6 +17,10 @@ from kinspect.core.errors import ShapeError, echo
 Key = tuple[tuple[int, ...], ...]
 
 MAX_SIZE = 2**62
+MAX_TENSORS = 64
+"""Tensors in one key, as a session file holds it."""
+MAX_RANK = 16
+"""Dims of one tensor in a key."""
 """Largest size kinspect accepts; Inductor uses 2**62 as "no key" distance."""
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -176,6 +180,8 @@ def _parse_full_key(text: str) -> Key:
         cur.pos += 1
         dims: list[int] = []
         while cur.peek() != close:
+            if len(dims) == MAX_RANK:
+                raise ShapeError(f"column {cur.pos + 1}: tensor {len(tensors)} has more than {MAX_RANK} dims")
             dims.append(cur.integer())
             nxt = cur.peek()
             if nxt == ",":
@@ -183,6 +189,8 @@ def _parse_full_key(text: str) -> Key:
             elif nxt != close:
                 raise cur.fail(f"',' or '{close}'")
         cur.pos += 1
+        if len(tensors) == MAX_TENSORS:
+            raise ShapeError(f"a key has at most {MAX_TENSORS} tensors")
         tensors.append(tuple(dims))
         nxt = cur.peek()
         if nxt == ",":

@@ -106,6 +106,72 @@ def _plain_text(tree: Any) -> str | None:
     return " + ".join(syms + [str(n) for n in nums])
 
 
+SYMPY_NODES = 64
+"""Trees up to this size are displayed by sympy, which simplifies them as Inductor's
+printer would; bigger ones (a 10,000-term sum takes sympy 25 s) by `_capped_text`."""
+MAX_TEXT = 2000
+"""Characters of an expression's displayed text, as for an opaque one."""
+_CALLS = {"floordiv": "FloorDiv", "ceildiv": "CeilDiv", "mod": "Mod", "max": "Max", "min": "Min"}
+
+
+def _nodes(tree: Tree, limit: int = SYMPY_NODES + 1) -> int:
+    """The tree's node count, counted no further than `limit`."""
+    if not isinstance(tree, tuple) or tree[0] == "opaque":
+        return 1
+    n = 1
+    for a in tree[1:]:
+        n += _nodes(a, limit - n)
+        if n >= limit:
+            break
+    return n
+
+
+def _has_pow(tree: Tree) -> bool:
+    """sympy evaluates a product of integer powers (`2 * (2**62)**62**62` has billions of
+    digits), however `evaluate=False` the powers were built: never hand it one."""
+    return isinstance(tree, tuple) and tree[0] != "opaque" and (tree[0] == "pow" or any(map(_has_pow, tree[1:])))
+
+
+def _capped_text(tree: Tree) -> str:
+    """The tree as sympy would write it unsimplified, cut at `MAX_TEXT` characters, in
+    time linear in what is written: display never costs more than evaluation."""
+    out: list[str] = []
+    left = MAX_TEXT
+
+    def put(text: str) -> None:
+        nonlocal left
+        if left <= 0:
+            raise _Full
+        out.append(text[:left])
+        left -= len(text)
+
+    def walk(t: Tree, parent: str) -> None:
+        if not isinstance(t, tuple):
+            return put(str(t))
+        op, *args = t
+        if op == "opaque":
+            return put(f"⟨{args[0]}⟩")
+        grouped = parent == "pow" and op in ("add", "mul", "pow") or parent == "mul" and op == "add"
+        put("(" if grouped else "")
+        put(_CALLS[op] + "(" if op in _CALLS else "")
+        sep = {"add": " + ", "mul": "*", "pow": "**"}.get(op, ", ")
+        for i, a in enumerate(args):
+            put(sep if i else "")
+            walk(a, op)
+        put(")" if op in _CALLS else "")
+        put(")" if grouped else "")
+
+    try:
+        walk(tree, "")
+    except _Full:
+        return "".join(out) + "…"
+    return "".join(out) if left >= 0 else "".join(out) + "…"
+
+
+class _Full(Exception):
+    """The display text reached `MAX_TEXT`."""
+
+
 def _sympy() -> Any:
     """sympy, imported on first use: it costs ~0.2 s and opening a session whose sizes are
     plain symbols and constants never needs it."""
@@ -293,7 +359,14 @@ class SizeExpr:
         if self.tree[0] == "opaque":
             return self.tree[1]
         plain = _plain_text(self.tree)
-        return plain if plain is not None else _sympy().sp.sstr(self.to_sympy())
+        if plain is not None:
+            return plain
+        if _nodes(self.tree) > SYMPY_NODES or _has_pow(self.tree):
+            return _capped_text(self.tree)
+        try:
+            return _sympy().sp.sstr(self.to_sympy())
+        except (ArithmeticError, ValueError, RecursionError):  # Mod(x, 0), integers past 4300 digits
+            return _capped_text(self.tree)
 
     def __str__(self) -> str:
         return self.text

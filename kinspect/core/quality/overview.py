@@ -17,11 +17,12 @@ summaries say so wherever they are shown.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from kinspect.core.dispatch.batch import layout_of, score_keys
 from kinspect.core.errors import KinspectError
 from kinspect.core.session.model import Session, Site
 from kinspect.core.dispatch.shapes import Key, SymbolShape, sizes_or_key, sizes_text
@@ -143,7 +144,7 @@ def known_sizes(session: Session) -> list[dict[str, int]]:
     out: list[dict[str, int]] = []
     for sweep in session.sweeps:
         out += [dict(p) for p in sweep.points]
-    out += [dict(w) for w in session.model.workload]
+    out += [dict(w) for w in session.model.distinct_steps]
     out += [dict(b.sizes) for b in session.baselines]
     return out
 
@@ -182,10 +183,10 @@ def site_quality(session: Session, site: Site, timings: Mapping[tuple[str, Key],
     timings = timings if timings is not None else timings_by_key(session.measurements)
     namer = namer or SizeNamer(session)
     points = []
-    for (name, key), t in timings.items():
-        if name != site.name or t.fastest is None:
-            continue
-        picked = pick(site, key, heuristic, variants)
+    mine = {key: t for (name, key), t in timings.items() if name == site.name and t.fastest is not None}
+    chosen = picks(site, mine, heuristic, variants)
+    for key, t in mine.items():
+        picked = chosen[key]
         pick_us, best_us = t.median(picked), t.median(t.fastest)
         if pick_us is None or best_us is None or best_us <= 0:
             continue
@@ -206,6 +207,28 @@ def pick(site: Site, key: Key, heuristic: str = "inductor", variants: Sequence[i
     return variants[sub.chosen]
 
 
+def picks(site: Site, keys: Iterable[Key], heuristic: str = "inductor",
+          variants: Sequence[int] | None = None) -> dict[Key, int]:
+    """`pick` at many keys: Inductor's rule in one numpy pass per key layout (a sweep or a
+    recording may measure 300,000 keys; one `decide` each takes seconds), the others and
+    any key whose layout a variant does not share one at a time."""
+    keys = list(keys)
+    subset = list(range(len(site.variants))) if variants is None else list(variants)
+    hint_keys = [site.variants[v].key for v in subset]
+    out: dict[Key, int] = {}
+    if heuristic == "inductor" and len(keys) > 1:
+        groups: dict[tuple[int, ...], list[Key]] = {}
+        for k in keys:
+            groups.setdefault(layout_of(k), []).append(k)
+        for layout, group in groups.items():
+            if all(h is not None and layout_of(h) == layout for h in hint_keys):
+                out.update(zip(group, (subset[c] for c in score_keys(group, hint_keys).chosen.tolist())))
+    for k in keys:
+        if k not in out:
+            out[k] = pick(site, k, heuristic, variants)
+    return out
+
+
 def workload_calls(session: Session, site: Site) -> tuple[dict[Key, int], str]:
     """Calls per key at `site` and where they come from: the recorded workload's calls when
     there are any (what Inductor really ran; the compile's and measurements' runs are not
@@ -213,12 +236,12 @@ def workload_calls(session: Session, site: Site) -> tuple[dict[Key, int], str]:
     calls = _recorded_calls(session, site.name)
     if calls:
         return calls, "recorded calls"
-    for sizes in session.model.workload:
+    for sizes, n in session.model.distinct_steps.items():
         try:
             key = session.runtime_key(site, SymbolShape(dict(sizes)))
         except KinspectError:
             continue
-        calls[key] = calls.get(key, 0) + 1
+        calls[key] = calls.get(key, 0) + n
     return calls, "model workload"
 
 
@@ -229,11 +252,11 @@ def _workload_lost(session: Session, site: Site, timings: Mapping[tuple[str, Key
     calls, source = workload_calls(session, site)
     lost = best = 0.0
     weighed = 0
-    for key, n in calls.items():
-        t = timings.get((site.name, key))
-        if t is None or t.fastest is None:
-            continue
-        mine, fastest = t.median(pick(site, key, heuristic, variants)), t.median(t.fastest)
+    timed = {key: t for key in calls if (t := timings.get((site.name, key))) is not None and t.fastest is not None}
+    chosen = picks(site, timed, heuristic, variants)
+    for key, t in timed.items():
+        n = calls[key]
+        mine, fastest = t.median(chosen[key]), t.median(t.fastest)
         if mine is None or fastest is None:
             continue
         lost += n * (mine - fastest)

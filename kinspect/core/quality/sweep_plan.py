@@ -31,6 +31,8 @@ def parse_range(text: str) -> tuple[str, tuple[int, int]]:
     shown = text if len(text) <= 60 else text[:57] + "..."
     if m is None:
         raise ShapeError(f"a range reads NAME=LO..HI, e.g. B=1..16384; got {shown!r}")
+    if max(len(m[2]), len(m[3])) > len(str(MAX_SIZE)):  # before int(): Python refuses > 4300 digits
+        raise ShapeError(f"range {shown!r}: need 1 <= LO <= HI <= 2**62")
     lo, hi = int(m[2]), int(m[3])
     if not 1 <= lo <= hi <= MAX_SIZE:
         raise ShapeError(f"range {shown!r}: need 1 <= LO <= HI <= 2**62")

@@ -136,6 +136,19 @@ class Divergence:
     """(ranks, what they hold), one entry per distinct compile of the site."""
 
 
+def _spans(ranks: Sequence[int]) -> str:
+    """`2, 5..1048575`: a job of 2**20 ranks given two is one short line, not 8 MB."""
+    out: list[str] = []
+    i = 0
+    while i < len(ranks):
+        j = i
+        while j + 1 < len(ranks) and ranks[j + 1] == ranks[j] + 1:
+            j += 1
+        out.append(str(ranks[i]) if j == i else f"{ranks[i]}, {ranks[j]}" if j == i + 1 else f"{ranks[i]}..{ranks[j]}")
+        i = j + 1
+    return ", ".join(out)
+
+
 @dataclass
 class MergedRanks:
     """Several ranks' sessions of one job, by rank."""
@@ -146,9 +159,10 @@ class MergedRanks:
     sources: tuple[str, ...] = ()
     """Where each session was read from, for titles."""
 
-    @property
+    @cached_property
     def missing(self) -> list[int]:
-        return [r for r in range(self.world_size) if r not in self.ranks]
+        given = set(self.ranks)
+        return [r for r in range(self.world_size) if r not in given]
 
     def session(self, rank: int) -> Session:
         return self.sessions[self.ranks.index(rank)]
@@ -214,7 +228,7 @@ class MergedRanks:
             out.append(f"rank {rank} of {self.world_size}: {env.gpu or 'unknown GPU'}{device}, "
                        f"{len(s.events)} dispatches, {len(s.measurements)} measurements" + (f" · {src}" if src else ""))
         if self.missing:
-            out.append(f"missing: rank {', '.join(map(str, self.missing))} (no session given)")
+            out.append(f"missing: rank {_spans(self.missing)} (no session given)")
         return out
 
     def to_json(self) -> dict[str, Any]:

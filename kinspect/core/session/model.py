@@ -8,6 +8,7 @@ Reading and writing live in `kinspect.core.session.format`; this module only mod
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -51,6 +52,12 @@ class ModelInfo:
     name: str | None = None
     hints: tuple[int, ...] = ()
     workload: tuple[Mapping[str, int], ...] = ()
+
+    @cached_property
+    def distinct_steps(self) -> dict[tuple[tuple[str, int], ...], int]:
+        """Each distinct set of sizes of the workload and how many steps run it: a workload
+        of a million steps repeats a few sizes, and readers need each once."""
+        return dict(Counter(tuple(sizes.items()) for sizes in self.workload))
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from kinspect.core.ranks.merged import MergedRanks
+from kinspect.tui.present import literal, plain
 
 
 class RankSteps(DataTable):
@@ -28,7 +29,7 @@ class RanksView(Vertical):
         self.merged = merged
 
     def compose(self) -> ComposeResult:
-        yield Static(Text("\n".join(self.merged.describe_ranks())), id="ranks-head")
+        yield Static(plain("\n".join(self.merged.describe_ranks())), id="ranks-head")
         yield RankSteps(id="ranks-steps", cursor_type="row", zebra_stripes=True)
         yield Static(_divergence_text(self.merged), id="ranks-divergence")
 
@@ -36,9 +37,9 @@ class RanksView(Vertical):
         table = self.query_one(RankSteps)
         t = self.merged.table()
         for col in t.columns:
-            table.add_column(Text(col))
+            table.add_column(plain(col))
         for row, slowest in zip(t.rows, t.slowest):
-            table.add_row(*(Text(c, style="bold red" if slowest and i == len(row) - 1 else "")
+            table.add_row(*(plain(c, style="bold red" if slowest and i == len(row) - 1 else "")
                             for i, c in enumerate(row)))
 
 
@@ -50,10 +51,10 @@ def _divergence_text(merged: MergedRanks) -> Text:
         out.append("compile divergence: none (every rank holds the same kernels for every site)\n", style="dim")
     for d in merged.divergences:
         what = ", ".join(f"v{i}" for i in d.variants) or "its variants"
-        out.append(f"{d.site} {what} differ:\n", style="bold")
+        out.append(literal(f"{d.site} {what} differ:\n"), style="bold")
         for ranks, text in d.groups:
-            out.append(f"  rank {', '.join(map(str, ranks))}: {text}\n")
+            out.append(literal(f"  rank {', '.join(map(str, ranks))}: {text}\n"))
     for f in merged.findings:
         if f.kind == "straggler":
-            out.append(f"straggler: {f.message}\n", style="yellow")
+            out.append(literal(f"straggler: {f.message}\n"), style="yellow")
     return out

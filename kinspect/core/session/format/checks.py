@@ -12,126 +12,162 @@ known to hold one.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
+from itertools import chain
 from typing import Any
 
 from kinspect.core.errors import SessionError, echo
 from kinspect.core.session.model import Site
-from kinspect.core.dispatch.shapes import MAX_SIZE, Key
+from kinspect.core.dispatch.shapes import MAX_RANK, MAX_SIZE, MAX_TENSORS, Key
 
 MAX_NAME = 256
 MAX_TEXT = 64 * 1024
 MAX_SOURCE = 4 * 1024 * 1024
 MAX_WRAPPER = 16 * 1024 * 1024
-MAX_TENSORS = 64
-MAX_RANK = 16
 MAX_RANKS = 1 << 20
 """Ranks of a distributed job (a tensor's rank is MAX_RANK)."""
 
 _CONTROL = {chr(c) for c in range(32)} | {chr(c) for c in range(0x7F, 0xA0)}
 """C0, DEL and C1: ESC and CSI (U+009B) start terminal escape sequences."""
-_SOURCE_OK = {"\n", "\t", "\r"}
+SOURCE_CONTROLS = {"\n", "\t", "\r"}
 
 
-def _fail(path: str, what: str) -> SessionError:
+def failure(path: str, what: str) -> SessionError:
     return SessionError(f"{path}: {what}")
 
 
-def _obj(value: Any, path: str) -> Mapping[str, Any]:
+def an_object(value: Any, path: str) -> Mapping[str, Any]:
     if not isinstance(value, dict):
-        raise _fail(path, f"expected an object, got {_kind(value)}")
+        raise failure(path, f"expected an object, got {kind_of(value)}")
     return value
 
 
-def _list(value: Any, path: str, limit: int | None = None) -> list[Any]:
+def a_list(value: Any, path: str, limit: int | None = None) -> list[Any]:
     if not isinstance(value, list):
-        raise _fail(path, f"expected a list, got {_kind(value)}")
+        raise failure(path, f"expected a list, got {kind_of(value)}")
     if limit is not None and len(value) > limit:
-        raise _fail(path, f"more than {limit} entries")
+        raise failure(path, f"more than {limit} entries")
     return value
 
 
-def _kind(value: Any) -> str:
+def kind_of(value: Any) -> str:
     return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
         type(value), "null" if value is None else type(value).__name__
     )
 
 
-def _str(value: Any, path: str, limit: int = MAX_NAME, allow: set[str] = frozenset()) -> str:
+def a_string(value: Any, path: str, limit: int = MAX_NAME, allow: set[str] = frozenset()) -> str:
     if not isinstance(value, str):
-        raise _fail(path, f"expected a string, got {_kind(value)}")
+        raise failure(path, f"expected a string, got {kind_of(value)}")
     if len(value) > limit:
-        raise _fail(path, f"string longer than {limit} characters ({len(value)})")
+        raise failure(path, f"string longer than {limit} characters ({len(value)})")
     bad = (set(value) & _CONTROL) - allow
     if bad:
-        raise _fail(path, f"string holds control character {min(bad)!r}")
+        raise failure(path, f"string holds control character {min(bad)!r}")
     return value
 
 
-def _opt_str(value: Any, path: str, limit: int = MAX_NAME, allow: set[str] = frozenset()) -> str | None:
-    return None if value is None else _str(value, path, limit, allow)
+def a_string_or_null(value: Any, path: str, limit: int = MAX_NAME, allow: set[str] = frozenset()) -> str | None:
+    return None if value is None else a_string(value, path, limit, allow)
 
 
-def _int(value: Any, path: str, lo: int = 0, hi: int = MAX_SIZE) -> int:
+def an_int(value: Any, path: str, lo: int = 0, hi: int = MAX_SIZE) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise _fail(path, f"expected an integer, got {_kind(value)}")
+        raise failure(path, f"expected an integer, got {kind_of(value)}")
     if not lo <= value <= hi:
-        raise _fail(path, f"integer {echo(value)} outside {lo}..{hi}")
+        raise failure(path, f"integer {echo(value)} outside {lo}..{hi}")
     return value
 
 
-def _opt_int(value: Any, path: str, lo: int = 0, hi: int = MAX_SIZE) -> int | None:
-    return None if value is None else _int(value, path, lo, hi)
+def an_int_or_null(value: Any, path: str, lo: int = 0, hi: int = MAX_SIZE) -> int | None:
+    return None if value is None else an_int(value, path, lo, hi)
 
 
-def _num(value: Any, path: str) -> float | None:
+def a_number(value: Any, path: str) -> float | None:
+    """A time, throughput or peak, or null: finite and not negative. Python's json reads
+    `NaN` and `Infinity`, which no JSON reader downstream (a Perfetto trace, `--json`)
+    takes and which would poison every ratio they enter."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise _fail(path, f"expected a number, got {_kind(value)}")
-    return float(value)
-
-
-def _bool(value: Any, path: str) -> bool:
-    if not isinstance(value, bool):
-        raise _fail(path, f"expected true or false, got {_kind(value)}")
+        raise failure(path, f"expected a number, got {kind_of(value)}")
+    if isinstance(value, int) and value.bit_length() > 1000:
+        raise failure(path, f"number {echo(value)} too large")
+    value = float(value)
+    if not 0 <= value < math.inf:
+        raise failure(path, f"expected a finite number of at least 0, got {value}")
     return value
 
 
-def _key(value: Any, path: str) -> Key:
+def a_bool(value: Any, path: str) -> bool:
+    if not isinstance(value, bool):
+        raise failure(path, f"expected true or false, got {kind_of(value)}")
+    return value
+
+
+def a_key(value: Any, path: str) -> Key:
     if type(value) is list and len(value) <= MAX_TENSORS and all(
         type(t) is list and len(t) <= MAX_RANK and all(type(x) is int and 0 <= x <= MAX_SIZE for x in t) for t in value
     ):
         return tuple(map(tuple, value))
-    tensors = _list(value, path, MAX_TENSORS)
+    tensors = a_list(value, path, MAX_TENSORS)
     return tuple(
-        tuple(_int(s, f"{path}[{i}][{j}]") for j, s in enumerate(_list(t, f"{path}[{i}]", MAX_RANK)))
+        tuple(an_int(s, f"{path}[{i}][{j}]") for j, s in enumerate(a_list(t, f"{path}[{i}]", MAX_RANK)))
         for i, t in enumerate(tensors)
     )
 
 
-def _scalar_map(value: Any, path: str) -> dict[str, Any]:
+def a_key_table(value: Any, path: str) -> list[Key]:
+    """A list of keys (a million, in a long recording), checked a level at a time with
+    whole-list operations; `a_key` names the first bad entry when there is one."""
+    table = a_list(value, path)
+    if set(map(type, table)) <= {list} and max(map(len, table), default=0) <= MAX_TENSORS:
+        tensors = list(chain.from_iterable(table))
+        if set(map(type, tensors)) <= {list} and max(map(len, tensors), default=0) <= MAX_RANK:
+            sizes = list(chain.from_iterable(tensors))
+            if set(map(type, sizes)) <= {int} and (not sizes or (min(sizes) >= 0 and max(sizes) <= MAX_SIZE)):
+                return [tuple(map(tuple, k)) for k in table]
+    return [a_key(k, f"{path}[{i}]") for i, k in enumerate(table)]
+
+
+def size_maps(value: Any, path: str, limit: int, name_limit: int = MAX_NAME) -> list[dict[str, int]]:
+    """A list of `{name: size}` maps (a workload of a million steps), checked as whole
+    lists first, then one at a time to name the first bad entry."""
+    steps = a_list(value, path, limit)
+    if set(map(type, steps)) <= {dict}:
+        names = set().union(*steps)
+        sizes = list(chain.from_iterable(map(dict.values, steps)))
+        if (all(type(n) is str and len(n) <= name_limit and not set(n) & _CONTROL for n in names)
+                and set(map(type, sizes)) <= {int} and (not sizes or (min(sizes) >= 0 and max(sizes) <= MAX_SIZE))):
+            return steps
+    return [{a_string(k, f"{path}[{i}] key", name_limit): an_int(v, f"{path}[{i}].{k}") for k, v in an_object(step, f"{path}[{i}]").items()}
+            for i, step in enumerate(steps)]
+
+
+def a_scalar_map(value: Any, path: str) -> dict[str, Any]:
     """Config-like maps: string keys, JSON scalars or lists of scalars as values."""
     out: dict[str, Any] = {}
-    for k, v in _obj(value, path).items():
-        _str(k, f"{path} key")
+    for k, v in an_object(value, path).items():
+        a_string(k, f"{path} key")
         p = f"{path}.{k}"
         if isinstance(v, str):
-            out[k] = _str(v, p, MAX_TEXT)
-        elif v is None or isinstance(v, (bool, int, float)):
+            out[k] = a_string(v, p, MAX_TEXT)
+        elif v is None or isinstance(v, (bool, int)) or isinstance(v, float) and math.isfinite(v):
             out[k] = v
         elif isinstance(v, list) and len(v) <= 256 and all(
-            x is None or isinstance(x, (bool, int, float)) for x in v
+            x is None or isinstance(x, (bool, int)) or isinstance(x, float) and math.isfinite(x) for x in v
         ):
             out[k] = list(v)
         elif isinstance(v, list) and len(v) <= 256 and all(isinstance(x, str) for x in v):
-            out[k] = [_str(x, p, MAX_NAME) for x in v]
+            out[k] = [a_string(x, p, MAX_NAME) for x in v]
         else:
-            raise _fail(p, f"expected a number, string, boolean or a short list of them, got {_kind(v)}")
+            got = f"the number {v}" if isinstance(v, float) else kind_of(v)
+            raise failure(p, f"expected a finite number, string, boolean or a short list of them, got {got}")
     return out
 
 
-def _int_column(col: list[Any], path: str, hi: int, nullable: bool = False) -> list[int]:
+def int_column(col: list[Any], path: str, hi: int, nullable: bool = False) -> list[int]:
     """Check a column of integers in 0..hi; returns its non-null values."""
     types = set(map(type, col))
     values = col
@@ -139,26 +175,26 @@ def _int_column(col: list[Any], path: str, hi: int, nullable: bool = False) -> l
         types.discard(type(None))
         values = [x for x in col if x is not None]
     if not (types <= {int} and (not values or (min(values) >= 0 and max(values) <= hi))):
-        check = _opt_int if nullable else _int
+        check = an_int_or_null if nullable else an_int
         for i, x in enumerate(col):  # raises at the first bad value
             check(x, f"{path}[{i}]", 0, hi)
     return values
 
 
-def _ref_column(col: list[Any], path: str, what: str, table: str, size: int) -> None:
+def ref_column(col: list[Any], path: str, what: str, table: str, size: int) -> None:
     """Check a column of indices into a table of `size` entries."""
-    _int_column(col, path, MAX_SIZE)
+    int_column(col, path, MAX_SIZE)
     if col and max(col) >= size:
         i = next(i for i, x in enumerate(col) if x >= size)
-        raise _fail(f"{path}[{i}]", f"no {what} {col[i]} ({table} has {size})")
+        raise failure(f"{path}[{i}]", f"no {what} {col[i]} ({table} has {size})")
 
 
-def _variant_column(col: list[Any], path: str, site: list[int], sites: Sequence[Site], counts: list[int],
-                    what: str = "variant", hi: int = 255) -> None:
+def variant_column(col: list[Any], path: str, site: list[int], sites: Sequence[Site], counts: list[int],
+                    what: str = "variant", hi: int = 255, nullable: bool = True) -> None:
     """Variant (or call site) indices, each below its own event's site's count."""
-    values = _int_column(col, path, hi, nullable=True)
+    values = int_column(col, path, hi, nullable=nullable)
     if not values or max(values) < min(counts):
         return
     for i, (v, s) in enumerate(zip(col, site)):
         if v is not None and v >= counts[s]:
-            raise _fail(f"{path}[{i}]", f"{what} {v} out of range for {sites[s].name} ({counts[s]} {what}s)")
+            raise failure(f"{path}[{i}]", f"{what} {v} out of range for {sites[s].name} ({counts[s]} {what}s)")

@@ -33,6 +33,7 @@ Records (one JSON value per line):
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import mmap
 import os
@@ -43,8 +44,8 @@ from typing import Any, NamedTuple, NoReturn
 from kinspect.core.errors import SessionError
 from kinspect.core.session.eventlog import EventLog
 from kinspect.core.session.model import FORMAT, VERSION, Finding, Graph, Measurement, Session, Site, SymbolInfo
-from kinspect.core.session.format.checks import _int, _key, _list, _obj, _opt_int, _str
-from kinspect.core.session.format.read import _check_version, session_from_json
+from kinspect.core.session.format.checks import an_int, a_key, a_list, an_object, an_int_or_null, a_string
+from kinspect.core.session.format.read import check_version, session_from_json
 from kinspect.core.session.format.write import (
     environment_json,
     finding_json,
@@ -103,7 +104,7 @@ class DispatchRecord(NamedTuple):
 class LiveLog:
     def __init__(self, path: str | os.PathLike[str], session: Session) -> None:
         self.path = Path(path)
-        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+        self._fd = _locked(self.path)
         self._size = _CHUNK
         os.ftruncate(self._fd, self._size)
         self._mm = _mapped(self._fd, self._size)
@@ -208,6 +209,38 @@ _KEY_RECORD = b'{"type":"key","id":%d,"key":"%a"}\n'
 path (a JSON list of lists costs it four times as long), read back by `_key_text` as data."""
 
 
+def _locked(path: Path) -> int:
+    """The log opened for writing, emptied only once this process holds its lock: a second
+    recording onto the same log (two `kinspect record` of one model, two ranks given one
+    name) would cut the first's events off when it closes, so it is refused instead."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = _lock_holder(fd)
+        os.close(fd)
+        who = f"process {holder}" if holder is not None else "another process"
+        raise SessionError(f"{path}: {who} is recording into this log; wait for it to end, "
+                           "or record elsewhere (-o)") from None
+    os.ftruncate(fd, 0)
+    return fd
+
+
+def _lock_holder(fd: int) -> int | None:
+    """The process holding a file's lock, from Linux's /proc/locks; None elsewhere."""
+    st = os.fstat(fd)
+    ident = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    try:
+        with open("/proc/locks", encoding="ascii", errors="replace") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) > 5 and parts[1] == "FLOCK" and parts[5] == ident and parts[4].isdigit():
+                    return int(parts[4])
+    except OSError:
+        pass
+    return None
+
+
 def _key_record(key: Key) -> bytes:
     """A key's record with `%d` where its id goes."""
     return b'{"type":"key","id":%%d,"key":"%a"}\n' % (key,)
@@ -252,14 +285,20 @@ def log_header(session: Session) -> dict[str, Any]:
 # ---------------------------------------------------------------- reading
 
 
-def _looks_like_log(text: str) -> bool:
-    first = text.lstrip()[:200]
-    return first.startswith("{") and f'"format": "{LOG_FORMAT}"' in first.split("\n", 1)[0] or (
-        f'"format":"{LOG_FORMAT}"' in first.split("\n", 1)[0]
-    )
+def looks_like_log(text: str) -> bool:
+    """A log's first line is a whole JSON object, its header (a session file's first line
+    is the start of one object): parsed, whatever the order or spacing of its keys."""
+    first = text.lstrip().split("\n", 1)[0]
+    if not first.startswith("{") or f'"{LOG_FORMAT}"' not in first:  # spares parsing a one-line session twice
+        return False
+    try:
+        head = json.loads(first)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(head, dict) and head.get("format") == LOG_FORMAT
 
 
-def _load_log(text: str, where: str) -> Session:
+def load_log(text: str, where: str) -> Session:
     # A killed recording leaves the rest of its memory-mapped file as NUL bytes.
     lines = text.rstrip("\x00").split("\n")
     if lines and lines[-1] == "":
@@ -280,10 +319,10 @@ def _load_log(text: str, where: str) -> Session:
             raise SessionError(f"{where}: line {n}: holds a number too long to read") from None
     if not records:
         raise SessionError(f"{where}: empty log")
-    head = _obj(records[0], f"{where}: line 1")
+    head = an_object(records[0], f"{where}: line 1")
     if head.get("type") != "header":
         raise SessionError(f"{where}: line 1 is not a kinspect log header")
-    _check_version(head, LOG_FORMAT)
+    check_version(head, LOG_FORMAT)
     d: dict[str, Any] = {
         "format": FORMAT, "version": VERSION,
         "environment": head.get("environment"), "model": head.get("model"),
@@ -308,23 +347,23 @@ def _load_log(text: str, where: str) -> Session:
                 steps.append(step)
                 continue
             _refuse_event(r, e, f"{where}: line {n}", runtime_sites, key_rows)
-        r = _obj(r, f"{where}: line {n}")
+        r = an_object(r, f"{where}: line {n}")
         kind = r.get("type")
         if kind == "end":
             ended = True
         elif kind == "symbols":
-            d["symbols"] = _list(r.get("symbols"), f"{where}: line {n}.symbols", 1024)
+            d["symbols"] = a_list(r.get("symbols"), f"{where}: line {n}.symbols", 1024)
         elif kind == "key":
-            key_rows[_int(r.get("id"), f"{where}: line {n}.id")] = len(d["keys"])
+            key_rows[an_int(r.get("id"), f"{where}: line {n}.id")] = len(d["keys"])
             key = r.get("key")
             if isinstance(key, str):
                 key = _key_text(key, f"{where}: line {n}.key")
-            _key(key, f"{where}: line {n}.key")  # named by its line, not its row
+            a_key(key, f"{where}: line {n}.key")  # named by its line, not its row
             d["keys"].append(key)
         elif kind == "runtime_site":
-            runtime_sites[_int(r.get("index"), f"{where}: line {n}.index")] = _str(r.get("name"), f"{where}: line {n}.name")
+            runtime_sites[an_int(r.get("index"), f"{where}: line {n}.index")] = a_string(r.get("name"), f"{where}: line {n}.name")
         elif kind == "step":
-            step = _opt_int(r.get("step"), f"{where}: line {n}.step")
+            step = an_int_or_null(r.get("step"), f"{where}: line {n}.step")
         elif kind in ("graph", "site", "measurement", "finding"):
             d[kind + "s"].append(r.get(kind))
         else:
@@ -373,9 +412,9 @@ def _refuse_event(r: list[Any], e: list[Any] | None, path: str, sites: Mapping[i
     """Say what is wrong with an event record (`["d", site, key id, ...]`, `["e", ...]`)."""
     if e is None:
         raise SessionError(f"{path}: not an event record")
-    if _int(r[1], f"{path}[1]") not in sites:
+    if an_int(r[1], f"{path}[1]") not in sites:
         raise SessionError(f"{path}: event names runtime site {r[1]}, which no record introduced")
-    raise SessionError(f"{path}: event names key {_int(r[2], f'{path}[2]')}, which no record introduced")
+    raise SessionError(f"{path}: event names key {an_int(r[2], f'{path}[2]')}, which no record introduced")
 
 
 def _log_events(events: list[list[Any]], sites: list[str], keys: list[int], steps: list[int | None],
@@ -387,12 +426,16 @@ def _log_events(events: list[list[Any]], sites: list[str], keys: list[int], step
     if t_ns and not (set(map(type, t_ns)) <= {int} and min(t_ns) >= 0 and max(t_ns) <= 2**63):
         i = next(i for i, t in enumerate(t_ns) if type(t) is not int or not 0 <= t <= 2**63)
         n = [n for n, r in enumerate(records[1:], 2) if type(r) is list][i]
-        _int(t_ns[i], f"{where}: line {n}[{len(records[n - 1]) - 1}]", 0, 2**63)
+        an_int(t_ns[i], f"{where}: line {n}[{len(records[n - 1]) - 1}]", 0, 2**63)
     bad = next((i for i, x in enumerate(lines) if x is not None and type(x) is not int), None)
     if bad is not None:
         n = [n for n, r in enumerate(records[1:], 2) if type(r) is list][bad]
         raise SessionError(f"{where}: line {n}[{len(records[n - 1]) - 2}]: expected a wrapper line number or null")
     t0 = t_ns[0] if t_ns else 0
+    if t_ns and min(t_ns) < t0:
+        i = next(i for i, t in enumerate(t_ns) if t < t0)
+        n = [n for n, r in enumerate(records[1:], 2) if type(r) is list][i]
+        raise SessionError(f"{where}: line {n}: event time {t_ns[i]} is before the first event's ({t0})")
     index = {r["name"]: i for i, r in enumerate(site_records) if isinstance(r, dict) and isinstance(r.get("name"), str)}
     try:
         site = list(map(index.__getitem__, sites))
@@ -410,6 +453,6 @@ def _call_sites(site: list[int], lines: list[Any], site_records: list[Any]) -> l
     by_line: list[dict[Any, int]] = []
     for r in site_records:
         calls = r.get("call_sites") if isinstance(r, dict) else None
-        by_line.append({c.get("line"): i for i, c in enumerate(calls) if isinstance(c, dict)}
+        by_line.append({c.get("line"): i for i, c in enumerate(calls) if isinstance(c, dict) and type(c.get("line")) is int}
                        if isinstance(calls, list) else {})
     return [None if line is None else by_line[s].get(line) for s, line in zip(site, lines)]

@@ -166,7 +166,7 @@ def session_to_json(s: Session) -> dict[str, Any]:
     }
 
 
-def _dumps(doc: Mapping[str, Any]) -> str:
+def dumps(doc: Mapping[str, Any]) -> str:
     """A session's JSON text: format and version on the first line (so `head -1` tells
     what a file is), then a line per section, per list entry and per event column.
 

@@ -1,0 +1,71 @@
+"""Opening large legal sessions: each figure against its target.
+
+A session within the format's limits can still be big: 300,000 measurements (a long
+sweep), a workload of 1,000,000 steps, a key table of 1,000,000 keys, a job of 2**20
+ranks. Each is written to a temporary folder and opened as `kinspect open` and
+`explain` do (`load`: read, checked and findings derived afresh; for the ranks, two
+rank sessions merged and described). Run: `python benchmarks/large_sessions.py`.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository, for tests.synthetic
+
+from timing import best_of  # noqa: E402
+
+from kinspect.core.ranks.merged import merge  # noqa: E402
+from kinspect.core.session.format.write import dumps, session_to_json  # noqa: E402
+from kinspect.core.store import load  # noqa: E402
+from tests.synthetic import synthetic_session  # noqa: E402
+
+TARGETS_S = {"300k measurements": 10.0, "1e6 workload steps": 3.0, "1e6 keys": 5.0, "world_size 2**20": 1.0}
+"""Seconds to open each on the 2-core CI machine, against 1e6 events' 2 s."""
+
+
+def documents() -> dict[str, list[dict]]:
+    base = session_to_json(synthetic_session(sites=3, variants=3))
+    m = base["measurements"][0]
+    many = copy.deepcopy(base)
+    many["measurements"] = [dict(m, key=[m["key"][0], [b, *m["key"][1][1:]], *m["key"][2:]], variant=b % 3)
+                            for b in range(2, 300_002)]
+    steps = copy.deepcopy(base)
+    steps["model"]["workload"] = [{"B": i % 5000 + 2} for i in range(1_000_000)]
+    keys = copy.deepcopy(base)
+    keys["keys"] = [[[i, 64]] for i in range(1_000_000)]
+    ranks = []
+    for rank in (0, 1):
+        r = copy.deepcopy(base)
+        r["environment"].update(rank=rank, world_size=2**20, local_rank=rank)
+        ranks.append(r)
+    return {"300k measurements": [many], "1e6 workload steps": [steps], "1e6 keys": [keys], "world_size 2**20": ranks}
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, docs in documents().items():
+            paths = []
+            for i, doc in enumerate(docs):
+                path = Path(tmp) / f"big{i}.session.json"
+                path.write_text(dumps(doc), encoding="utf-8")
+                paths.append(path)
+
+            def open_it() -> object:
+                sessions = [load(p) for p in paths]
+                if len(sessions) == 1:
+                    return sessions[0]
+                merged = merge(sessions, [str(p) for p in paths])
+                return merged.describe_ranks()
+
+            took, _ = best_of(1, open_it)
+            size = sum(p.stat().st_size for p in paths) / 1e6
+            verdict = "ok" if took <= TARGETS_S[name] else "OVER"
+            print(f"{name:20} {size:6.1f} MB  open {took:6.2f} s  target {TARGETS_S[name]:4.1f} s  {verdict}")
+
+
+if __name__ == "__main__":
+    main()
