@@ -56,7 +56,7 @@ from kinspect.core.session.call_sites import LayerGroup, group_layers
 from kinspect.core.session.model import Baseline, Session
 from kinspect.core.store import load
 from kinspect.core.dispatch.shapes import SymbolShape, format_key, parse_shape
-from kinspect.core.session.timings import method_title, timings_by_key
+from kinspect.core.session.timings import method_title
 from kinspect.core.quality.whatif import what_ifs
 
 if TYPE_CHECKING:
@@ -76,7 +76,7 @@ def run(path: str | Sequence[str], shape: str | None, site: str | None, heuristi
         raise KinspectError("--measure and --baselines run the model: give model.py, not a recorded session")
     else:
         session = load(path)
-    timings = timings_by_key(session.measurements)
+    timings = session.timings()
     quality = model_quality(session, timings=timings)
     if shape is None:
         results = what_ifs(session, timings)
@@ -269,7 +269,7 @@ def _timing_line(r: SiteExplanation) -> str:
         return ""
     line = f"timed by {method_title(t.method)}; fastest v{t.fastest}"
     regret = r.regret
-    if r.decision.chosen == t.fastest:
+    if t.is_fastest(r.decision.chosen):
         return line + ": the chosen variant"
     if regret is None:
         return line + "; the chosen variant was not timed"

@@ -38,7 +38,7 @@ from kinspect.core.dispatch.heuristics import HEURISTICS
 from kinspect.core.quality.overview import worst_regrets
 from kinspect.core.quality.variance import compiles
 from kinspect.core.ranks.merged import MergedRanks
-from kinspect.core.session.timings import KeyTimings, timings_by_key
+from kinspect.core.session.timings import KeyTimings
 from kinspect.core.quality.whatif import what_ifs
 from kinspect.core.session.model import Site
 from kinspect.core.dispatch.shapes import Key, ParsedShape, SymbolShape, format_key
@@ -405,7 +405,7 @@ class InspectorApp(App[None]):
 
     def _measured_changed(self) -> None:
         """Measurements came or went: the one timing table, the maps and regrets follow."""
-        self._timings = timings_by_key(self.session.measurements)
+        self._timings = self.session.timings()
         self._measured_count = Counter(name for name, _ in self._timings)
         self._maps = {}
         self._worst = worst_regrets(self.session, self._timings)

@@ -25,7 +25,7 @@ from kinspect.core.dispatch.heuristics import HEURISTICS
 from kinspect.core.ranks.merged import MergedRanks
 from kinspect.core.session.model import DispatchEvent, Session
 from kinspect.core.dispatch.shapes import Key, format_key
-from kinspect.core.session.timings import KeyTimings, method_title, timings_by_key
+from kinspect.core.session.timings import KeyTimings, method_title
 
 PID = 1
 GAP_US = 1.0
@@ -50,7 +50,7 @@ def trace(session: Session, pid: int = PID, process: str | None = None) -> dict[
         out.append({"name": "thread_sort_index", "ph": "M", "ts": 0, "pid": pid, "tid": tid, "args": {"sort_index": tid}})
 
     events = session.events
-    timings = timings_by_key(session.measurements)
+    timings = session.timings()
     measured = [_measured(timings.get((e.site, e.key)), e.picked) for e in events]
     recorded = bool(events) and all(e.t_ns is not None for e in events)
     if recorded:

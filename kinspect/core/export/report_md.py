@@ -287,7 +287,7 @@ def _measurements(s: Session) -> list[str]:
             ratio = t.regret(v)
             if ratio is None:
                 regret = prose(m.error) if m.error else ""
-            elif v == t.fastest:
+            elif t.is_fastest(v):
                 regret = "1.00 (fastest)"
             else:
                 regret = f"{ratio:.2f}" + (" (slower beyond noise)" if t.slower(v) else "")

@@ -17,7 +17,7 @@ from kinspect.core.dispatch.decision import Decision, decide
 from kinspect.core.errors import KinspectError, ShapeError
 from kinspect.core.dispatch.shapes import FullKey, Key, ParsedShape, SymbolShape
 from kinspect.core.dispatch.symbolic import SizeOverflow, TensorSpec
-from kinspect.core.session.timings import KeyTimings, key_timings
+from kinspect.core.session.timings import KeyTimings, first_of_kernel, key_timings, timings_by_key
 
 FORMAT = "kinspect-session"
 VERSION = 1
@@ -100,6 +100,13 @@ class Variant:
     @property
     def label(self) -> str:
         return f"v{self.index} (hint {self.hint})" if self.hint is not None else f"v{self.index}"
+
+    @property
+    def identity(self) -> tuple[str, tuple[tuple[str, str], ...]]:
+        """What makes two variants one kernel: the same source (its hash, else the text,
+        else the kernel's name) and the same config."""
+        code = self.source_hash or self.source or self.kernel_name
+        return code, tuple(sorted((k, repr(v)) for k, v in self.config.items()))
 
 
 @dataclass(frozen=True)
@@ -187,6 +194,25 @@ class Site:
                 if isinstance(expr.tree, str):
                     out.setdefault(expr.tree, size)
         return out
+
+    @cached_property
+    def kernels(self) -> tuple[int, ...]:
+        """Each variant's kernel: the index of the first variant with its source and config."""
+        return first_of_kernel([v.identity for v in self.variants])
+
+    def kernel_members(self, variant: int) -> tuple[int, ...]:
+        """Every variant that runs the same kernel as `variant`, itself included."""
+        k = self.kernels[variant]
+        return tuple(i for i, x in enumerate(self.kernels) if x == k)
+
+    def kernel_label(self, variant: int) -> str:
+        """`v1 = v2 (hints 256, 4096)` for one kernel emitted at several hints."""
+        members = self.kernel_members(variant)
+        if len(members) == 1:
+            return self.variants[variant].label
+        hints = [self.variants[i].hint for i in members]
+        names = " = ".join(f"v{i}" for i in members)
+        return names + (f" (hints {', '.join(str(h) for h in hints)})" if all(h is not None for h in hints) else "")
 
     def decide(self, runtime: Key, heuristic: str = "inductor") -> Decision:
         return decide(self.keys, runtime, heuristic)
@@ -440,4 +466,14 @@ class Session:
 
     def timings_at(self, site: str, key: Key, method: str | None = None) -> KeyTimings:
         """Fastest, regret and the noise rule at a site and key: `kinspect.core.session.timings`."""
-        return key_timings((m for m in self.measurements if m.site == site and m.key == key), method)
+        kernels = self.kernels.get(site, ())
+        return key_timings((m for m in self.measurements if m.site == site and m.key == key), method, kernels)
+
+    @property
+    def kernels(self) -> dict[str, tuple[int, ...]]:
+        """Per site, each variant's kernel (`Site.kernels`), for `timings_by_key`."""
+        return {s.name: s.kernels for s in self.sites}
+
+    def timings(self) -> dict[tuple[str, Key], KeyTimings]:
+        """Every measured (site, key) read by the one rule (`timings_by_key`), one kernel as one."""
+        return timings_by_key(self.measurements, self.kernels)
