@@ -26,6 +26,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
+    from kinspect.core.dispatch.heuristics import HEURISTICS
+
     p = _Parser(
         prog="kinspect",
         description="Inspect PyTorch Inductor's size-hint multi-kernel dispatch.",
@@ -42,7 +44,9 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--shape", help='runtime shape: "B=1000", or with --site the whole key it sees, '
                         '"(4096,),(1000,1024),(4096,1024),(1000,4096)" for samples/mlp.py\'s first site')
     e.add_argument("--site", help="restrict to one site (needed with a full key)")
-    e.add_argument("--heuristic", default="inductor", help="distance to decide by (default: inductor)")
+    e.add_argument("--heuristic", default="inductor", metavar="NAME",
+                   help="distance to decide by: " + ", ".join(f"{h.name} ({h.title})" for h in HEURISTICS.values())
+                   + "; default: inductor")
     e.add_argument("--json", action="store_true", help="print JSON instead of tables")
     e.add_argument("--measure", action="store_true", help="with model.py: time every variant at --shape on the GPU")
     e.add_argument("--hints", help="with model.py: multi_kernel_hints, comma-separated")

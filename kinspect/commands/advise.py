@@ -7,7 +7,8 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Console
+
+from kinspect.commands.options import table_console
 from rich.table import Table
 from rich.text import Text
 
@@ -68,7 +69,7 @@ def run(model: str, ranges: list[str], workload: str | None, max_hints: int, com
             if live.session.sites:
                 live.save(target)
     progress(f"saved {target} (the candidate compile, its sweep and the verification compiles)")
-    console = Console(highlight=False)
+    console = table_console()
     console.print(f"workload: {advice.workload.source}", markup=False, soft_wrap=True)
     if advice.missing:
         console.print(f"{len(advice.missing)} workload sizes had no timing for every variant and are left out",

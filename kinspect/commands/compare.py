@@ -7,7 +7,8 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from rich.console import Console
+
+from kinspect.commands.options import table_console
 
 from kinspect.commands import recording
 from kinspect.commands.compare_view import comparison_table, phases_line, regret_lines, spread_table
@@ -61,7 +62,7 @@ def run(model: str, ranges: list[str] | None, shapes: list[str] | None, points: 
             live.save(target)
         session = live.session
     progress(f"saved {target}: {len(sizes)} shapes, {compiles} compile{'s' if compiles > 1 else ''}")
-    console = Console(highlight=False)
+    console = table_console()
     c = comparison(session)
     if c is not None:
         console.print(comparison_table(c))

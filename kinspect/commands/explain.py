@@ -40,6 +40,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rich.console import Console
+
+from kinspect.commands.options import table_console
 from rich.table import Table
 from rich.text import Text
 
@@ -49,7 +51,9 @@ from kinspect.commands.rank_sessions import is_merged, load_merged
 from kinspect.commands.rank_view import print_ranks
 from kinspect.core.quality.variance import regret_spread
 from kinspect.commands.stderr_log import log_path_for
+from kinspect.core.dispatch.heuristics import distance_text
 from kinspect.core.errors import KinspectError
+from kinspect.core.numbers import US, ratio as fmt_ratio, spread, us
 from kinspect.core.quality.explain import SiteExplanation, explain, overview_json, shape_json
 from kinspect.core.quality.overview import model_quality
 from kinspect.core.session.call_sites import LayerGroup, group_layers
@@ -84,7 +88,7 @@ def run(path: str | Sequence[str], shape: str | None, site: str | None, heuristi
         if as_json:
             print(json.dumps(overview, indent=1))
         else:
-            console = Console(highlight=False)
+            console = table_console()
             if quality.shapes:
                 console.print(quality_table(quality, regret_spread(session)))
             _print_overview(session, console)
@@ -97,7 +101,7 @@ def run(path: str | Sequence[str], shape: str | None, site: str | None, heuristi
     if as_json:
         print(json.dumps(shape_json(shape, quality, results, baselines), indent=1))
     else:
-        console = Console(highlight=False)
+        console = table_console()
         if quality.shapes:
             console.print(quality_table(quality, regret_spread(session)))
         for r in results:
@@ -117,7 +121,7 @@ def _ranks(paths: list[str], shape: str | None, runs: bool, as_json: bool) -> in
     if as_json:
         print(json.dumps(merged.to_json(), indent=1))
     else:
-        print_ranks(merged, Console(highlight=False))
+        print_ranks(merged, table_console())
     return 0
 
 
@@ -131,12 +135,12 @@ def _baselines_at(session: Session, shape: object) -> list[Baseline]:
 def _baseline_table(baselines: list[Baseline]) -> Table:
     t = Table(title=Text("whole model, compiled afresh per kind (\"this compile\": the one inspected)"),
               title_justify="left")
-    for col in ("kind", "sizes", "GPU us (CUPTI)", "wall us (events)", "error"):
-        t.add_column(col, justify="right" if "us" in col else "left")
+    for col in ("kind", "sizes", f"GPU {US} (CUPTI)", f"wall {US} (events)", "error"):
+        t.add_column(col, justify="right" if US in col else "left")
     for b in baselines:
         t.add_row(
             Text(b.label), Text(" ".join(f"{k}={v}" for k, v in b.sizes.items())),
-            "" if b.gpu_us is None else f"{b.gpu_us:.1f}", "" if b.wall_us is None else f"{b.wall_us:.1f}",
+            "" if b.gpu_us is None else us(b.gpu_us), "" if b.wall_us is None else us(b.wall_us),
             Text(b.error or "", style="red"),
         )
     return t
@@ -220,7 +224,7 @@ def _call_text(g: LayerGroup) -> str:
     call sites, repeated layers on one line."""
     c = g.first
     parts = [g.label] + ([f"×{len(g.members)}"] if len(g.members) > 1 else [])
-    if c.module_class and c.module_class != c.label:
+    if c.module_class and c.module_class != c.label and not g.label.endswith(f"({c.module_class})"):
         parts.append(f"({c.module_class})")
     if c.where:
         parts.append(c.where)
@@ -237,11 +241,11 @@ def _site_table(r: SiteExplanation, wide: bool) -> Table | Text:
     called = f" · {r.site.title}" if r.site.call_sites else ""
     t = Table(title=Text(f"{r.site.name} ({r.site.op}){called} at {format_key(d.runtime_key)}"),
               caption=Text(caption), title_justify="left", caption_justify="left")
-    cols = ["", "v", "hint", "distance", "median us", "p20-p80", "x fastest", "kernel"]
+    cols = ["", "v", "hint", "distance", f"median {US}", f"p20–p80 {US}", "× fastest", "kernel"]
     if wide:
         cols.insert(3, "key")
     for col in cols:
-        t.add_column(col, no_wrap=col != "kernel", justify="right" if col in ("distance", "median us", "x fastest") else "left")
+        t.add_column(col, no_wrap=col != "kernel", justify="right" if col in ("distance", f"median {US}", "× fastest") else "left")
     timings = r.timings
     for v, s in zip(r.site.variants, d.scores):
         mark = "▶" if v.index == d.chosen else ("=" if v.index in d.tied else "")
@@ -250,10 +254,10 @@ def _site_table(r: SiteExplanation, wide: bool) -> Table | Text:
         ratio = timings.regret(v.index) if timings is not None else None
         row = [
             mark, str(v.index), str(v.hint),
-            f"{s.distance:.4f}" + (" !" if s.mismatch else ""),
-            f"{m.median_us:.1f}" if timed else (Text(m.error or "", style="red") if m else ""),
-            f"{m.p20_us:.1f}-{m.p80_us:.1f}" if timed and m.p20_us is not None and m.p80_us is not None else "",
-            "" if ratio is None else f"{ratio:.2f}",
+            distance_text(s.distance, d.heuristic) + (" !" if s.mismatch else ""),
+            us(m.median_us) if timed and m.median_us is not None else (Text(m.error or "", style="red") if m else ""),
+            spread(m.p20_us, m.p80_us) if timed else "",
+            "" if ratio is None else fmt_ratio(ratio),
             Text(v.kernel_name),
         ]
         if wide:
@@ -265,13 +269,15 @@ def _site_table(r: SiteExplanation, wide: bool) -> Table | Text:
 def _timing_line(r: SiteExplanation) -> str:
     """Under the table: which method the times are, and the verdict of the noise rule."""
     t = r.timings
-    if t is None or t.fastest is None or r.decision is None:
+    if r.decision is None:
         return ""
-    line = f"timed by {method_title(t.method)}; fastest v{t.fastest}"
+    if t is None or t.fastest is None:
+        return "not measured at this key (kinspect explain S.json lists the measured shapes)"
+    line = f"timed by {method_title(t.method)}; fastest {' = '.join(f'v{i}' for i in r.site.kernel_members(t.fastest))}"
     regret = r.regret
     if t.is_fastest(r.decision.chosen):
         return line + ": the chosen variant"
     if regret is None:
         return line + "; the chosen variant was not timed"
     verdict = "slower beyond noise" if r.slower else "within noise"
-    return line + f"; the chosen v{r.decision.chosen} takes x{regret:.2f} ({verdict})"
+    return line + f"; the chosen v{r.decision.chosen} takes {fmt_ratio(regret)} ({verdict})"

@@ -3,7 +3,10 @@ the benchmarks that take the same flags; and how a command reports progress."""
 
 from __future__ import annotations
 
+import os
 import sys
+
+from rich.console import Console
 
 from kinspect.core.errors import KinspectError, echo
 from kinspect.core.dispatch.shapes import SymbolShape, parse_shape
@@ -43,3 +46,14 @@ def parse_hints(text: str) -> list[int]:
     if not hints or any(h <= 0 for h in hints):
         raise KinspectError(f"--hints takes comma-separated positive integers, got {echo(text)}")
     return hints
+
+
+def table_console() -> Console:
+    """The console tables print to: the terminal's width on a terminal (or $COLUMNS);
+    through a pipe or into a file, wide enough that no name is cut."""
+
+    wide = sys.stdout.isatty() or bool(os.environ.get("COLUMNS"))
+    return Console(highlight=False, width=None if wide else PIPE_WIDTH)
+
+
+PIPE_WIDTH = 1000

@@ -7,7 +7,8 @@ import threading
 import time
 from pathlib import Path
 
-from rich.console import Console
+
+from kinspect.commands.options import table_console
 
 from kinspect.commands import recording
 from kinspect.commands.options import parse_hints, progress
@@ -50,7 +51,7 @@ def run(model: str, ranges: list[str], points: int, out: str | None, hints: str 
         (f"; {len(sweep.skipped)} skipped" if sweep.skipped else ""))
     for sizes, why in sweep.skipped[:10]:
         say(f"  skipped {' '.join(f'{k}={v}' for k, v in sizes.items())}: {why}")
-    console = Console(highlight=False)
+    console = table_console()
     console.print(quality_table(model_quality(session)))
     results = what_ifs(session)
     if results:

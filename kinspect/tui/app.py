@@ -41,7 +41,7 @@ from kinspect.core.ranks.merged import MergedRanks
 from kinspect.core.session.timings import KeyTimings
 from kinspect.core.quality.whatif import what_ifs
 from kinspect.core.session.model import Site
-from kinspect.core.dispatch.shapes import Key, ParsedShape, SymbolShape, format_key
+from kinspect.core.dispatch.shapes import FullKey, Key, ParsedShape, SymbolShape, format_key
 from kinspect.core.source import BaselineSource, CheckedSource, SessionSource, SteppableSource
 from kinspect.tui.commands import InspectorCommands
 from kinspect.tui.debugger import IDLE, Debugger
@@ -202,6 +202,9 @@ class InspectorApp(App[None]):
         self._timings: dict[tuple[str, Key], KeyTimings] = {}
         """The measurements read by the one timing rule, per site and key."""
         self._maps: dict[str, DecisionMap | Heatmap | None] = {}
+        self._fitted: dict[str, ParsedShape] = {}
+        """Per site, the last shape it could take: a whole key typed for one site leaves
+        the others there."""
         self._worst: dict[str, float] = {}
         """Each measured site's worst regret beyond noise, for the site list."""
         self._measured_count: Counter[str] = Counter()
@@ -428,8 +431,15 @@ class InspectorApp(App[None]):
         if site is None or self.shape is None:
             return
         expl = explain_site(self.session, site, self.shape, self.heuristic)
+        error = expl.error
+        kept = self._fitted.get(site.name)
+        if error is None:
+            self._fitted[site.name] = self.shape
+        elif isinstance(self.shape, FullKey) and kept is not None:
+            expl = explain_site(self.session, site, kept, self.heuristic)
+            error = f"{error}; {site.name} still shows {_shape_text(kept)}"
         self.explanation = expl
-        self.query_one(ShapeEntry).site_error = expl.error
+        self.query_one(ShapeEntry).site_error = error
         peak = self.session.environment.peaks.get("tflops_bf16")
         self.query_one("#variants-table", VariantsTable).show(expl, peak, self.show_terms, self.inductor_names)
         summary = self.query_one(DecisionSummary)

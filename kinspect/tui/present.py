@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from rich.cells import cell_len
 from rich.text import Text
 
+from kinspect.core.dispatch.heuristics import distance_text
 from kinspect.core.dispatch.decision import Decision
 from kinspect.core.errors import ShapeError
 from kinspect.core.quality.explain import SiteExplanation
@@ -134,7 +135,7 @@ def variant_rows(
         elif v.key is None:
             distance = Text("no key", style="yellow")
         else:
-            distance = Text(f"{s.distance:.4g}", style="yellow" if s.mismatch else "")
+            distance = Text(distance_text(s.distance, d.heuristic), style="yellow" if s.mismatch else "")
         row = [
             Text(mark, style="bold" if chosen else ""),
             Text(f"v{v.index}", style="bold" if chosen else ""),

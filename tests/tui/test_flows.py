@@ -34,7 +34,7 @@ async def test_tie_at_the_hint_midpoint_goes_to_the_first_variant(recorded_app):
         await type_shape(pilot, "B=128")
         text = screen_text(recorded_app)
         assert " v0 " in chosen_row(text)
-        assert "tie at distance 2 between v0 (hint 64) and v1 (hint 256): the first minimum wins" in text
+        assert "tie at distance 2.000 between v0 (hint 64) and v1 (hint 256): the first minimum wins" in text
 
         await pilot.press("backspace", "9")
         text = screen_text(recorded_app)

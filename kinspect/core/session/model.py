@@ -14,6 +14,8 @@ from functools import cached_property
 from typing import Any
 
 from kinspect.core.dispatch.decision import Decision, decide
+from kinspect.core.dispatch.fit import misfit, never_sent
+from kinspect.core.dispatch.operands import operand_names
 from kinspect.core.errors import KinspectError, ShapeError
 from kinspect.core.dispatch.shapes import FullKey, Key, ParsedShape, SymbolShape
 from kinspect.core.dispatch.symbolic import SizeOverflow, TensorSpec
@@ -423,6 +425,10 @@ class Session:
     def runtime_key(self, site: Site, shape: ParsedShape) -> Key:
         """The runtime key a site sees for a typed shape; errors say what is missing."""
         if isinstance(shape, FullKey):
+            specs = site.runtime_tensors if site.runtime_tensors is not None else site.tensors
+            why = misfit(specs, shape.key, operand_names(site.op, specs), self.aliases)
+            if why is not None:
+                raise ShapeError(f"this key does not fit {site.name} ({site.title}): {why}")
             return shape.key
         assert isinstance(shape, SymbolShape)
         env = self.resolve(shape.values)
@@ -430,6 +436,9 @@ class Session:
         if missing:
             names = ", ".join(self.label_of(m) for m in missing)
             raise ShapeError(f"{site.name} needs a value for {names}")
+        why = never_sent({k: v for k, v in env.items() if k in site.symbols}, self.aliases)
+        if why is not None:
+            raise ShapeError(why)
         try:
             return site.runtime_key(env)
         except SizeOverflow as e:
