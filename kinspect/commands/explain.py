@@ -55,6 +55,7 @@ from kinspect.core.dispatch.heuristics import distance_text
 from kinspect.core.errors import KinspectError
 from kinspect.core.numbers import US, ratio as fmt_ratio, spread, us
 from kinspect.core.quality.explain import SiteExplanation, explain, overview_json, shape_json
+from kinspect.core.quality.finding_groups import group_findings
 from kinspect.core.quality.overview import model_quality
 from kinspect.core.session.call_sites import LayerGroup, group_layers
 from kinspect.core.session.model import Baseline, Session
@@ -217,6 +218,19 @@ def _print_overview(session: Session, console: Console) -> None:
             Text("\n".join(f"{v.hint}: {v.kernel_name}" for v in s.variants)),
         )
     console.print(sites)
+    _print_findings(session, console)
+
+
+def _print_findings(session: Session, console: Console) -> None:
+    """The findings by kind, worst first, each group's members under it."""
+    groups = group_findings(session.findings)
+    if not groups:
+        return
+    console.print(Text(f"findings ({len(session.findings)}, by kind, worst first)", style="bold"))
+    for g in groups:
+        console.print(Text(f"  {g.title} ({g.severity})"))
+        for f in g.members:
+            console.print(Text(f"    {f.site or f.graph or ''}{': ' if f.site or f.graph else ''}{f.message}"))
 
 
 def _call_text(g: LayerGroup) -> str:

@@ -39,7 +39,7 @@ def trace(session: Session, pid: int = PID, process: str | None = None) -> dict[
         if e.site not in sites:
             raise KinspectError(f"event {e.seq} names unknown site {e.site!r}")
     tids = {name: i + 1 for i, name in enumerate(sites)}
-    title = session.model.name or session.model.path or "session"
+    title = session.model.title
     out: list[dict[str, Any]] = [
         {"name": "process_name", "ph": "M", "ts": 0, "pid": pid, "tid": 0,
          "args": {"name": process or f"kinspect: {title}"}},
@@ -115,7 +115,7 @@ def ranks_trace(merged: MergedRanks) -> dict[str, Any]:
     order). Ranks share no clock, so each rank's timeline is shifted to line the ranks up
     at the start of the first workload step they all ran; from there on, a rank that falls
     behind shows as drift."""
-    title = merged.sessions[0].model.name or merged.sessions[0].model.path or "session"
+    title = merged.sessions[0].model.title
     parts = []
     for rank, s in zip(merged.ranks, merged.sessions):
         env = s.environment

@@ -15,6 +15,7 @@ from itertools import repeat
 
 from kinspect.core.session.eventlog import EventLog
 from kinspect.core.session.model import AutotuneRow, DispatchEvent, Finding, Session, Site, Variant
+from kinspect.core.dispatch.operands import operand_names
 from kinspect.core.dispatch.shapes import Key, format_key
 from kinspect.core.quality.variance import unstable_autotune
 
@@ -93,17 +94,20 @@ def emitted_not_winner(site: Site) -> list[Finding]:
     return out
 
 
-def key_value_mismatches(site: Site) -> list[Finding]:
+def key_value_mismatches(site: Site, aliases: Mapping[str, str] | None = None) -> list[Finding]:
+    """Dims Inductor keys by the hint where the true size differs, in the user's names
+    (`out dim 0 is B*S`) as the Symbolic tab shows them."""
     out = []
+    names = operand_names(site.op, site.tensors)
     for v in site.variants:
         if v.hint is None:
             continue
-        for t in site.tensors:
+        for t, name in zip(site.tensors, names):
             for d, dim in enumerate(t.at_hint(v.hint)):
                 if dim.differs:
                     out.append(Finding(
                         "key-not-true-size",
-                        f"at hint {v.hint}, {t.name} dim {d} is {dim.expr.text} = {dim.true_text} "
+                        f"at hint {v.hint}, {name} dim {d} is {dim.expr.text_with(dict(aliases or {}))} = {dim.true_text} "
                         f"but Inductor keys (and tunes) it as {dim.key_value}",
                         "info", site=site.name, graph=site.graph, variants=(v.index,),
                     ))
@@ -250,7 +254,7 @@ def derive_findings(session: Session) -> list[Finding]:
         out += identical_variants(site)
         out += emitted_not_winner(site)
         out += structure_mismatches(session, site, seen)
-        out += key_value_mismatches(site)
+        out += key_value_mismatches(site, session.aliases)
     out += mispredictions(session)
     out += shared_caches(session)
     out += slow_picks(session)

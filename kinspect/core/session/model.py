@@ -54,6 +54,15 @@ class ModelInfo:
     hints: tuple[int, ...] = ()
     workload: tuple[Mapping[str, int], ...] = ()
 
+    @property
+    def title(self) -> str:
+        """What a user calls the model: its file's name (`mlp` for samples/mlp.py), as
+        `name` is the variable compiled (`model`)."""
+        if self.path:
+            stem = self.path.replace("\\", "/").rsplit("/", 1)[-1]
+            return stem[:-3] if stem.endswith(".py") else stem
+        return self.name or "session"
+
 
 @dataclass(frozen=True)
 class SymbolInfo:
