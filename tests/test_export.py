@@ -199,7 +199,7 @@ def test_report_tables_keep_their_shape_whatever_the_session_says(synthetic):
     for table in tables(text):
         widths = {unescaped_pipes(line) for line in table}
         assert len(widths) == 1, table
-    assert "| warning | `multi_kernel_0` | B \\| C D \\<b\\>bold\\</b\\> \\*\\*x\\*\\* \\[l\\](http://e) \\`t\\` |" in text
+    assert "  - `multi_kernel_0`: B \\| C D \\<b\\>bold\\</b\\> \\*\\*x\\*\\* \\[l\\](http://e) \\`t\\`\n" in text
     assert "<b>" not in text
     assert "``k\\|`x` next``" in text
     assert "`H200 \\| fake row`" in text
