@@ -102,7 +102,7 @@ def test_a_full_key_with_a_site(kinspect_cli, session_file):
 
 def test_a_full_key_that_does_not_fit_the_site_is_refused_in_one_line(kinspect_cli, session_file):
     result = kinspect_cli("explain", session_file, "--shape", "(1000,1024),(4096,1024)", "--site", "multi_kernel_0")
-    assert one_error_line(result) == ("this key does not fit multi_kernel_0 (multi_kernel_0): the key has 2 tensors; "
+    assert one_error_line(result) == ("this key does not fit multi_kernel_0: the key has 2 tensors; "
                                       "this site is keyed on 4 (bias, x, weight, out)")
 
 
@@ -170,7 +170,7 @@ BAD = {
     "shape fits no site": (["{session}", "--shape", "N=64"], "multi_kernel_0 needs a value for B"),
     "unknown site": (["{session}", "--shape", "B=1", "--site", "mk9"], "no site named 'mk9'; this session has: multi_kernel_0, multi_kernel_1, multi_kernel_2"),
     "unknown heuristic": (["{session}", "--shape", "B=1", "--heuristic", "l3"], "unknown heuristic 'l3'; known: inductor, log2-l2, log2-linf, l1, ceil"),
-    "full key that fits no site": (["{session}", "--shape", "(1,2),(3,4)"], "this key does not fit multi_kernel_0 (multi_kernel_0): the key has 2 tensors; this site is keyed on 4 (bias, x, weight, out)"),
+    "full key that fits no site": (["{session}", "--shape", "(1,2),(3,4)"], "this key does not fit multi_kernel_0: the key has 2 tensors; this site is keyed on 4 (bias, x, weight, out)"),
     "size Dynamo never sends": (["{session}", "--shape", "B=1"], "B=1: Dynamo specialises sizes 0 and 1, so this graph never sees B=1 (such a call compiles a graph of its own)"),
     "broken full key": (["{session}", "--shape", "(1,2),(3,", "--site", "multi_kernel_0"], "column 10: expected a size (non-negative integer), found end of input"),
     "no session argument": ([], "the following arguments are required: session (see: kinspect explain --help)"),

@@ -437,7 +437,7 @@ class InspectorApp(App[None]):
             self._fitted[site.name] = self.shape
         elif isinstance(self.shape, FullKey) and kept is not None:
             expl = explain_site(self.session, site, kept, self.heuristic)
-            error = f"{error}; {site.name} still shows {_shape_text(kept)}"
+            error = f"{site.name} still shows {_shape_text(kept)}: {error}"
         self.explanation = expl
         self.query_one(ShapeEntry).site_error = error
         peak = self.session.environment.peaks.get("tflops_bf16")

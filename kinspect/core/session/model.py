@@ -437,7 +437,8 @@ class Session:
             specs = site.runtime_tensors if site.runtime_tensors is not None else site.tensors
             why = misfit(specs, shape.key, operand_names(site.op, specs), self.aliases)
             if why is not None:
-                raise ShapeError(f"this key does not fit {site.name} ({site.title}): {why}")
+                named = site.name if site.title == site.name else f"{site.name} ({site.title})"
+                raise ShapeError(f"this key does not fit {named}: {why}")
             return shape.key
         assert isinstance(shape, SymbolShape)
         env = self.resolve(shape.values)
