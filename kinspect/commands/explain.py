@@ -52,6 +52,7 @@ from kinspect.commands.rank_view import print_ranks
 from kinspect.core.quality.variance import regret_spread
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.dispatch.heuristics import distance_text
+from kinspect.core.dispatch.operands import operand_names
 from kinspect.core.errors import KinspectError
 from kinspect.core.numbers import US, ratio as fmt_ratio, spread, us
 from kinspect.core.quality.explain import SiteExplanation, explain, overview_json, shape_json
@@ -214,7 +215,8 @@ def _print_overview(session: Session, console: Console) -> None:
     for s in session.sites:
         sites.add_row(
             Text(s.name), Text(s.op), Text("\n".join(_call_text(g) for g in group_layers(s.call_sites))),
-            Text(" ".join(t.text() for t in s.tensors)),
+            Text("\n".join(f"{n} {t.text_with(session.aliases)}"
+                            for n, t in zip(operand_names(s.op, s.tensors), s.tensors))),
             Text("\n".join(f"{v.hint}: {v.kernel_name}" for v in s.variants)),
         )
     console.print(sites)

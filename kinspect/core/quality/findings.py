@@ -17,6 +17,8 @@ from kinspect.core.session.eventlog import EventLog
 from kinspect.core.session.model import AutotuneRow, DispatchEvent, Finding, Session, Site, Variant
 from kinspect.core.dispatch.operands import operand_names
 from kinspect.core.dispatch.shapes import Key, format_key
+from kinspect.core.numbers import us_text
+from kinspect.core.quality.roofline import far_below_peak
 from kinspect.core.quality.variance import unstable_autotune
 
 
@@ -84,7 +86,8 @@ def emitted_not_winner(site: Site) -> list[Finding]:
         else:
             detail = ""
             if c.winner is not None and c.row is not None and c.winner.time_us and c.row.time_us:
-                detail = f" ({c.row.time_us:.1f} us against {c.winner.time_us:.1f} us when autotuned at hint {v.hint})"
+                detail = (f" ({us_text(c.row.time_us)} against {us_text(c.winner.time_us)} when autotuned at hint "
+                          f"{v.hint}: Inductor's benchmark at the hint's sizes, not a time at any runtime shape)")
             text = (f"v{v.index} (hint {v.hint}) runs {v.emitted}, not {v.winner}, the fastest Triton "
                     f"choice autotuned at its hint{detail}")
         out.append(Finding(
@@ -243,7 +246,8 @@ def no_site_graphs(session: Session) -> list[Finding]:
 
 
 DERIVED_KINDS = frozenset({"identical-variants", "not-autotune-winner", "key-structure", "key-not-true-size",
-                           "model-disagrees", "shared-cache", "slow-pick", "no-site", "unstable-autotune"})
+                           "model-disagrees", "shared-cache", "slow-pick", "no-site", "unstable-autotune",
+                           "far-below-peak"})
 """What `derive_findings` reports; a stored finding of another kind came from elsewhere."""
 
 
@@ -260,4 +264,5 @@ def derive_findings(session: Session) -> list[Finding]:
     out += slow_picks(session)
     out += no_site_graphs(session)
     out += unstable_autotune(session)
+    out += far_below_peak(session)
     return out
