@@ -18,7 +18,6 @@ from kinspect.core.quality.decision_map import DecisionMap, Heatmap, decision_ma
 from kinspect.core.dispatch.shapes import sizes_text
 from kinspect.core.errors import KinspectError
 from kinspect.core.session.model import Session
-from kinspect.core.session.timings import timings_by_key
 
 FORMATS = (".png", ".svg")
 
@@ -35,7 +34,7 @@ def _pyplot():  # type: ignore[no-untyped-def]
 
 
 def maps(session: Session) -> list[DecisionMap | Heatmap]:
-    timings = timings_by_key(session.measurements)
+    timings = session.timings()
     return [m for s in session.sites if (m := decision_map(session, s, timings)) is not None]
 
 
@@ -91,7 +90,8 @@ def draw_comparison(session: Session, out: str | Path) -> None:
 
 
 def _curves(ax, m: DecisionMap) -> None:  # type: ignore[no-untyped-def]
-    for v, label in zip(m.variants, m.labels):
+    for v in m.variants:
+        label = m.labels[v]
         pts = [(p.x, p.times[v]) for p in m.points if v in p.times]
         ax.plot([x for x, _ in pts], [t for _, t in pts], marker=".", linewidth=1.2, label=label)
     for slower, color, label in ((False, "tab:green", "Inductor's pick (fastest within noise)"),

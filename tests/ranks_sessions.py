@@ -21,7 +21,7 @@ def rank_session(rank: int, steps: Sequence[int], times: Mapping[tuple[int, int]
     """`steps`: the batch B this rank runs at each workload step; `times`: (B, variant) ->
     median us, measured on this rank; `config`: variant -> config entries this rank's
     autotuning chose differently."""
-    site = linear_site(0, HINTS, random.Random(0))
+    site = distinct(linear_site(0, HINTS, random.Random(0)))
     if config:
         site = replace(site, variants=tuple(replace(v, config={**v.config, **config.get(v.index, {})})
                                             for v in site.variants))
@@ -42,6 +42,15 @@ def rank_session(rank: int, steps: Sequence[int], times: Mapping[tuple[int, int]
         symbols=[SymbolInfo("s0", "B", ("L['x'].size()[0]",), "x", 0, 1000)],
         sites=[site], events=events, measurements=measurements,
     )
+
+
+def distinct(site):
+    """Three kernels, one per hint (the synthetic site's v2 copies v0's), so each variant's
+    invented latency is its own kernel's."""
+    v2 = replace(site.variants[2], source_hash="rank-sessions-v2",
+                 config={**site.variants[2].config, "BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64,
+                         "num_warps": 8, "num_stages": 4})
+    return replace(site, variants=(*site.variants[:2], v2))
 
 
 TIMES = {(100, 0): 10.0, (100, 1): 12.0, (100, 2): 30.0,

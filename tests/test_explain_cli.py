@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -35,7 +36,7 @@ def one_error_line(result) -> str:
 def test_without_a_shape_it_lists_symbols_and_sites(kinspect_cli, session_file):
     out = ok(kinspect_cli("explain", session_file))
     assert "recorded 2026-11-29T00:00:00Z on synthetic with torch synthetic" in out
-    for text in ["symbols", "sites", "multi_kernel_0", "multi_kernel_1", "multi_kernel_2", "addmm", "(s0, 1024)", "(4096, 2*s1)"]:
+    for text in ["symbols", "sites", "multi_kernel_0", "multi_kernel_1", "multi_kernel_2", "addmm", "x (B, 1024)", "b (4096, 2*N)"]:
         assert text in out, text
     assert "64: triton_tem_fused_mm_0_0" in out
     # the symbols table: alias, Inductor name, input, dim, example
@@ -74,7 +75,7 @@ def test_a_shape_as_json_gives_each_sites_decision(kinspect_cli, session_file, s
     first = doc["sites"][0]
     assert first["runtime_key"] == ADDMM_1000
     assert first["chosen"] == 2 and first["tied"] == [2]
-    assert first["reason"] == "v2 (hint 1024) is nearest at distance 0.06843; next is v1 (hint 256) at 3.932"
+    assert first["reason"] == "v2 (hint 1024) is nearest at distance 0.068; next is v1 (hint 256) at 3.932"
 
 
 def test_a_site_the_shape_does_not_determine_reports_what_is_missing(kinspect_cli, session_file):
@@ -88,7 +89,7 @@ def test_the_tie_at_a_geometric_midpoint_goes_to_the_first_variant(kinspect_cli,
     doc = json.loads(ok(kinspect_cli("explain", session_file, "--shape", "B=128", "--site", "multi_kernel_0", "--json")))
     (site,) = doc["sites"]
     assert site["chosen"] == 0 and site["tied"] == [0, 1]
-    assert site["reason"].startswith("tie at distance 2 between v0 (hint 64) and v1 (hint 256)")
+    assert site["reason"].startswith("tie at distance 2.000 between v0 (hint 64) and v1 (hint 256)")
 
 
 def test_a_full_key_with_a_site(kinspect_cli, session_file):
@@ -99,25 +100,41 @@ def test_a_full_key_with_a_site(kinspect_cli, session_file):
     assert all("mismatch" not in v for v in site["variants"])
 
 
-def test_a_full_key_that_does_not_line_up_is_flagged(kinspect_cli, session_file):
-    doc = json.loads(ok(kinspect_cli("explain", session_file, "--shape", "(1000,1024),(4096,1024)", "--site", "multi_kernel_0", "--json")))
-    (site,) = doc["sites"]
-    for v in site["variants"]:
-        assert v["mismatch"] == "runtime key has 2 tensors, hint key 4: Inductor compares only the first 2"
+def test_a_full_key_that_does_not_fit_the_site_is_refused_in_one_line(kinspect_cli, session_file):
+    result = kinspect_cli("explain", session_file, "--shape", "(1000,1024),(4096,1024)", "--site", "multi_kernel_0")
+    assert one_error_line(result) == ("this key does not fit multi_kernel_0: the key has 2 tensors; "
+                                      "this site is keyed on 4 (bias, x, weight, out)")
 
 
-def test_the_tables_say_what_the_mismatch_mark_means(kinspect_cli, session_file):
-    out = ok(kinspect_cli("explain", session_file, "--shape", "(1000,1024),(4096,1024)", "--site", "multi_kernel_0"))
-    assert "8.0342 !" in out  # the mark in the distance column...
-    assert "! key mismatch, v0: runtime key has 2 tensors, hint key 4: Inductor compares" in out  # ...and its legend
+def test_a_full_key_is_decided_only_at_the_sites_it_fits(kinspect_cli, session_file):
+    """The first Linear's whole key, given to the second Linear or to no site: never decided
+    there with its static sizes counted as distance."""
+    key = "(4096,),(1000,1024),(4096,1024),(1000,4096)"
+    one_error_line(kinspect_cli("explain", session_file, "--shape", key, "--site", "multi_kernel_1"))
+    doc = json.loads(ok(kinspect_cli("explain", session_file, "--shape", key, "--json")))
+    decided = [s["name"] for s in doc["sites"] if "error" not in s]
+    assert decided == ["multi_kernel_0", "multi_kernel_2"]  # two Linear(1024, 4096)
+    assert "does not fit multi_kernel_1" in next(s["error"] for s in doc["sites"] if s["name"] == "multi_kernel_1")
+
+
+def test_the_tables_say_what_the_mismatch_mark_means(kinspect_cli, tmp_path, synthetic):
+    """A variant recorded without a key (Inductor charges it 2**62) is marked and said so."""
+    site = synthetic.sites[0]
+    synthetic.sites[0] = dataclasses.replace(site, variants=(dataclasses.replace(site.variants[0], key=None),
+                                                             *site.variants[1:]))
+    path = tmp_path / "nokey.json"
+    save(synthetic, path)
+    out = ok(kinspect_cli("explain", path, "--shape", "B=1000", "--site", "multi_kernel_0"))
+    assert "no key !" in out  # the mark in the distance column...
+    assert "! key mismatch, v0: variant has no key (Inductor charges 2**62)" in out  # ...and its legend
 
 
 def test_a_shape_as_tables(kinspect_cli, session_file):
     out = ok(kinspect_cli("explain", session_file, "--shape", "B=1000", "--site", "multi_kernel_0"))
     assert "multi_kernel_0 (addmm) at ((4096,), (1000, 1024), (4096, 1024), (1000, 4096))" in out
     chosen = [line for line in out.splitlines() if "▶" in line]
-    assert len(chosen) == 1 and "triton_tem_fused_mm_0_2" in chosen[0] and "1024" in chosen[0]
-    assert "v2 (hint 1024) is nearest at distance 0.06843; next is v1 (hint 256) at 3.932" in out
+    assert len(chosen) == 1 and "triton_tem_fused_mm_0_0" in chosen[0] and "1024" in chosen[0]
+    assert "v2 (hint 1024) is nearest at distance 0.068; next is v1 (hint 256) at 3.932" in out
 
 
 def test_another_heuristic(kinspect_cli, session_file):
@@ -153,7 +170,8 @@ BAD = {
     "shape fits no site": (["{session}", "--shape", "N=64"], "multi_kernel_0 needs a value for B"),
     "unknown site": (["{session}", "--shape", "B=1", "--site", "mk9"], "no site named 'mk9'; this session has: multi_kernel_0, multi_kernel_1, multi_kernel_2"),
     "unknown heuristic": (["{session}", "--shape", "B=1", "--heuristic", "l3"], "unknown heuristic 'l3'; known: inductor, log2-l2, log2-linf, l1, ceil"),
-    "full key without site": (["{session}", "--shape", "(1,2),(3,4)"], "a full key applies to one site: name it with --site"),
+    "full key that fits no site": (["{session}", "--shape", "(1,2),(3,4)"], "this key does not fit multi_kernel_0: the key has 2 tensors; this site is keyed on 4 (bias, x, weight, out)"),
+    "size Dynamo never sends": (["{session}", "--shape", "B=1"], "B=1: Dynamo specialises sizes 0 and 1, so this graph never sees B=1 (such a call compiles a graph of its own)"),
     "broken full key": (["{session}", "--shape", "(1,2),(3,", "--site", "multi_kernel_0"], "column 10: expected a size (non-negative integer), found end of input"),
     "no session argument": ([], "the following arguments are required: session (see: kinspect explain --help)"),
     "misspelt option": (["{session}", "--shpe", "B=1"], "unrecognized arguments: --shpe B=1 (see: kinspect --help)"),

@@ -199,7 +199,7 @@ def test_report_tables_keep_their_shape_whatever_the_session_says(synthetic):
     for table in tables(text):
         widths = {unescaped_pipes(line) for line in table}
         assert len(widths) == 1, table
-    assert "| warning | `multi_kernel_0` | B \\| C D \\<b\\>bold\\</b\\> \\*\\*x\\*\\* \\[l\\](http://e) \\`t\\` |" in text
+    assert "  - `multi_kernel_0`: B \\| C D \\<b\\>bold\\</b\\> \\*\\*x\\*\\* \\[l\\](http://e) \\`t\\`\n" in text
     assert "<b>" not in text
     assert "``k\\|`x` next``" in text
     assert "`H200 \\| fake row`" in text
@@ -207,7 +207,7 @@ def test_report_tables_keep_their_shape_whatever_the_session_says(synthetic):
 
 def test_report_notes_identical_kernels(synthetic):
     text = render(synthetic, "md")
-    assert "- v0 and v1 run the same kernel, `triton_tem_fused_mm_0_0`: choosing between them changes nothing" in text
+    assert "- v0 and v2 run the same kernel, `triton_tem_fused_mm_0_0`: choosing between them changes nothing" in text
 
 
 def test_report_folds_decisions_per_site_and_key(synthetic):

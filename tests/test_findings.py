@@ -120,7 +120,7 @@ def test_a_variant_that_is_not_its_autotune_winner_says_by_how_much():
     assert derive_findings(with_site(s, replace(site, variants=tuple(v)))) == [Finding(
         "not-autotune-winner",
         "v2 (hint 4096) runs triton_mm_5, not triton_mm_2, the fastest Triton choice autotuned at its hint "
-        "(16.0 us against 12.0 us when autotuned at hint 4096)",
+        "(16.0 µs against 12.0 µs when autotuned at hint 4096: Inductor's benchmark at the hint's sizes, not a time at any runtime shape)",
         "warning", "multi_kernel_0", "graph_0", (2,),
     )]
 
@@ -173,9 +173,9 @@ def test_the_mlp_sample_reports_only_the_variants_whose_config_is_not_the_winner
     found = [f.message for f in derive_findings(session) if f.kind == "not-autotune-winner"]
     assert found == [
         "v0 (hint 64) runs triton_mm_185, not triton_mm_178, the fastest Triton choice autotuned at its hint "
-        "(17.9 us against 14.1 us when autotuned at hint 64)",
+        "(17.9 µs against 14.1 µs when autotuned at hint 64: Inductor's benchmark at the hint's sizes, not a time at any runtime shape)",
         "v1 (hint 256) runs triton_mm_209, not triton_mm_210, the fastest Triton choice autotuned at its hint "
-        "(39.2 us against 14.2 us when autotuned at hint 256)",
+        "(39.2 µs against 14.2 µs when autotuned at hint 256: Inductor's benchmark at the hint's sizes, not a time at any runtime shape)",
     ]
     assert [f for f in session.findings if f.kind == "not-autotune-winner"] == \
         [f for f in derive_findings(session) if f.kind == "not-autotune-winner"]  # load derives them afresh

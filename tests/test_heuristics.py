@@ -139,9 +139,9 @@ def test_unknown_heuristic_names_the_known_ones():
 def test_a_decision_says_why_in_one_sentence():
     labels = ["v0 (hint 64)", "v1 (hint 256)", "v2 (hint 4096)"]
     assert decide(HINTS, linear(128)).reason(labels) == (
-        "tie at distance 2 between v0 (hint 64) and v1 (hint 256): the first minimum wins"
+        "tie at distance 2.000 between v0 (hint 64) and v1 (hint 256): the first minimum wins"
     )
-    assert decide(HINTS, linear(4096)).reason(labels) == "v2 (hint 4096) is nearest at distance 0; next is v1 (hint 256) at 8"
+    assert decide(HINTS, linear(4096)).reason(labels) == "v2 (hint 4096) is nearest at distance 0.000; next is v1 (hint 256) at 8.000"
     assert decide(HINTS[:1], linear(1)).reason() == "variant 0 is the only variant"
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from synthetic import synthetic_session
 
@@ -44,9 +46,14 @@ def test_event_timings_count_at_a_key_and_cupti_is_the_cross_check():
     assert s.timings_at(site.name, key, "cupti").fastest == 0
 
 
+def three_kernels(site):
+    """The synthetic site's v2 copies v0's kernel; here each variant is its own."""
+    return replace(site, variants=(*site.variants[:2], replace(site.variants[2], source_hash="own kernel")))
+
+
 def test_regret_is_the_chosen_variant_over_the_fastest():
     s = synthetic_session(measured=False)
-    site = s.sites[0]
+    site = s.sites[0] = three_kernels(s.sites[0])
     key = site.runtime_key({"s0": 1000})  # the synthetic session picks v2 here
     for v, us in ((0, 53.0), (1, 22.1), (2, 14.8)):
         s.measurements.append(Measurement(site.name, key, v, "cuda_events", us, us, us, 10))
@@ -59,7 +66,7 @@ def test_regret_is_the_chosen_variant_over_the_fastest():
 
 def test_failed_variant_measurements_keep_their_error_and_do_not_count():
     s = synthetic_session(measured=False)
-    site = s.sites[0]
+    site = s.sites[0] = three_kernels(s.sites[0])
     key = site.runtime_key({"s0": 1000})
     s.measurements = [
         Measurement(site.name, key, 0, "cuda_events", None, error="CUDA out of memory"),

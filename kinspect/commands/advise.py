@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
             if live.session.sites:
                 live.save(target)
     progress(f"saved {target} (the candidate compile, its sweep and the verification compiles)")
-    console = terminal.console()
+    console = terminal.table_console()
     console.print(f"workload: {advice.workload.source}", markup=False, soft_wrap=True)
     if advice.missing:
         console.print(f"{len(advice.missing)} workload sizes had no timing for every variant and are left out",

@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
             live.save(target)
         session = live.session
     progress(f"saved {target}: {len(sizes)} shapes, {compiles} compile{'s' if compiles > 1 else ''}")
-    console = terminal.console()
+    console = terminal.table_console()
     c = comparison(session)
     if c is not None:
         console.print(comparison_table(c))

@@ -39,6 +39,7 @@ import json
 from typing import TYPE_CHECKING
 
 from rich.console import Console
+
 from rich.table import Table
 from rich.text import Text
 
@@ -50,14 +51,18 @@ from kinspect.commands import terminal
 from kinspect.commands.terminal import say
 from kinspect.core.quality.variance import regret_spread
 from kinspect.commands.stderr_log import log_path_for
+from kinspect.core.dispatch.heuristics import distance_text
+from kinspect.core.dispatch.operands import operand_names
 from kinspect.core.errors import KinspectError
+from kinspect.core.numbers import US, ratio as fmt_ratio, spread, us
 from kinspect.core.quality.explain import SiteExplanation, explain, overview_json, shape_json
+from kinspect.core.quality.finding_groups import group_findings
 from kinspect.core.quality.overview import model_quality
 from kinspect.core.session.call_sites import LayerGroup, group_layers
 from kinspect.core.session.model import Baseline, Session
 from kinspect.core.store import load
 from kinspect.core.dispatch.shapes import SymbolShape, format_key, parse_shape, sizes_text
-from kinspect.core.session.timings import method_title, timings_by_key
+from kinspect.core.session.timings import method_title
 from kinspect.core.quality.whatif import what_ifs
 
 if TYPE_CHECKING:
@@ -69,7 +74,11 @@ def add_args(e: argparse.ArgumentParser) -> None:
     e.add_argument("--shape", help='runtime shape: "B=1000", or with --site the whole key it sees, '
                         '"(4096,),(1000,1024),(4096,1024),(1000,4096)" for samples/mlp.py\'s first site')
     e.add_argument("--site", help="restrict to one site (needed with a full key)")
-    e.add_argument("--heuristic", default="inductor", help="distance to decide by (default: inductor)")
+    from kinspect.core.dispatch.heuristics import HEURISTICS
+
+    e.add_argument("--heuristic", default="inductor", metavar="NAME",
+                   help="distance to decide by: " + ", ".join(f"{h.name} ({h.title})" for h in HEURISTICS.values())
+                   + "; default: inductor")
     e.add_argument("--json", action="store_true", help="print JSON instead of tables")
     e.add_argument("--measure", action="store_true", help="with model.py: time every variant at --shape on the GPU")
     e.add_argument("--hints", help="with model.py: multi_kernel_hints, comma-separated")
@@ -91,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         raise KinspectError("--measure and --baselines run the model: give model.py, not a recorded session")
     else:
         session = load(path)
-    timings = timings_by_key(session.measurements)
+    timings = session.timings()
     quality = model_quality(session, timings=timings)
     if shape is None:
         results = what_ifs(session, timings)
@@ -99,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         if as_json:
             print(json.dumps(overview, indent=1))
         else:
-            console = terminal.console()
+            console = terminal.table_console()
             if quality.shapes:
                 console.print(quality_table(quality, regret_spread(session)))
             _print_overview(session, console)
@@ -112,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
     if as_json:
         print(json.dumps(shape_json(shape, quality, results, baselines), indent=1))
     else:
-        console = terminal.console()
+        console = terminal.table_console()
         if quality.shapes:
             console.print(quality_table(quality, regret_spread(session)))
         for r in results:
@@ -132,7 +141,7 @@ def _ranks(paths: list[str], shape: str | None, runs: bool, as_json: bool) -> in
     if as_json:
         print(json.dumps(merged.to_json(), indent=1))
     else:
-        print_ranks(merged, terminal.console())
+        print_ranks(merged, terminal.table_console())
     return 0
 
 
@@ -146,12 +155,12 @@ def _baselines_at(session: Session, shape: object) -> list[Baseline]:
 def _baseline_table(baselines: list[Baseline]) -> Table:
     t = Table(title=Text("whole model, compiled afresh per kind (\"this compile\": the one inspected)"),
               title_justify="left")
-    for col in ("kind", "sizes", "GPU us (CUPTI)", "wall us (events)", "error"):
-        t.add_column(col, justify="right" if "us" in col else "left")
+    for col in ("kind", "sizes", f"GPU {US} (CUPTI)", f"wall {US} (events)", "error"):
+        t.add_column(col, justify="right" if US in col else "left")
     for b in baselines:
         t.add_row(
             Text(b.label), Text(sizes_text(b.sizes)),
-            "" if b.gpu_us is None else f"{b.gpu_us:.1f}", "" if b.wall_us is None else f"{b.wall_us:.1f}",
+            "" if b.gpu_us is None else us(b.gpu_us), "" if b.wall_us is None else us(b.wall_us),
             Text(b.error or "", style="red"),
         )
     return t
@@ -224,10 +233,24 @@ def _print_overview(session: Session, console: Console) -> None:
     for s in session.sites:
         sites.add_row(
             Text(s.name), Text(s.op), Text("\n".join(_call_text(g) for g in group_layers(s.call_sites))),
-            Text(" ".join(t.text() for t in s.tensors)),
+            Text("\n".join(f"{n} {t.text_with(session.aliases)}"
+                            for n, t in zip(operand_names(s.op, s.tensors), s.tensors))),
             Text("\n".join(f"{v.hint}: {v.kernel_name}" for v in s.variants)),
         )
     console.print(sites)
+    _print_findings(session, console)
+
+
+def _print_findings(session: Session, console: Console) -> None:
+    """The findings by kind, worst first, each group's members under it."""
+    groups = group_findings(session.findings)
+    if not groups:
+        return
+    console.print(Text(f"findings ({len(session.findings)}, by kind, worst first)", style="bold"))
+    for g in groups:
+        console.print(Text(f"  {g.title} ({g.severity})"))
+        for f in g.members:
+            console.print(Text(f"    {f.site or f.graph or ''}{': ' if f.site or f.graph else ''}{f.message}"))
 
 
 def _call_text(g: LayerGroup) -> str:
@@ -235,7 +258,7 @@ def _call_text(g: LayerGroup) -> str:
     call sites, repeated layers on one line."""
     c = g.first
     parts = [g.label] + ([f"×{len(g.members)}"] if len(g.members) > 1 else [])
-    if c.module_class and c.module_class != c.label:
+    if c.module_class and c.module_class != c.label and not g.label.endswith(f"({c.module_class})"):
         parts.append(f"({c.module_class})")
     if c.where:
         parts.append(c.where)
@@ -252,11 +275,11 @@ def _site_table(r: SiteExplanation, wide: bool) -> Table | Text:
     called = f" · {r.site.title}" if r.site.call_sites else ""
     t = Table(title=Text(f"{r.site.name} ({r.site.op}){called} at {format_key(d.runtime_key)}"),
               caption=Text(caption), title_justify="left", caption_justify="left")
-    cols = ["", "v", "hint", "distance", "median us", "p20-p80", "x fastest", "kernel"]
+    cols = ["", "v", "hint", "distance", f"median {US}", f"p20–p80 {US}", "× fastest", "kernel"]
     if wide:
         cols.insert(3, "key")
     for col in cols:
-        t.add_column(col, no_wrap=col != "kernel", justify="right" if col in ("distance", "median us", "x fastest") else "left")
+        t.add_column(col, no_wrap=col != "kernel", justify="right" if col in ("distance", f"median {US}", "× fastest") else "left")
     timings = r.timings
     for v, s in zip(r.site.variants, d.scores):
         mark = "▶" if v.index == d.chosen else ("=" if v.index in d.tied else "")
@@ -265,10 +288,10 @@ def _site_table(r: SiteExplanation, wide: bool) -> Table | Text:
         ratio = timings.regret(v.index) if timings is not None else None
         row = [
             mark, str(v.index), str(v.hint),
-            f"{s.distance:.4f}" + (" !" if s.mismatch else ""),
-            f"{m.median_us:.1f}" if timed else (Text(m.error or "", style="red") if m else ""),
-            f"{m.p20_us:.1f}-{m.p80_us:.1f}" if timed and m.p20_us is not None and m.p80_us is not None else "",
-            "" if ratio is None else f"{ratio:.2f}",
+            distance_text(s.distance, d.heuristic) + (" !" if s.mismatch else ""),
+            us(m.median_us) if timed and m.median_us is not None else (Text(m.error or "", style="red") if m else ""),
+            spread(m.p20_us, m.p80_us) if timed else "",
+            "" if ratio is None else fmt_ratio(ratio),
             Text(v.kernel_name),
         ]
         if wide:
@@ -280,13 +303,15 @@ def _site_table(r: SiteExplanation, wide: bool) -> Table | Text:
 def _timing_line(r: SiteExplanation) -> str:
     """Under the table: which method the times are, and the verdict of the noise rule."""
     t = r.timings
-    if t is None or t.fastest is None or r.decision is None:
+    if r.decision is None:
         return ""
-    line = f"timed by {method_title(t.method)}; fastest v{t.fastest}"
+    if t is None or t.fastest is None:
+        return "not measured at this key (kinspect explain S.json lists the measured shapes)"
+    line = f"timed by {method_title(t.method)}; fastest {' = '.join(f'v{i}' for i in r.site.kernel_members(t.fastest))}"
     regret = r.regret
-    if r.decision.chosen == t.fastest:
+    if t.is_fastest(r.decision.chosen):
         return line + ": the chosen variant"
     if regret is None:
         return line + "; the chosen variant was not timed"
     verdict = "slower beyond noise" if r.slower else "within noise"
-    return line + f"; the chosen v{r.decision.chosen} takes x{regret:.2f} ({verdict})"
+    return line + f"; the chosen v{r.decision.chosen} takes {fmt_ratio(regret)} ({verdict})"

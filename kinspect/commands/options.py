@@ -58,3 +58,5 @@ def parse_hints(text: str) -> list[int]:
     if not hints or any(h <= 0 for h in hints):
         raise KinspectError(f"--hints takes comma-separated positive integers, got {echo(text)}")
     return hints
+
+

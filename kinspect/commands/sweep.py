@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         (f"; {len(sweep.skipped)} skipped" if sweep.skipped else ""))
     for sizes, why in sweep.skipped[:10]:
         say(f"  skipped {' '.join(f'{k}={v}' for k, v in sizes.items())}: {why}")
-    console = terminal.console()
+    console = terminal.table_console()
     console.print(quality_table(model_quality(session)))
     results = what_ifs(session)
     if results:

@@ -9,6 +9,7 @@ styling is added after, untouched.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -37,6 +38,17 @@ def console(**options: Any) -> Console:
     out = Console(highlight=False, **options)
     out.push_render_hook(_Hook())
     return out
+
+
+def table_console() -> Console:
+    """The console tables print to: the terminal's width on a terminal (or $COLUMNS);
+    through a pipe or into a file, wide enough that no name is cut."""
+    wide = sys.stdout.isatty() or bool(os.environ.get("COLUMNS"))
+    return console(width=None if wide else PIPE_WIDTH)
+
+
+PIPE_WIDTH = 1000
+"""Columns of a table written to a pipe or a file: wider than any row kinspect prints."""
 
 
 def say(line: str, err: bool = False) -> None:

@@ -38,10 +38,10 @@ from kinspect.core.dispatch.heuristics import HEURISTICS
 from kinspect.core.quality.overview import worst_regrets
 from kinspect.core.quality.variance import compiles
 from kinspect.core.ranks.merged import MergedRanks
-from kinspect.core.session.timings import KeyTimings, timings_by_key
+from kinspect.core.session.timings import KeyTimings
 from kinspect.core.quality.whatif import what_ifs
 from kinspect.core.session.model import Site
-from kinspect.core.dispatch.shapes import Key, ParsedShape, SymbolShape, format_key
+from kinspect.core.dispatch.shapes import FullKey, Key, ParsedShape, SymbolShape, format_key
 from kinspect.core.source import BaselineSource, CheckedSource, SessionSource, SteppableSource
 from kinspect.tui.commands import InspectorCommands
 from kinspect.tui.debugger import IDLE, Debugger
@@ -203,6 +203,9 @@ class InspectorApp(App[None]):
         self._timings: dict[tuple[str, Key], KeyTimings] = {}
         """The measurements read by the one timing rule, per site and key."""
         self._maps: dict[str, DecisionMap | Heatmap | None] = {}
+        self._fitted: dict[str, ParsedShape] = {}
+        """Per site, the last shape it could take: a whole key typed for one site leaves
+        the others there."""
         self._worst: dict[str, float] = {}
         """Each measured site's worst regret beyond noise, for the site list."""
         self._measured_count: Counter[str] = Counter()
@@ -406,7 +409,7 @@ class InspectorApp(App[None]):
 
     def _measured_changed(self) -> None:
         """Measurements came or went: the one timing table, the maps and regrets follow."""
-        self._timings = timings_by_key(self.session.measurements)
+        self._timings = self.session.timings()
         self._measured_count = Counter(name for name, _ in self._timings)
         self._maps = {}
         self._worst = worst_regrets(self.session, self._timings)
@@ -429,8 +432,15 @@ class InspectorApp(App[None]):
         if site is None or self.shape is None:
             return
         expl = explain_site(self.session, site, self.shape, self.heuristic)
+        error = expl.error
+        kept = self._fitted.get(site.name)
+        if error is None:
+            self._fitted[site.name] = self.shape
+        elif isinstance(self.shape, FullKey) and kept is not None:
+            expl = explain_site(self.session, site, kept, self.heuristic)
+            error = f"{site.name} still shows {_shape_text(kept)}: {error}"
         self.explanation = expl
-        self.query_one(ShapeEntry).site_error = expl.error
+        self.query_one(ShapeEntry).site_error = error
         peak = self.session.environment.peaks.get("tflops_bf16")
         self.query_one("#variants-table", VariantsTable).show(expl, peak, self.show_terms, self.inductor_names)
         summary = self.query_one(DecisionSummary)

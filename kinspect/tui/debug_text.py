@@ -135,7 +135,7 @@ def _measured_line(out: Text, session: Session, e: DispatchEvent, labels: dict[i
     out.append(f"measured ({method_title(t.method)}): ")
     out.append(", ".join(f"v{v} {ms:.1f} µs" for v, ms in measured.items()))
     regret = t.regret(e.picked)
-    if e.picked == t.fastest:
+    if t.is_fastest(e.picked):
         out.append(f" — {_v(labels, e.picked)} is the fastest", style="green")
     elif t.slower(e.picked):
         out.append(f" — {_v(labels, e.picked)} takes ×{regret:.2f} "

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from rich.cells import cell_len
 from rich.text import Text
 
+from kinspect.core.dispatch.heuristics import distance_text
 from kinspect.core.dispatch.decision import Decision
 from kinspect.core.errors import ShapeError
 from kinspect.core.quality.explain import SiteExplanation
@@ -67,18 +68,8 @@ def variant_columns(show_terms: bool) -> list[str]:
 
 
 def identical_to(site: Site) -> dict[int, int]:
-    """Each variant whose source equals an earlier one's, mapped to that earlier one."""
-    first: dict[str, int] = {}
-    out: dict[int, int] = {}
-    for v in site.variants:
-        ident = f"hash:{v.source_hash}" if v.source_hash else (f"src:{v.source}" if v.source else "")
-        if not ident:
-            continue
-        if ident in first:
-            out[v.index] = first[ident]
-        else:
-            first[ident] = v.index
-    return out
+    """Each variant that runs an earlier one's kernel (same source and config), mapped to it."""
+    return {i: k for i, k in enumerate(site.kernels) if k != i}
 
 
 def tensor_names(site: Site, specs: Sequence[TensorSpec], inductor_names: bool) -> list[str]:
@@ -119,7 +110,6 @@ def variant_rows(
     d = expl.decision
     site = expl.site
     measured = expl.measured or {}
-    fastest = expl.fastest
     same = identical_to(site)
     labels = term_labels(site, inductor_names) if show_terms else []
     rows = []
@@ -134,7 +124,7 @@ def variant_rows(
         elif v.key is None:
             distance = Text("no key", style="yellow")
         else:
-            distance = Text(f"{s.distance:.4g}", style="yellow" if s.mismatch else "")
+            distance = Text(distance_text(s.distance, d.heuristic), style="yellow" if s.mismatch else "")
         row = [
             Text(mark, style="bold" if chosen else ""),
             Text(f"v{v.index}", style="bold" if chosen else ""),
@@ -145,7 +135,7 @@ def variant_rows(
             row.append(_terms_text(s.terms, labels) if s is not None else Text(""))
         m = measured.get(v.index)
         ratio = expl.timings.regret(v.index) if expl.timings is not None else None
-        row += _measure_cells(m, ratio, fastest == v.index, peak_tflops)
+        row += _measure_cells(m, ratio, expl.timings is not None and expl.timings.is_fastest(v.index), peak_tflops)
         row += [
             plain(v.kernel_name),
             Text(f"= v{same[v.index]}" if v.index in same else "", style="magenta"),
@@ -244,7 +234,7 @@ def _measured_line(out: Text, expl: SiteExplanation, labels: list[str], can_meas
     best = expl.measured[fastest]
     out.append(f"fastest: {labels[fastest]} at {best.median_us:.1f} µs")
     regret = expl.regret
-    if fastest == d.chosen:
+    if expl.timings is not None and expl.timings.is_fastest(d.chosen):
         out.append(" — the chosen variant", style="green")
     elif expl.slower:
         out.append(f" — the chosen variant takes ×{regret:.2f} as long", style="red")
@@ -307,9 +297,10 @@ def measured_shapes(session: Session, site: Site, timings: Mapping[tuple[str, Ke
             line.append("  no variant timed", style="dim")
         else:
             picked = site.decide(key).chosen
-            line.append(f"  fastest v{t.fastest} · Inductor picks v{picked}")
+            fastest = " = ".join(f"v{i}" for i in site.kernel_members(t.fastest))
+            line.append(f"  fastest {fastest} · Inductor picks v{picked}")
             regret = t.regret(picked)
-            if picked == t.fastest:
+            if t.is_fastest(picked):
                 line.append(" (the fastest)", style="green")
             elif regret is not None:
                 line.append(f" ×{regret:.2f}", style="red" if t.slower(picked) else "yellow")

@@ -34,7 +34,7 @@ async def test_tie_at_the_hint_midpoint_goes_to_the_first_variant(recorded_app):
         await type_shape(pilot, "B=128")
         text = screen_text(recorded_app)
         assert " v0 " in chosen_row(text)
-        assert "tie at distance 2 between v0 (hint 64) and v1 (hint 256): the first minimum wins" in text
+        assert "tie at distance 2.000 between v0 (hint 64) and v1 (hint 256): the first minimum wins" in text
 
         await pilot.press("backspace", "9")
         text = screen_text(recorded_app)
@@ -103,13 +103,24 @@ async def test_a_site_that_needs_another_symbol_says_which(recorded_app):
         assert "▶" not in text
 
 
-async def test_a_full_key_that_does_not_line_up_is_flagged(recorded_app):
+async def test_a_whole_key_is_decided_only_at_a_site_it_fits(recorded_app):
+    """multi_kernel_0's whole key fits it; multi_kernel_1 (an mm on B and 2*N) stays on the
+    last shape it took, and says so."""
     async with recorded_app.run_test(size=(160, 40)) as pilot:
-        await type_shape(pilot, "(4096,),(128,1024)")
+        await type_shape(pilot, "B=100 N=64")
+        recorded_app.show_site("multi_kernel_1")
+        await pilot.pause()
+        before = recorded_app.explanation.runtime_key
+        recorded_app.show_site("multi_kernel_0")
+        await type_shape(pilot, "(4096,),(128,1024),(4096,1024),(128,4096)")
+        await pilot.pause()
+        assert recorded_app.explanation.runtime_key[1] == (128, 1024)
+        recorded_app.show_site("multi_kernel_1")
+        await pilot.pause()
         text = screen_text(recorded_app)
-        assert "▶!" in chosen_row(text)
-        assert ("! key mismatch, v0 (hint 64): runtime key has 2 tensors, hint key 4: "
-                "Inductor compares only the first 2") in text
+        assert "✗ multi_kernel_1 still shows B=100 N=64: this key does not fit multi_kernel_1" in text
+        assert recorded_app.explanation.runtime_key == before
+        assert "▶!" not in chosen_row(text)
 
 
 async def test_a_session_without_sites_says_why_and_keys_do_no_harm():
@@ -136,32 +147,32 @@ async def test_symbol_names_complete(recorded_app):
 async def test_enter_on_a_variant_opens_its_source(recorded_app):
     async with recorded_app.run_test(size=(160, 40)) as pilot:
         await type_shape(pilot, "B=64")
-        await pilot.press("enter", "j", "j", "enter")
+        await pilot.press("enter", "j", "enter")
         text = screen_text(recorded_app)
         assert recorded_app.query_one("#tabs").active == "source"
-        assert "v2 (hint 1024)  triton_tem_fused_mm_0_2" in text
-        assert "BLOCK_M=128 BLOCK_N=128 BLOCK_K=64" in text
-        assert "def triton_tem_fused_mm_0_2(" in text
+        assert "v1 (hint 256)  triton_tem_fused_mm_0_1" in text
+        assert "BLOCK_M=64 BLOCK_N=128 BLOCK_K=128" in text
+        assert "def triton_tem_fused_mm_0_1(" in text
 
 
 async def test_diff_of_the_selected_variant_against_the_chosen_one(recorded_app):
     async with recorded_app.run_test(size=(160, 40)) as pilot:
         await type_shape(pilot, "B=64")
-        await pilot.press("enter", "j", "j", "d")
+        await pilot.press("enter", "j", "d")
         text = screen_text(recorded_app)
         assert "--- v0 (hint 64) triton_tem_fused_mm_0_0" in text
-        assert "+++ v2 (hint 1024) triton_tem_fused_mm_0_2" in text
-        assert "-    BLOCK_M : tl.constexpr = 64" in text
-        assert "+    BLOCK_M : tl.constexpr = 128" in text
+        assert "+++ v1 (hint 256) triton_tem_fused_mm_0_1" in text
+        assert "-    BLOCK_N : tl.constexpr = 64" in text
+        assert "+    BLOCK_N : tl.constexpr = 128" in text
 
-        recorded_app.query_one(DiffView).show(recorded_app.site, 0, 1)
+        recorded_app.query_one(DiffView).show(recorded_app.site, 0, 2)
         await pilot.pause()
-        assert "v0 (hint 64) and v1 (hint 256) are identical: same generated source" in screen_text(recorded_app)
+        assert "v0 (hint 64) and v2 (hint 1024) are identical: same generated source" in screen_text(recorded_app)
 
 
 async def test_identical_variants_are_flagged_in_the_table(recorded_app):
     async with recorded_app.run_test(size=(160, 30)):
-        line = next(line for line in screen_text(recorded_app).splitlines() if " v1 " in line)
+        line = next(line for line in screen_text(recorded_app).splitlines() if " v2 " in line)
         assert "= v0" in line
 
 

@@ -190,7 +190,7 @@ async def test_at_60x20_the_choice_and_its_latency_still_show():
     async with app.run_test(size=(60, 20)) as pilot:
         await pilot.pause()
         row = line_with(app, "▶  v0")
-        assert row.split()[:7] == ["▶", "v0", "64", "8", "20.4", "20.3–20.4", "×1.78"]
+        assert row.split()[:7] == ["▶", "v0", "64", "8.000", "20.4", "20.3–20.4", "×1.78"]
 
 
 async def test_the_timeline_legend_wraps_at_80_columns():

@@ -25,7 +25,6 @@ from kinspect.core.debugger.conditions import (
 )
 from kinspect.core.errors import KinspectError
 from kinspect.core.session.model import DispatchEvent, Session
-from kinspect.core.session.timings import timings_by_key
 from kinspect.core.dispatch.symbolic import TensorSpec
 
 _KEY_DIM = re.compile(r"^t([0-9]{1,2})d([0-9]{1,2})$")
@@ -89,7 +88,7 @@ class EventContext:
             for typed in (sym.alias, sym.name):
                 if typed and typed not in self._fields:
                     self._fields[typed] = Field(typed, "num", True, get, f"symbol {sym.name}")
-        self._timings = timings_by_key(session.measurements)
+        self._timings = session.timings()
 
     def field(self, name: str) -> Field | None:
         f = self._fields.get(name)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kinspect.core.dispatch.heuristics import HEURISTICS, Heuristic
+from kinspect.core.dispatch.heuristics import HEURISTICS, Heuristic, distance_text
 from kinspect.core.dispatch.shapes import Key
 
 
@@ -54,15 +54,15 @@ class Decision:
         if self.is_tie:
             others = ", ".join(name(i) for i in self.tied[1:])
             return (
-                f"tie at distance {best.distance:.4g} between {name(self.chosen)} and {others}: "
+                f"tie at distance {distance_text(best.distance, self.heuristic)} between {name(self.chosen)} and {others}: "
                 f"the first minimum wins"
             )
         runner = min(
             (s for s in self.scores if s.index != self.chosen), key=lambda s: s.distance
         )
         return (
-            f"{name(self.chosen)} is nearest at distance {best.distance:.4g}; "
-            f"next is {name(runner.index)} at {runner.distance:.4g}"
+            f"{name(self.chosen)} is nearest at distance {distance_text(best.distance, self.heuristic)}; "
+            f"next is {name(runner.index)} at {distance_text(runner.distance, self.heuristic)}"
         )
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kinspect.core.dispatch.shapes import Key
+from kinspect.core.numbers import distance
 
 NO_KEY_DISTANCE = 2**62
 """What Inductor charges a variant without a key (`2**62`, an int)."""
@@ -185,6 +186,17 @@ HEURISTICS: dict[str, Heuristic] = {
         ),
     )
 }
+
+
+def distance_text(value: float, heuristic: str = "inductor") -> str:
+    """A distance as a user reads it: `no key` for Inductor's 2**62, and for `ceil` the
+    dims whose hint is below the runtime size counted rather than shown as 1e6 each."""
+    if value >= NO_KEY_DISTANCE:
+        return "no key"
+    if heuristic == "ceil" and value >= UNCOVERED:
+        n = int(value // UNCOVERED)
+        return f"{n} dim{'s' if n != 1 else ''} above hint + {distance(value - n * UNCOVERED)}"
+    return distance(value)
 
 
 def get_heuristic(name: str) -> Heuristic:

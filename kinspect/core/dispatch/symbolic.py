@@ -484,4 +484,8 @@ class TensorSpec:
         return tuple(s.evaluate(env) for s in self.sizes)
 
     def text(self) -> str:
-        return "(" + ", ".join(s.text for s in self.sizes) + ("," if len(self.sizes) == 1 else "") + ")"
+        return self.text_with({})
+
+    def text_with(self, names: Mapping[str, str]) -> str:
+        """`(B, 1024)` where Inductor wrote `(s33, 1024)`."""
+        return "(" + ", ".join(s.text_with(names) for s in self.sizes) + ("," if len(self.sizes) == 1 else "") + ")"

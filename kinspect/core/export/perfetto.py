@@ -25,7 +25,7 @@ from kinspect.core.dispatch.heuristics import HEURISTICS
 from kinspect.core.ranks.merged import MergedRanks
 from kinspect.core.session.model import DispatchEvent, Session
 from kinspect.core.dispatch.shapes import Key, format_key
-from kinspect.core.session.timings import KeyTimings, method_title, timings_by_key
+from kinspect.core.session.timings import KeyTimings, method_title
 
 PID = 1
 GAP_US = 1.0
@@ -39,7 +39,7 @@ def trace(session: Session, pid: int = PID, process: str | None = None) -> dict[
         if e.site not in sites:
             raise KinspectError(f"event {e.seq} names unknown site {e.site!r}")
     tids = {name: i + 1 for i, name in enumerate(sites)}
-    title = session.model.name or session.model.path or "session"
+    title = session.model.title
     out: list[dict[str, Any]] = [
         {"name": "process_name", "ph": "M", "ts": 0, "pid": pid, "tid": 0,
          "args": {"name": process or f"kinspect: {title}"}},
@@ -50,7 +50,7 @@ def trace(session: Session, pid: int = PID, process: str | None = None) -> dict[
         out.append({"name": "thread_sort_index", "ph": "M", "ts": 0, "pid": pid, "tid": tid, "args": {"sort_index": tid}})
 
     events = session.events
-    timings = timings_by_key(session.measurements)
+    timings = session.timings()
     measured = [_measured(timings.get((e.site, e.key)), e.picked) for e in events]
     recorded = bool(events) and all(e.t_ns is not None for e in events)
     if recorded:
@@ -115,7 +115,7 @@ def ranks_trace(merged: MergedRanks) -> dict[str, Any]:
     order). Ranks share no clock, so each rank's timeline is shifted to line the ranks up
     at the start of the first workload step they all ran; from there on, a rank that falls
     behind shows as drift."""
-    title = merged.sessions[0].model.name or merged.sessions[0].model.path or "session"
+    title = merged.sessions[0].model.title
     parts = []
     for rank, s in zip(merged.ranks, merged.sessions):
         env = s.environment

@@ -17,6 +17,7 @@ from typing import Any
 
 from kinspect.core.quality.comparison import TITLES, Row, comparison
 from kinspect.core.session.eventlog import deciders
+from kinspect.core.quality.finding_groups import group_findings
 from kinspect.core.export.markdown import code, prose, quote, table
 from kinspect.core.session.model import DispatchEvent, Session, Site
 from kinspect.core.quality.overview import SizeNamer, model_quality
@@ -31,7 +32,7 @@ SECTIONS = ("Environment", "Symbols", "Sites", "Findings", "Quality", "Compariso
 def render(session: Session, images: Sequence[str] = (), chart: str | None = None) -> str:
     """The report; `images` are files written beside it (decision maps), linked under
     Quality; `chart` is the comparison's image beside it, linked under Comparison."""
-    title = session.model.name or session.model.path or "session"
+    title = session.model.title
     lines = [f"# kinspect report: {prose(title)}", ""]
     if session.truncated:
         lines += [f"> **Truncated recording:** {prose(session.truncated)}", ""]
@@ -188,12 +189,13 @@ def _identical(site: Site) -> list[str]:
 
 
 def _findings(s: Session) -> list[str]:
-    if not s.findings:
-        return []
-    return table(
-        ("severity", "site", "finding"),
-        ((prose(f.severity), code(f.site or f.graph or ""), prose(f.message)) for f in s.findings),
-    )
+    """Grouped by kind, worst first: each group's line, then its members."""
+    out: list[str] = []
+    for g in group_findings(s.findings):
+        out.append(f"- **{prose(g.title)}** ({prose(g.severity)})")
+        out += [f"  - {code(f.site or f.graph or '', in_table=False)}: {prose(f.message)}" if f.site or f.graph
+                else f"  - {prose(f.message)}" for f in g.members]
+    return out + [""] if out else []
 
 
 @dataclass
@@ -283,7 +285,7 @@ def _measurements(s: Session) -> list[str]:
             ratio = t.regret(v)
             if ratio is None:
                 regret = prose(m.error) if m.error else ""
-            elif v == t.fastest:
+            elif t.is_fastest(v):
                 regret = "1.00 (fastest)"
             else:
                 regret = f"{ratio:.2f}" + (" (slower beyond noise)" if t.slower(v) else "")

@@ -26,7 +26,7 @@ from kinspect.core.quality.boundaries import log_grid
 from kinspect.core.errors import KinspectError, ShapeError, echo
 from kinspect.core.session.model import Measurement, Recompile, Session, Site
 from kinspect.core.dispatch.shapes import Key, SymbolShape
-from kinspect.core.session.timings import KeyTimings, geomean, key_timings, timings_by_key
+from kinspect.core.session.timings import KeyTimings, first_of_kernel, geomean, key_timings
 from kinspect.core.quality.whatif import distance_matrix
 
 DEFAULT_HINTS = (64, 256, 4096)
@@ -143,7 +143,7 @@ def site_key(session: Session, site: Site, sizes: Mapping[str, int]) -> Key | No
 def tables(session: Session, workload: Workload,
            timings: Mapping[tuple[str, Key], KeyTimings] | None = None) -> Tables:
     """The candidate compile's measurements at each workload size, per site."""
-    timings = timings if timings is not None else timings_by_key(session.measurements)
+    timings = timings if timings is not None else session.timings()
     full = {s.label: s.example for s in session.symbols if s.example is not None}
     out, missing = [], []
     rows_by_site: dict[str, list[tuple[Key, list[float], float]]] = {s.name: [] for s in session.sites}
@@ -237,8 +237,9 @@ def measured_regret(session: Session, tabs: Sequence[SiteTable], recompile: Reco
             return None
         keys = [None if h is None else hint_key(site, h) for h, _ in variants]
         pick = np.argmin(distance_matrix(t.keys, keys, "inductor"), axis=1)  # the first minimum, as Inductor
+        kernels = first_of_kernel([ident for _, ident in variants])
         for row, (key, w) in enumerate(zip(t.keys, t.weights)):
-            mine = key_timings(groups.get((t.site, key), ())).median(int(pick[row]))
+            mine = key_timings(groups.get((t.site, key), ()), kernels=kernels).median(int(pick[row]))
             if mine is None:
                 return None
             spent += w * mine

@@ -8,8 +8,12 @@ dims or a product (B*S) move them. A dense log-spaced scan finds each interval w
 pick differs, then bisection on integers finds the exact last size of one pick and the
 first of the next.
 
+A pick that moves between variants running one kernel (two hints whose autotuning
+emitted the same config) changes nothing, so it is no boundary: picks are compared as
+kernels (`Site.kernels`), each named by its first variant.
+
 Also here: the grid itself (log-spaced integer sizes) and crossovers, the sizes between
-which the *fastest* measured variant changes.
+which the *fastest* measured kernel changes beyond noise.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from dataclasses import dataclass
 from kinspect.core.errors import KinspectError
 from kinspect.core.session.model import Session, Site
 from kinspect.core.dispatch.shapes import SymbolShape
+from kinspect.core.session.timings import KeyTimings
 
 _SCAN = 512
 
@@ -61,7 +66,7 @@ def _picker(session: Session, site: Site, fixed: Mapping[str, int], symbol: str,
             except KinspectError:
                 cache[x] = None
             else:
-                cache[x] = site.decide(key, heuristic).chosen
+                cache[x] = site.kernels[site.decide(key, heuristic).chosen]
         return cache[x]
 
     return pick
@@ -69,8 +74,8 @@ def _picker(session: Session, site: Site, fixed: Mapping[str, int], symbol: str,
 
 def boundaries(session: Session, site: Site, symbol: str, lo: int, hi: int,
                fixed: Mapping[str, int] | None = None, heuristic: str = "inductor") -> list[Boundary]:
-    """Every size in lo..hi where the site's pick changes as `symbol` grows, the other
-    sizes held at `fixed`."""
+    """Every size in lo..hi where the site's picked kernel changes as `symbol` grows, the
+    other sizes held at `fixed`."""
     pick = _picker(session, site, dict(fixed or {}), symbol, heuristic)
     grid = log_grid(lo, hi, _SCAN)
     out = []
@@ -98,9 +103,22 @@ class Crossover:
     after: int
 
 
-def crossovers(xs: Sequence[float], fastest: Sequence[int]) -> list[Crossover]:
+def crossovers(xs: Sequence[float], timings: Sequence[KeyTimings]) -> list[Crossover]:
+    """Where the fastest kernel changes along the measured sizes, by the noise rule: the
+    kernel that was fastest stays so until, at some size, it is slower than the new fastest
+    beyond noise (`KeyTimings.slower`). Two kernels trading places inside their spread, or
+    one kernel's copies at two hints, make no crossover."""
     out = []
-    for i in range(1, len(xs)):
-        if fastest[i] != fastest[i - 1]:
-            out.append(Crossover(xs[i - 1], xs[i], fastest[i - 1], fastest[i]))
+    leader: int | None = None
+    last: float | None = None
+    for x, t in zip(xs, timings):
+        if t.fastest is None:
+            continue
+        if leader is None:
+            leader = t.fastest
+        elif not t.is_fastest(leader) and (t.median(leader) is None or t.slower(leader)):
+            assert last is not None
+            out.append(Crossover(last, x, t.kernel(leader), t.fastest))
+            leader = t.fastest
+        last = x
     return out

@@ -5,19 +5,22 @@ Built from a sweep when the session has one (its ranges say which size is x); el
 whatever was measured, when the measured sizes differ in exactly one size. Two swept
 sizes give a heatmap of regret instead. The inspector's Map tab and `kinspect plot`
 draw the same objects, so the terminal and the image cannot disagree.
+
+One kernel emitted at several hints is one line (`v1 = v2`): its variants share their
+measurement, and a pick of either is that kernel's point.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kinspect.core.quality.boundaries import Boundary, Crossover, boundaries, crossovers
 from kinspect.core.quality.overview import ShapePoint, site_quality
 from kinspect.core.session.model import Session, Site
 from kinspect.core.dispatch.shapes import Key
-from kinspect.core.session.timings import KeyTimings, timings_by_key
+from kinspect.core.session.timings import KeyTimings
 
 
 @dataclass(frozen=True)
@@ -40,7 +43,9 @@ class DecisionMap:
     """The other sizes, held where the sweep held them."""
     points: tuple[MapPoint, ...]
     variants: tuple[int, ...]
+    """The kernels drawn, each by its first variant."""
     labels: tuple[str, ...]
+    """Per variant index: its kernel's label (`v1 = v2 (hints 256, 4096)`)."""
     boundaries: tuple[Boundary, ...] = ()
     crossovers: tuple[Crossover, ...] = ()
     span: tuple[int, int] = (1, 1)
@@ -74,7 +79,7 @@ def decision_map(session: Session, site: Site, timings: Mapping[tuple[str, Key],
                  ) -> DecisionMap | Heatmap | None:
     """The map of `site` from the latest sweep, or from its measured sizes; None when
     fewer than two sizes were measured along one size."""
-    timings = timings if timings is not None else timings_by_key(session.measurements)
+    timings = timings if timings is not None else session.timings()
     q = site_quality(session, site, timings)
     points = [p for p in q.points if p.sizes]
     if len(points) < 2:
@@ -92,17 +97,20 @@ def decision_map(session: Session, site: Site, timings: Mapping[tuple[str, Key],
     along.sort(key=lambda p: p.sizes[symbol])
     if len(along) < 2:
         return None
+    kernels = site.kernels
+    drawn = tuple(dict.fromkeys(kernels))
     mpoints = tuple(
         MapPoint(p.sizes[symbol], p.sizes, p.key,
-                 {v: t for v in range(len(site.variants)) if (t := timings[(site.name, p.key)].median(v)) is not None}, p)
+                 {v: t for v in drawn if (t := timings[(site.name, p.key)].median(v)) is not None},
+                 replace(p, picked=kernels[p.picked], fastest=kernels[p.fastest]))
         for p in along
     )
     lo, hi = (sweep.ranges[symbol] if sweep is not None and symbol in sweep.ranges
               else (mpoints[0].x, mpoints[-1].x))
     found = boundaries(session, site, symbol, lo, hi, fixed) if lo < hi else []
-    cross = crossovers([p.x for p in mpoints], [p.point.fastest for p in mpoints])
-    return DecisionMap(site.name, symbol, fixed, mpoints, tuple(v.index for v in site.variants),
-                       tuple(site.labels()), tuple(found), tuple(cross), (lo, hi))
+    cross = crossovers([p.x for p in mpoints], [timings[(site.name, p.key)] for p in mpoints])
+    labels = tuple(site.kernel_label(v.index) for v in site.variants)
+    return DecisionMap(site.name, symbol, fixed, mpoints, drawn, labels, tuple(found), tuple(cross), (lo, hi))
 
 
 def _varying(points: list[ShapePoint]) -> list[str]:
@@ -124,6 +132,6 @@ def _heatmap(site: Site, points: list[ShapePoint], x: str, y: str) -> Heatmap:
     ys = sorted({p.sizes[y] for p in points if y in p.sizes})
     at = {(p.sizes.get(x), p.sizes.get(y)): p for p in points}
     regret = tuple(tuple(at[(xv, yv)].regret if (xv, yv) in at else None for xv in xs) for yv in ys)
-    picked = tuple(tuple(at[(xv, yv)].picked if (xv, yv) in at else None for xv in xs) for yv in ys)
+    picked = tuple(tuple(site.kernels[at[(xv, yv)].picked] if (xv, yv) in at else None for xv in xs) for yv in ys)
     fixed = {k: v for k, v in _fixed(points, x).items() if k != y}
     return Heatmap(site.name, x, y, tuple(xs), tuple(ys), regret, picked, fixed)

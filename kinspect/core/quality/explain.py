@@ -114,13 +114,13 @@ def explain_site(
 def explain(
     session: Session, shape: ParsedShape, site: str | None = None, heuristic: str = "inductor"
 ) -> list[SiteExplanation]:
-    """Explain a shape at every site (or one); fails only if it applies to none."""
+    """Explain a shape at every site (or one); fails only if it applies to none. A whole
+    key is decided only where it fits (`kinspect.core.dispatch.fit`); elsewhere it is an
+    error entry."""
     if heuristic not in HEURISTICS:
         raise KinspectError(f"unknown heuristic {heuristic!r}; known: {', '.join(HEURISTICS)}")
     if site is not None:
         sites = [session.site(site)]
-    elif isinstance(shape, FullKey) and len(session.sites) > 1:
-        raise KinspectError("a full key applies to one site: name it with --site")
     else:
         sites = list(session.sites)
     if not sites:

@@ -18,7 +18,9 @@ from itertools import repeat
 from kinspect.core.quality.rules import Facts, session_rule, site_rule
 from kinspect.core.session.eventlog import EventLog
 from kinspect.core.session.model import AutotuneRow, DispatchEvent, Finding, Session, Site, Variant
+from kinspect.core.dispatch.operands import operand_names
 from kinspect.core.dispatch.shapes import format_key
+from kinspect.core.numbers import us_text
 
 
 @site_rule("identical-variants")
@@ -87,7 +89,8 @@ def emitted_not_winner(site: Site, facts: Facts) -> list[Finding]:
         else:
             detail = ""
             if c.winner is not None and c.row is not None and c.winner.time_us and c.row.time_us:
-                detail = f" ({c.row.time_us:.1f} us against {c.winner.time_us:.1f} us when autotuned at hint {v.hint})"
+                detail = (f" ({us_text(c.row.time_us)} against {us_text(c.winner.time_us)} when autotuned at hint "
+                          f"{v.hint}: Inductor's benchmark at the hint's sizes, not a time at any runtime shape)")
             text = (f"v{v.index} (hint {v.hint}) runs {v.emitted}, not {v.winner}, the fastest Triton "
                     f"choice autotuned at its hint{detail}")
         out.append(Finding(
@@ -127,16 +130,20 @@ def structure_mismatches(site: Site, facts: Facts) -> list[Finding]:
 
 @site_rule("key-not-true-size")
 def key_value_mismatches(site: Site, facts: Facts) -> list[Finding]:
+    """Dims Inductor keys by the hint where the true size differs, in the user's names
+    (`out dim 0 is B*S`) as the Symbolic tab shows them."""
+    aliases = facts.session.aliases
     out = []
+    names = operand_names(site.op, site.tensors)
     for v in site.variants:
         if v.hint is None:
             continue
-        for t in site.tensors:
+        for t, name in zip(site.tensors, names):
             for d, dim in enumerate(t.at_hint(v.hint)):
                 if dim.differs:
                     out.append(Finding(
                         "key-not-true-size",
-                        f"at hint {v.hint}, {t.name} dim {d} is {dim.expr.text} = {dim.true_text} "
+                        f"at hint {v.hint}, {name} dim {d} is {dim.expr.text_with(dict(aliases or {}))} = {dim.true_text} "
                         f"but Inductor keys (and tunes) it as {dim.key_value}",
                         "info", site=site.name, graph=site.graph, variants=(v.index,),
                     ))
@@ -252,6 +259,7 @@ def refreshed(session: Session) -> list[Finding]:
     return derive_findings(session) + [f for f in session.findings if f.kind not in kinds]
 
 
-# Imported last, so that its rule (unstable-autotune) is listed after this module's, as it
-# always has been.
+# Imported last, so that their rules (unstable-autotune, then far-below-peak) are listed after
+# this module's.
 from kinspect.core.quality import variance  # noqa: E402,F401
+from kinspect.core.quality import roofline  # noqa: E402,F401

@@ -26,7 +26,7 @@ from kinspect.core.dispatch.batch import layout_of, score_keys
 from kinspect.core.errors import KinspectError
 from kinspect.core.session.model import Session, Site
 from kinspect.core.dispatch.shapes import Key, SymbolShape, sizes_or_key, sizes_text
-from kinspect.core.session.timings import KeyTimings, geomean, timings_by_key
+from kinspect.core.session.timings import KeyTimings, geomean
 
 
 @dataclass(frozen=True)
@@ -180,7 +180,7 @@ def site_quality(session: Session, site: Site, timings: Mapping[tuple[str, Key],
                  variants: Sequence[int] | None = None) -> SiteQuality:
     """Every measured key of `site`, decided by `heuristic` (among `variants` only, for a
     what-if on a subset of the hints) and compared with the fastest of all variants."""
-    timings = timings if timings is not None else timings_by_key(session.measurements)
+    timings = timings if timings is not None else session.timings()
     namer = namer or SizeNamer(session)
     points = []
     mine = {key: t for (name, key), t in timings.items() if name == site.name and t.fastest is not None}
@@ -280,7 +280,7 @@ def _recorded_calls(session: Session, site: str) -> dict[Key, int]:
 
 def model_quality(session: Session, heuristic: str = "inductor",
                   timings: Mapping[tuple[str, Key], KeyTimings] | None = None) -> ModelQuality:
-    timings = timings if timings is not None else timings_by_key(session.measurements)
+    timings = timings if timings is not None else session.timings()
     namer = SizeNamer(session)
     return ModelQuality(tuple(site_quality(session, s, timings, heuristic, namer) for s in session.sites))
 

@@ -8,10 +8,18 @@ output and the reduction size; bytes are each template tensor read or written on
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from math import prod
 
-from kinspect.core.session.model import Site
+from kinspect.core.numbers import us_text
+from kinspect.core.session.model import Finding, Session, Site
 from kinspect.core.dispatch.shapes import Key
+from kinspect.core.session.timings import KeyTimings
+from kinspect.core.quality.rules import session_rule
+
+FAR_BELOW = 0.10
+"""Every variant under a tenth of the GPU's measured bf16 peak at every measured shape: no
+choice of variant (so no dispatch rule, no hint) can make the site fast."""
 
 
 def gemm_flops(site: Site, key: Key) -> int | None:
@@ -37,3 +45,52 @@ def share(value: float | None, peak: float | None) -> float | None:
     if value is None or not peak:
         return None
     return value / peak
+
+
+def gemm_dims(site: Site, key: Key) -> tuple[int, int, int] | None:
+    """(M, K, N) of a GEMM key (the batch folded into M), or None if it is not a GEMM's."""
+    roles = [t.role for t in site.tensors]
+    if len(key) != len(roles) or "output" not in roles:
+        return None
+    out = key[roles.index("output")]
+    if len(out) < 2:
+        return None
+    for shape, role in zip(key, roles):
+        if role == "input" and len(shape) == len(out) and shape[:-1] == out[:-1]:
+            return prod(out[:-1]), shape[-1], out[-1]
+    return None
+
+
+@session_rule("far-below-peak")
+def far_below_peak(session: Session, timings: Mapping[tuple[str, Key], KeyTimings] | None = None) -> list[Finding]:
+    """Sites where every variant runs under a tenth of the GPU's bf16 peak at every measured
+    shape: the kernels are slow whichever is picked, a matter for the template's configs
+    (or the shapes), not for the size-hint dispatch."""
+    peak = session.environment.peaks.get("tflops_bf16")
+    if not peak:
+        return []
+    timings = timings if timings is not None else session.timings()
+    out = []
+    for site in session.sites:
+        rows = []
+        for (name, key), t in timings.items():
+            if name != site.name or t.fastest is None:
+                continue
+            shares = [m.tflops / peak for m in t.measured.values() if m.tflops is not None and m.method == t.method]
+            if shares:
+                rows.append((max(shares), min(shares), key, t))
+        if not rows or max(r[0] for r in rows) >= FAR_BELOW:
+            continue
+        best, _, key, t = min(rows, key=lambda r: r[0])
+        dims = gemm_dims(site, key)
+        at = f"{dims[0]}×{dims[1]}×{dims[2]} (M×K×N)" if dims else "its slowest shape"
+        low, high = min(r[1] for r in rows), max(r[0] for r in rows)
+        fastest = t.median(t.fastest) if t.fastest is not None else None
+        took = f" takes {us_text(fastest)} at best" if fastest is not None else ""
+        out.append(Finding(
+            "far-below-peak",
+            f"every variant runs at {100 * low:.0f}–{100 * high:.0f}% of the GPU's bf16 peak ({peak:.0f} TFLOP/s) "
+            f"at all {len(rows)} measured shapes; {at}{took} ({100 * best:.0f}% of peak): no pick or hint "
+            "makes this site fast, its kernels' configs (or the shapes) do",
+            "warning", site=site.name, graph=site.graph))
+    return out

@@ -19,7 +19,7 @@ from kinspect.core.quality.overview import SizeNamer
 from kinspect.core.quality.rules import session_rule
 from kinspect.core.session.model import Finding, Recompile, Session, Site
 from kinspect.core.dispatch.shapes import Key, sizes_or_key
-from kinspect.core.session.timings import KeyTimings, geomean, timings_by_key
+from kinspect.core.session.timings import KeyTimings, first_of_kernel, geomean, timings_by_key
 
 UNSTABLE_RATIO = 1.10
 """A hint is unstable where its kernel changed between compiles and its time at some key
@@ -45,10 +45,16 @@ class CompileTimes:
 
 def compiles(session: Session) -> list[CompileTimes]:
     """The session's compile, then each recompile with the session's own hints."""
-    out = [CompileTimes("compile 0 (inspected)", variants_of(session), timings_by_key(session.measurements))]
+    out = [CompileTimes("compile 0 (inspected)", variants_of(session), session.timings())]
     for i, r in enumerate(same_hints(session.recompiles, own_hints(session)), 1):
-        out.append(CompileTimes(f"compile {i} (fresh)", r.variants, timings_by_key(r.measurements)))
+        out.append(CompileTimes(f"compile {i} (fresh)", r.variants, timings_by_key(r.measurements, recompile_kernels(r))))
     return out
+
+
+def recompile_kernels(r: Recompile) -> dict[str, tuple[int, ...]]:
+    """Per site, each of a recompile's variants' kernel: one kernel emitted at several
+    hints is timed as one there too."""
+    return {site: first_of_kernel([ident for _, ident in vs]) for site, vs in r.variants.items()}
 
 
 def own_hints(session: Session) -> tuple[int, ...]:

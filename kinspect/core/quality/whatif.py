@@ -25,7 +25,7 @@ from kinspect.core.dispatch.batch import keys_to_array, score_array
 from kinspect.core.dispatch.heuristics import HEURISTICS, NO_KEY_DISTANCE
 from kinspect.core.session.model import Session
 from kinspect.core.dispatch.shapes import Key
-from kinspect.core.session.timings import KeyTimings, timings_by_key
+from kinspect.core.session.timings import KeyTimings
 
 MAX_EXHAUSTIVE = 10
 """Up to this many hints every subset is tried; beyond, subsets of at most 4 hints."""
@@ -115,7 +115,7 @@ def what_ifs(session: Session, timings: Mapping[tuple[str, Key], KeyTimings] | N
              calls: Mapping[str, Mapping[Key, int]] | None = None) -> list[WhatIf]:
     """Every heuristic with every subset of the compiled hints, best (lowest geometric-mean
     regret, then fewer hints) first; empty when no key has every variant measured."""
-    timings = timings if timings is not None else timings_by_key(session.measurements)
+    timings = timings if timings is not None else session.timings()
     calls = calls if calls is not None else _calls(session)
     tables = _tables(session, timings, calls)
     if not tables:

@@ -34,7 +34,7 @@ from kinspect.core.quality.overview import SizeNamer
 from kinspect.core.quality.rules import rank_rule
 from kinspect.core.session.model import Finding, Session, Site, Variant
 from kinspect.core.dispatch.shapes import Key, sizes_text
-from kinspect.core.session.timings import KeyTimings, timings_by_key
+from kinspect.core.session.timings import KeyTimings
 
 STRAGGLER_SHARE = 0.10
 """A rank's pick is a straggler when it costs the others more than this share of the
@@ -293,7 +293,7 @@ def merge(sessions: Sequence[Session], sources: Sequence[str] = ()) -> MergedRan
 def _rank_steps(rank: int, session: Session) -> dict[int, RankStep]:
     """What this rank ran in each workload step (the compile's and measurements' runs are
     in no step, and are left out)."""
-    timings = timings_by_key(session.measurements)
+    timings = session.timings()
     sites = {s.name: s for s in session.sites}
     namer = SizeNamer(session)
     calls: dict[int, dict[str, list[tuple[Key, int]]]] = {}

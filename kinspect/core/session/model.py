@@ -15,10 +15,12 @@ from functools import cached_property
 from typing import Any
 
 from kinspect.core.dispatch.decision import Decision, decide
+from kinspect.core.dispatch.fit import misfit, never_sent
+from kinspect.core.dispatch.operands import operand_names
 from kinspect.core.errors import KinspectError, ShapeError
 from kinspect.core.dispatch.shapes import FullKey, Key, ParsedShape, SymbolShape
 from kinspect.core.dispatch.symbolic import SizeOverflow, TensorSpec
-from kinspect.core.session.timings import KeyTimings, key_timings
+from kinspect.core.session.timings import KeyTimings, first_of_kernel, key_timings, timings_by_key
 
 FORMAT = "kinspect-session"
 VERSION = 1
@@ -58,6 +60,15 @@ class ModelInfo:
         """Each distinct set of sizes of the workload and how many steps run it: a workload
         of a million steps repeats a few sizes, and readers need each once."""
         return dict(Counter(tuple(sizes.items()) for sizes in self.workload))
+
+    @property
+    def title(self) -> str:
+        """What a user calls the model: its file's name (`mlp` for samples/mlp.py), as
+        `name` is the variable compiled (`model`)."""
+        if self.path:
+            stem = self.path.replace("\\", "/").rsplit("/", 1)[-1]
+            return stem[:-3] if stem.endswith(".py") else stem
+        return self.name or "session"
 
 
 @dataclass(frozen=True)
@@ -107,6 +118,13 @@ class Variant:
     @property
     def label(self) -> str:
         return f"v{self.index} (hint {self.hint})" if self.hint is not None else f"v{self.index}"
+
+    @property
+    def identity(self) -> tuple[str, tuple[tuple[str, str], ...]]:
+        """What makes two variants one kernel: the same source (its hash, else the text,
+        else the kernel's name) and the same config."""
+        code = self.source_hash or self.source or self.kernel_name
+        return code, tuple(sorted((k, repr(v)) for k, v in self.config.items()))
 
 
 @dataclass(frozen=True)
@@ -194,6 +212,25 @@ class Site:
                 if isinstance(expr.tree, str):
                     out.setdefault(expr.tree, size)
         return out
+
+    @cached_property
+    def kernels(self) -> tuple[int, ...]:
+        """Each variant's kernel: the index of the first variant with its source and config."""
+        return first_of_kernel([v.identity for v in self.variants])
+
+    def kernel_members(self, variant: int) -> tuple[int, ...]:
+        """Every variant that runs the same kernel as `variant`, itself included."""
+        k = self.kernels[variant]
+        return tuple(i for i, x in enumerate(self.kernels) if x == k)
+
+    def kernel_label(self, variant: int) -> str:
+        """`v1 = v2 (hints 256, 4096)` for one kernel emitted at several hints."""
+        members = self.kernel_members(variant)
+        if len(members) == 1:
+            return self.variants[variant].label
+        hints = [self.variants[i].hint for i in members]
+        names = " = ".join(f"v{i}" for i in members)
+        return names + (f" (hints {', '.join(str(h) for h in hints)})" if all(h is not None for h in hints) else "")
 
     def decide(self, runtime: Key, heuristic: str = "inductor") -> Decision:
         return decide(self.keys, runtime, heuristic)
@@ -404,6 +441,11 @@ class Session:
     def runtime_key(self, site: Site, shape: ParsedShape) -> Key:
         """The runtime key a site sees for a typed shape; errors say what is missing."""
         if isinstance(shape, FullKey):
+            specs = site.runtime_tensors if site.runtime_tensors is not None else site.tensors
+            why = misfit(specs, shape.key, operand_names(site.op, specs), self.aliases)
+            if why is not None:
+                named = site.name if site.title == site.name else f"{site.name} ({site.title})"
+                raise ShapeError(f"this key does not fit {named}: {why}")
             return shape.key
         assert isinstance(shape, SymbolShape)
         env = self.resolve(shape.values)
@@ -411,6 +453,9 @@ class Session:
         if missing:
             names = ", ".join(self.label_of(m) for m in missing)
             raise ShapeError(f"{site.name} needs a value for {names}")
+        why = never_sent({k: v for k, v in env.items() if k in site.symbols}, self.aliases)
+        if why is not None:
+            raise ShapeError(why)
         try:
             return site.runtime_key(env)
         except SizeOverflow as e:
@@ -447,4 +492,14 @@ class Session:
 
     def timings_at(self, site: str, key: Key, method: str | None = None) -> KeyTimings:
         """Fastest, regret and the noise rule at a site and key: `kinspect.core.session.timings`."""
-        return key_timings((m for m in self.measurements if m.site == site and m.key == key), method)
+        kernels = self.kernels.get(site, ())
+        return key_timings((m for m in self.measurements if m.site == site and m.key == key), method, kernels)
+
+    @property
+    def kernels(self) -> dict[str, tuple[int, ...]]:
+        """Per site, each variant's kernel (`Site.kernels`), for `timings_by_key`."""
+        return {s.name: s.kernels for s in self.sites}
+
+    def timings(self) -> dict[tuple[str, Key], KeyTimings]:
+        """Every measured (site, key) read by the one rule (`timings_by_key`), one kernel as one."""
+        return timings_by_key(self.measurements, self.kernels)

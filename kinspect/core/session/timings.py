@@ -13,6 +13,10 @@ The rules, at one site and key:
   variants are never compared across methods;
 - each variant's latest measurement of that method counts; a variant that only failed
   shows its latest failure;
+- one kernel is one kernel: variants with the same source and config (Inductor emits one
+  kernel for several hints when their autotuning agrees) share one measurement, that of
+  the first of them timed, so two launches of one kernel are never "faster" and "slower"
+  than each other and picking either costs the same;
 - fastest: the lowest median, ties to the lowest variant index;
 - regret: the picked variant's median over the fastest's;
 - a pick is slower than the fastest only beyond noise: its p20 above the fastest's p80
@@ -25,7 +29,7 @@ The rules, at one site and key:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -53,6 +57,17 @@ class KeyTimings:
     measured: Mapping[int, Measurement] = field(default_factory=dict)
     """Per variant: its latest measurement by `method`, else its latest failure."""
     fastest: int | None = None
+    """The first variant of the fastest kernel."""
+    kernels: tuple[int, ...] = ()
+    """Each variant's kernel, as the index of the first variant with its source and config
+    (empty: every variant is a kernel of its own)."""
+
+    def kernel(self, variant: int) -> int:
+        return self.kernels[variant] if 0 <= variant < len(self.kernels) else variant
+
+    def is_fastest(self, variant: int) -> bool:
+        """The variant runs the fastest kernel (it may be another hint's copy of it)."""
+        return self.fastest is not None and self.kernel(variant) == self.kernel(self.fastest)
 
     def median(self, variant: int) -> float | None:
         m = self.measured.get(variant)
@@ -68,7 +83,7 @@ class KeyTimings:
 
     def slower(self, picked: int) -> bool:
         """The noise rule: the pick's p20 above the fastest's p80, and at least 1.05x."""
-        if self.fastest is None or picked == self.fastest or self.median(picked) is None:
+        if self.fastest is None or self.is_fastest(picked) or self.median(picked) is None:
             return False
         mine, best = self.measured[picked], self.measured[self.fastest]
         assert mine.median_us is not None and best.median_us is not None
@@ -79,9 +94,10 @@ class KeyTimings:
         return best.median_us <= 0 or mine.median_us / best.median_us >= NOISE_RATIO
 
 
-def key_timings(measurements: Iterable[Measurement], method: str | None = None) -> KeyTimings:
+def key_timings(measurements: Iterable[Measurement], method: str | None = None,
+                kernels: Sequence[int] = ()) -> KeyTimings:
     """The timings of measurements taken at one site and key, in recording order; with
-    `method`, that method's alone (a cross-check column)."""
+    `method`, that method's alone (a cross-check column); `kernels` as `KeyTimings.kernels`."""
     latest: dict[str, dict[int, Measurement]] = {}
     for m in measurements:
         latest.setdefault(m.method, {})[m.variant] = m
@@ -95,17 +111,43 @@ def key_timings(measurements: Iterable[Measurement], method: str | None = None) 
                     measured[v] = m
     else:
         measured = dict(latest.get(method, {}))
+    if kernels:
+        measured = _one_per_kernel(measured, method, kernels)
     times = {v: m.median_us for v, m in measured.items() if m.method == method and m.median_us is not None}
     fastest = min(times, key=lambda v: (times[v], v), default=None)
-    return KeyTimings(method, dict(sorted(measured.items())), fastest)
+    return KeyTimings(method, dict(sorted(measured.items())), fastest, tuple(kernels))
 
 
-def timings_by_key(measurements: Iterable[Measurement]) -> dict[tuple[str, Key], KeyTimings]:
-    """Every (site, key) that has measurements, for readers that look up many events."""
+def _one_per_kernel(measured: Mapping[int, Measurement], method: str | None,
+                    kernels: Sequence[int]) -> dict[int, Measurement]:
+    """Every variant of a kernel given the kernel's measurement: its first timed variant's."""
+    timed: dict[int, Measurement] = {}
+    for v in sorted(measured):
+        m = measured[v]
+        if m.method == method and m.median_us is not None and 0 <= v < len(kernels):
+            timed.setdefault(kernels[v], m)
+    out = dict(measured)
+    for v, k in enumerate(kernels):
+        if k in timed:
+            out[v] = timed[k]
+    return out
+
+
+def timings_by_key(measurements: Iterable[Measurement], kernels: Mapping[str, Sequence[int]] | None = None
+                   ) -> dict[tuple[str, Key], KeyTimings]:
+    """Every (site, key) that has measurements, for readers that look up many events;
+    `kernels`: per site, each variant's kernel (`Session.kernels`)."""
     groups: dict[tuple[str, Key], list[Measurement]] = {}
     for m in measurements:
         groups.setdefault((m.site, m.key), []).append(m)
-    return {where: key_timings(ms) for where, ms in groups.items()}
+    kernels = kernels or {}
+    return {where: key_timings(ms, kernels=kernels.get(where[0], ())) for where, ms in groups.items()}
+
+
+def first_of_kernel(identities: Sequence[object]) -> tuple[int, ...]:
+    """Each variant's kernel as the index of the first variant with the same identity."""
+    first: dict[object, int] = {}
+    return tuple(first.setdefault(ident, i) for i, ident in enumerate(identities))
 
 
 def method_title(method: str | None) -> str:

@@ -143,7 +143,8 @@ def _curves(plt, m: DecisionMap, points: list[MapPoint], cursor: int) -> None:  
     plt.theme("pro")
     plt.xscale("log")
     plt.yscale("log")  # kernel times span 100x over a sweep: small sizes stay readable
-    for v, label in zip(m.variants, m.labels):
+    for v in m.variants:
+        label = m.labels[v]
         pts = [(p.x, p.times[v]) for p in points if v in p.times]
         if pts:
             plt.plot([x for x, _ in pts], [t for _, t in pts], label=label, marker="braille")

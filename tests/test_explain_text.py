@@ -1,0 +1,66 @@
+"""What `kinspect explain` prints, read as a user reads it: names kept whole through a
+pipe, no sentinel for a distance, the user's names, unmeasured keys said so."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kinspect.core.dispatch.heuristics import NO_KEY_DISTANCE, UNCOVERED, distance_text
+
+REPO = Path(__file__).resolve().parent.parent
+MLP = REPO / "samples" / "mlp.session.json"
+
+
+def explain(*args: str, columns: str | None = None) -> str:
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "FORCE_COLOR")}
+    env.update({"NO_COLOR": "1", "TERM": "dumb", **({"COLUMNS": columns} if columns else {})})
+    result = subprocess.run([sys.executable, "-m", "kinspect", "explain", *args], cwd=REPO, env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+@pytest.fixture(scope="module")
+def piped() -> str:
+    return explain(str(MLP), "--shape", "B=1000")
+
+
+def test_through_a_pipe_names_stay_whole(piped):
+    assert "…" not in piped
+    assert "triton_tem_fused_addmm_relu_t_2" in piped and "multi_kernel_1" in piped
+
+
+def test_on_a_terminal_it_keeps_to_the_terminals_width():
+    out = explain(str(MLP), "--shape", "B=1000", columns="80")
+    assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_an_unmeasured_key_says_it_is_not_measured():
+    out = explain(str(MLP), "--shape", "B=999", "--site", "multi_kernel_0")
+    assert "not measured at this key" in out
+
+
+def test_ceil_distances_say_what_they_mean_not_a_sentinel():
+    out = explain(str(MLP), "--shape", "B=8192", "--heuristic", "ceil", "--site", "multi_kernel_0")
+    assert "2e+06" not in out and "2000002" not in out
+    assert "2 dims above hint + 2.000" in out  # hint 4096 is below B=8192 in x and out
+    assert distance_text(2 * UNCOVERED + 0.0226, "ceil") == "2 dims above hint + 0.023"
+    assert distance_text(NO_KEY_DISTANCE) == "no key"
+    assert distance_text(3.93157) == "3.932"
+
+
+def test_help_lists_the_heuristics():
+    result = subprocess.run([sys.executable, "-m", "kinspect", "explain", "--help"], cwd=REPO,
+                            capture_output=True, text=True, timeout=60)
+    for name in ("inductor", "log2-l2", "log2-linf", "l1", "ceil"):
+        assert name in result.stdout
+
+
+def test_call_sites_name_the_module_class_once():
+    out = explain(str(MLP))
+    assert "0 (Linear) (Linear)" not in out and "0 (Linear)" in out
