@@ -38,7 +38,7 @@ def test_an_unknown_word_that_is_not_a_file_is_a_one_line_error(capsys, monkeypa
     monkeypatch.chdir(tmp_path)
     assert cli.main(["explian", "samples/mlp.session.json"]) == 2
     assert capsys.readouterr() == ("", "kinspect: error: 'explian' is neither a command (open, explain, export, "
-                                       "record, sweep, compare, advise, plot, inspect) nor a file\n")
+                                       "record, run, sweep, compare, advise, plot, inspect) nor a file\n")
 
 
 def test_a_word_naming_a_file_is_opened_as_a_path(capsys, monkeypatch, tmp_path):
