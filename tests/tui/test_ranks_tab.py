@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ranks_sessions import TIMES, rank_session
-from tui_helpers import screen_text
+from tui_helpers import screen_text, toasts, wait_until
 
 from kinspect.core.ranks.merged import merge
 from kinspect.core.source import RecordedSource
@@ -38,11 +38,13 @@ async def test_nine_shows_each_step_by_rank_with_the_slowest_the_waits_and_the_d
         assert "straggler: rank 1's pick in multi_kernel_0" in text
 
 
-async def test_one_session_has_no_ranks_tab_and_nine_does_nothing(recorded_app):
-    async with recorded_app.run_test(size=(160, 40)) as pilot:
+async def test_one_session_has_no_ranks_tab_and_nine_says_why(recorded_app):
+    async with recorded_app.run_test(size=(160, 40), notifications=True) as pilot:
         assert "Ranks" not in screen_text(recorded_app)
         await pilot.press("9")
         assert recorded_app.active_tab() == "variants"
+        await wait_until(pilot, lambda: any("9 shows a torchrun job's ranks side by side; this is one session"
+                                            in t for t in toasts(recorded_app)))
         assert "Ranks" not in [b.description for b in recorded_app.palette_bindings()]
 
 
