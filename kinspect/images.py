@@ -20,6 +20,8 @@ from kinspect.core.errors import KinspectError
 from kinspect.core.session.model import Session
 
 FORMATS = (".png", ".svg")
+UNMEASURED = "#d9d9d9"
+"""A heatmap cell without a measurement: grey, apart from every regret's red."""
 
 
 def _pyplot():  # type: ignore[no-untyped-def]
@@ -118,8 +120,22 @@ def _curves(ax, m: DecisionMap) -> None:  # type: ignore[no-untyped-def]
 
 
 def _heatmap(fig, ax, m: Heatmap) -> None:  # type: ignore[no-untyped-def]
+    """Regret cells by color, with an unmeasured cell grey and hatched: left blank it read
+    as ×1.00, the palest red."""
+    import matplotlib
+    from matplotlib.patches import Patch, Rectangle
+
     data = [[math.nan if r is None else r for r in row] for row in m.regret]
-    im = ax.imshow(data, origin="lower", aspect="auto", cmap="Reds", vmin=1.0)
+    cmap = matplotlib.colormaps["Reds"].with_extremes(bad=UNMEASURED)
+    im = ax.imshow(data, origin="lower", aspect="auto", cmap=cmap, vmin=1.0)
+    for y, row in enumerate(m.regret):
+        for x, r in enumerate(row):
+            if r is None:
+                ax.add_patch(Rectangle((x - 0.5, y - 0.5), 1, 1, fill=False, hatch="///", edgecolor="grey",
+                                       linewidth=0))
+    if any(r is None for row in m.regret for r in row):
+        ax.legend(handles=[Patch(facecolor=UNMEASURED, hatch="///", edgecolor="grey", label="not measured")],
+                  fontsize="small", loc="upper left", bbox_to_anchor=(1.2, 1.0))
     ax.set_xticks(range(len(m.xs)), [str(x) for x in m.xs], rotation=45)
     ax.set_yticks(range(len(m.ys)), [str(y) for y in m.ys])
     ax.set_xlabel(m.x_symbol)

@@ -33,3 +33,35 @@ def test_a_markdown_report_links_the_map_drawn_beside_it(tmp_path, capsys):
     text = out.read_text()
     assert "![decision map](linear.map.png)" in text and (tmp_path / "linear.map.png").is_file()
     assert "## Quality" in text and "| **whole model** |" in text and "| current |" in text
+
+
+def test_a_plotted_heatmaps_unmeasured_cells_look_unlike_its_x1_cells():
+    """gemm_2d's M x N map: a cell without a measurement is grey and hatched, not blank
+    beside the near-white of ×1.00."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from kinspect import images
+    from kinspect.core.quality.decision_map import Heatmap
+    from kinspect.core.store import load
+
+    m = next(m for m in images.maps(load(SAMPLES / "gemm_2d.session.json")) if isinstance(m, Heatmap))
+    fig, ax = plt.subplots(figsize=(9, 3.6))
+    images._heatmap(fig, ax, m)
+    fig.canvas.draw()
+    pixels = __import__("numpy").asarray(fig.canvas.buffer_rgba())
+    height = fig.canvas.get_width_height()[1]
+
+    def color(x: int, y: int) -> tuple[int, ...]:
+        px, py = ax.transData.transform((x, y))
+        return tuple(int(c) for c in pixels[height - int(py), int(px)][:3])
+
+    cells = [(x, y) for y, row in enumerate(m.regret) for x, _ in enumerate(row)]
+    fastest = [color(x, y) for x, y in cells if m.regret[y][x] is not None and m.regret[y][x] < 1.005]
+    unmeasured = [color(x, y) for x, y in cells if m.regret[y][x] is None]
+    plt.close(fig)
+    assert fastest and unmeasured
+    apart = min(sum(abs(a - b) for a, b in zip(u, f)) for u in unmeasured for f in fastest)
+    assert apart > 60, (unmeasured[:3], fastest[:3])  # more than a tint (blank read as the palest red)

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -170,21 +171,25 @@ def _model(path: str, shape: str | None, site: str | None, measure: bool, hints:
            l2_flush: bool, baselines: str | None) -> Session:
     """The session to explain for model.py: live on a GPU; elsewhere its recording, with
     a note on stderr (stdout stays the explanation, JSON included)."""
-    from kinspect.inductor.modelfile import load_model_file
+    from kinspect.inductor.modelfile import check_model_file, missing_imports
 
-    mf = load_model_file(path)  # its problems first, on any machine
-    if recording.cuda_available():
-        return _live(mf, shape, site, measure, hints, l2_flush, baselines)
+    model = Path(path)
+    cuda = recording.cuda_available()
+    found = None if cuda else recording.existing_recording(model)
+    if cuda or found is None or not missing_imports(model):  # a recording needs none of the model's libraries
+        mf = check_model_file(path)  # its problems first, on any machine
+        if cuda:
+            return _live(mf, shape, site, measure, hints, l2_flush, baselines)
     running = [flag for flag, given in (("--measure", measure), ("--baselines", baselines), ("--hints", hints)) if given]
     if running:
-        raise KinspectError(recording.no_cuda(mf.path, f"{running[0]} (it runs the model)", "kinspect explain"))
-    found = recording.existing_recording(mf.path)
+        raise KinspectError(recording.no_cuda(model, f"{running[0]} (it runs the model)", "kinspect explain"))
     if found is None:
-        raise KinspectError(recording.no_cuda(mf.path, "explaining a model live"))
+        raise KinspectError(recording.no_cuda(model, "explaining a model live"))
     session = load(found)
     env = session.environment
+    missing = recording.missing_libraries(model)
     say(f"kinspect: no CUDA GPU here: explaining the recording {found} "
-        f"(made on {env.gpu or 'an unknown GPU'}, {env.created})", err=True)
+        f"(made on {env.gpu or 'an unknown GPU'}, {env.created})" + (f"; {missing}" if missing else ""), err=True)
     return session
 
 

@@ -60,12 +60,12 @@ def source_for_path(path: str) -> SessionSource:
         raise KinspectError(f"{path}: no such model file")
     if recording.cuda_available():
         return _live_source(p)
-    from kinspect.inductor.modelfile import check_syntax, load_model_file
+    from kinspect.inductor.modelfile import check_model_file, check_syntax
 
     found = recording.existing_recording(p)
     ranks = [] if found else rank_sessions_in(p.parent, p.stem)
     if found is None and not ranks:
-        load_model_file(p)  # its problems first, in the one line they get on a GPU
+        check_model_file(p)  # its problems first, in the one line they get on a GPU
         raise KinspectError(recording.no_cuda(p, "the live pipeline"))
     check_syntax(p)  # the rest of the check imports torch: the app runs it as the recording shows
     if ranks:  # a torchrun job's: the lowest rank, the others in the Ranks tab

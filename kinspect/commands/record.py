@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kinspect.commands import recording
@@ -55,12 +56,14 @@ def run(args: argparse.Namespace) -> int:
 def _record(model: str, out: str | None, hint_list: list[int] | None, steps: list[dict[str, int]] | None,
             train: bool, allow_caches: bool, measure: bool, l2_flush: bool, kinds: list[str],
             rank: Rank | None) -> int:
-    from kinspect.inductor.modelfile import load_model_file
+    from kinspect.inductor.modelfile import check_model_file, load_model_file, missing_imports
     from kinspect.inductor.pipeline import LivePipeline, Options
 
-    mf = load_model_file(model)  # its problems first, on any machine
     if not recording.cuda_available():
-        raise KinspectError(recording.no_cuda(mf.path, "kinspect record"))
+        if not (missing_imports(model) and recording.existing_recording(Path(model))):
+            check_model_file(model)  # its problems first, on any machine
+        raise KinspectError(recording.no_cuda(Path(model), "kinspect record"))
+    mf = load_model_file(model)
     mf.check_names({k for s in steps or [] for k in s}, "--shapes")
     target = output_path(out) if out is not None else recording.recording_path(mf.path)
     failure_log = log_path_for(mf.path)

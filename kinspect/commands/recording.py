@@ -4,7 +4,9 @@
 this: the model file is checked first on any machine (a syntax error is a syntax error
 with or without a GPU), and without CUDA the user is told which recording of it exists
 (`model.session.json`, or the `.jsonl` log a killed recording leaves), never a file
-name that is not there.
+name that is not there. A recording needs none of the model's libraries: where one the
+file imports is not installed (`transformers` for samples/gpt2.py), the recording opens
+with a quiet note saying so, not the file's import error.
 """
 
 from __future__ import annotations
@@ -94,9 +96,25 @@ def device_possible(environ: Mapping[str, str], platform: str, root: Path) -> bo
     return any(name.startswith(_DEVICE_NODES) for name in names)
 
 
+def missing_libraries(model: Path) -> str | None:
+    """A quiet note naming the modules the model file imports that are not installed
+    here, or None. Reads the file's imports; imports nothing."""
+    from kinspect.inductor.modelfile import missing_imports
+
+    missing = missing_imports(model)
+    if not missing:
+        return None
+    return f"{model.name} runs live only with {' and '.join(missing)} installed (not here); its recording needs none of it"
+
+
 def no_cuda(model: Path, what: str, instead: str = "kinspect open") -> str:
     """One line: `what` needs CUDA; open the recording that exists, or make one."""
     head = f"{model}: {what} needs a CUDA GPU and none is available here"
+    from kinspect.inductor.modelfile import missing_imports
+
+    missing = missing_imports(model)
+    if missing:
+        head += f", and it needs {' and '.join(missing)}, not installed here"
     found = existing_recording(model)
     if found is not None:
         return f"{head}; its recording opens anywhere: {instead} {found}"
@@ -109,9 +127,9 @@ def no_cuda(model: Path, what: str, instead: str = "kinspect open") -> str:
 _CHECK = """
 import sys
 from kinspect.core.errors import KinspectError
-from kinspect.inductor.modelfile import load_model_file
+from kinspect.inductor.modelfile import check_model_file
 try:
-    load_model_file(sys.argv[1])
+    check_model_file(sys.argv[1])
 except KinspectError as e:
     sys.stderr.write(str(e) + "\\n")
     sys.exit(3)
@@ -119,8 +137,8 @@ except KinspectError as e:
 
 
 def check_model_file(model: Path, cancel: threading.Event) -> None:
-    """Load `model` as `kinspect model.py` does on a GPU, in a process of its own, and
-    raise its one-line error. Its own process: importing torch there leaves this one's
+    """Load `model` and probe its builder as `kinspect model.py` does on a GPU, in a
+    process of its own, and raise its one-line error. Its own process: importing torch there leaves this one's
     GIL to the inspector drawing the recording, and what the file prints cannot reach
     the screen. Returns early, checking nothing more, once `cancel` is set."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
@@ -147,11 +165,18 @@ def check_model_file(model: Path, cancel: threading.Event) -> None:
 
 class ModelRecording(RecordedSource):
     """A model's recording opened where the model cannot run: on screen at once, while
-    the model file is checked in the background (`check`)."""
+    the model file is checked in the background (`check`). A file whose libraries are
+    missing here is not checked: it cannot load, and the banner says why, quietly."""
 
     def __init__(self, model: Path, session: Session, path: Path, ranks: MergedRanks | None = None) -> None:
         super().__init__(session, path, ranks)
         self.model_file = model
+        self.missing = missing_libraries(model)
+
+    def banner(self) -> str:
+        text = super().banner()
+        return text if self.missing is None else f"{text} · {self.missing}"
 
     def check(self, cancel: threading.Event) -> None:
-        check_model_file(self.model_file, cancel)
+        if self.missing is None:
+            check_model_file(self.model_file, cancel)

@@ -18,6 +18,7 @@ anything dynamic by hand.
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import inspect
 import os
@@ -179,6 +180,41 @@ def load_model_file(path: str | Path) -> ModelFile:
         examples=examples, workload=workload, hints=hints,
         input_names=_forward_params(model),
     )
+
+
+def check_model_file(path: str | Path) -> ModelFile:
+    """Everything a model file can be checked for without a GPU: it loads, its builder runs
+    at the example sizes and at twice each, and every size moves some input dim. The
+    builder runs on the CPU, where the live pipeline probes it too."""
+    mf = load_model_file(path)
+    mf.dynamic_dims()
+    return mf
+
+
+def missing_imports(path: str | Path) -> list[str]:
+    """The modules a model file imports unconditionally at its top that are not installed
+    here, found without importing anything (its recording opens without them). Imports
+    inside `try` or `if` blocks are the file's own fallbacks and are left out."""
+    path = Path(path)
+    try:
+        tree = ast.parse(path.read_bytes(), str(path))
+    except (OSError, SyntaxError, ValueError):
+        return []  # the full check reports these
+    names: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            names += [a.name.split(".")[0] for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.append(node.module.split(".")[0])
+    missing = []
+    for name in dict.fromkeys(names):
+        try:
+            found = name in sys.modules or importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            missing.append(name)
+    return missing
 
 
 def check_syntax(path: str | Path) -> None:

@@ -276,6 +276,10 @@ class InspectorApp(App[None]):
         live-only key pressed on a recording says why it does nothing; True when taken."""
         if self.screen.is_modal or isinstance(self.focused, Input):
             return False
+        if event.key == "9" and self.ranks is None:  # no Ranks tab: say why rather than nothing
+            self.notify("9 shows a torchrun job's ranks side by side; this is one session (kinspect open DIR "
+                        "opens a job's rank sessions together)", timeout=4, markup=False)
+            return True
         char = event.character
         live_only = self._key_actions.get(event.key) in LIVE_ONLY and not self.source.live
         if not live_only and not (char and self._starts_shape(char)):

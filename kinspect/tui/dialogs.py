@@ -195,7 +195,10 @@ class ExportScreen(ModalScreen[tuple[str, str] | None]):
         self.query_one("#export-path", Input).focus()
 
     def action_format(self, step: int) -> None:
+        """The format changes here, before the radio set reports it: a second key pressed
+        before that report moves on from this one."""
         i = (FORMATS.index(self._fmt) + step) % len(FORMATS)
+        self._fmt = FORMATS[i]
         for button in self.query(FormatButton):
             if button.name == FORMATS[i]:
                 button.value = True

@@ -274,8 +274,9 @@ def _shared_line(out: Text, site: Site, decided_by: CallSite | None) -> None:
     if decided_by is None:
         out.append(f"the first call at a new shape decides the variant for all {n}\n")
         return
-    out.append(f"{literal(decided_by.label)} met this shape first (a cache miss) and decided for all {n}; "
-               f"the other {n - 1} hit the shared cache\n")
+    every, others = ("both", "the other") if n == 2 else (f"all {n}", f"the other {n - 1}")
+    out.append(f"{literal(decided_by.label)} met this shape first (a cache miss) and decided for {every}; "
+               f"{others} hit the shared cache\n")
 
 
 def measured_shapes(session: Session, site: Site, timings: Mapping[tuple[str, Key], KeyTimings]
@@ -451,7 +452,7 @@ def site_prompt(site: Site, findings: int, calls: int, worst: float | None = Non
         out.append(f" ×{worst:.2f}", style="bold red" if worst > 1.0 else "green")
     detail = f"{literal(site.op)} · {len(site.variants)}v"
     if len(site.call_sites) > 1:
-        detail += f" · ×{len(site.call_sites)}"
+        detail += f" · {len(site.call_sites)} callers"
     if calls:
         detail += f" · {calls} calls"
     out.append("\n  " + detail, style="dim")

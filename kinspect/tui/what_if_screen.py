@@ -53,7 +53,10 @@ class WhatIfScreen(ModalScreen[str | None]):
                                   "(kinspect sweep model.py --range ...) or m at a few shapes", style="dim"))
             else:
                 yield Static(Text(f"best: {self._best.label()} at geomean ×{self._best.geomean_regret:.2f} "
-                                  f"over {self._best.shapes} shapes", style="green"))
+                                  f"over {self._best.shapes} measured keys", style="green"))
+                yield Static(Text(f"first, pinned: every heuristic with the compiled hints {list(self._hints)}; "
+                                  "then fewer hints, best first · a measured key is one site at one shape with "
+                                  "every variant timed, counted over all sites", style="dim"))
             yield DataTable(id="what-if-table", cursor_type="row", zebra_stripes=True)
             yield Static(Text("enter: decide by the row's heuristic (rows with fewer hints are predictions: "
                               "recompile to verify) · h or escape: close", style="dim"), classes="status")

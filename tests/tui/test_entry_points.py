@@ -133,7 +133,7 @@ def test_without_cuda_a_model_that_parses_opens_its_recording_before_loading(tmp
 
     monkeypatch.setattr(modelfile, "load_model_file", lambda path: pytest.fail("loaded before the recording opened"))
     model = tmp_path / "model.py"
-    model.write_text("import a_module_that_is_not_there\n")
+    model.write_text("import torch\nmodel = 3\n")
     save(synthetic_session(2, 2), tmp_path / "model.session.json")
     assert cli.main([str(model)]) == 0
     assert opened[0].banner().endswith("model.session.json")
@@ -155,13 +155,70 @@ async def _checked(app: InspectorApp) -> str:
 
 async def test_without_cuda_a_model_that_fails_to_load_says_so_over_its_recording(tmp_path, no_cuda):
     model = tmp_path / "model.py"
-    model.write_text("import torch\nimport a_module_that_is_not_there\n")
+    model.write_text("import torch\nraise ValueError('no weights file')\n")
     save(synthetic_session(2, 2), tmp_path / "model.session.json")
     app = InspectorApp(inspect.source_for_path(str(model)))
     text = await _checked(app)
     first = text.splitlines()[0]
-    assert first.startswith(" model.py: import failed: No module named 'a_module_that_is_not_there' · still showing")
+    assert first.startswith(" model.py:2: ValueError while loading: no weights file · still showing")
     assert "multi_kernel_1" in text  # the recording stays on screen
+
+
+@pytest.mark.parametrize("builder,message", [
+    ("def inputs(B=1000):\n    raise RuntimeError('tokenizer missing')\n",
+     "model.py: inputs(B=1000) failed: RuntimeError: tokenizer missing"),
+    ("def inputs(B=1000, H=8):\n    return torch.randn(B, 1024)\n",
+     "model.py: no input dim depends on H; use it in inputs() or remove the parameter"),
+])
+def test_without_cuda_a_builder_that_fails_or_a_size_no_dim_moves_with_is_reported(
+        tmp_path, capsys, no_cuda, builder, message):
+    """In the one line a GPU gives (it was: needs a CUDA GPU and has no recording)."""
+    model = tmp_path / "model.py"
+    model.write_text(f"import torch\nmodel = torch.nn.Linear(1024, 64)\n{builder}")
+    assert cli.main([str(model)]) == 2
+    assert capsys.readouterr().err == f"kinspect: error: {message}\n"
+
+
+async def test_without_cuda_a_builder_that_fails_says_so_over_the_recording(tmp_path, no_cuda):
+    model = tmp_path / "model.py"
+    model.write_text("import torch\nmodel = torch.nn.Linear(1024, 64)\n"
+                     "def inputs(B=1000):\n    raise RuntimeError('tokenizer missing')\n")
+    save(synthetic_session(2, 2), tmp_path / "model.session.json")
+    text = await _checked(InspectorApp(inspect.source_for_path(str(model))))
+    assert text.splitlines()[0].startswith(" model.py: inputs(B=1000) failed: RuntimeError: tokenizer missing")
+
+
+MISSING = "from a_library_not_installed_here import Net\n"
+"""What samples/gpt2.py is without `transformers`: a model file whose library is missing."""
+
+
+async def test_without_its_library_a_models_recording_opens_with_a_quiet_note_not_a_red_error(tmp_path, no_cuda):
+    model = tmp_path / "model.py"
+    model.write_text("import torch\n" + MISSING + "model = Net()\n")
+    save(synthetic_session(2, 2), tmp_path / "model.session.json")
+    app = InspectorApp(inspect.source_for_path(str(model)))
+    text = await _checked(app)
+    banner = " ".join(line.strip() for line in text.splitlines()[:3])
+    assert "model.py runs live only with a_library_not_installed_here installed (not here)" in banner
+    assert "import failed" not in text and "still showing" not in text  # the red banner says "still showing"
+    assert "multi_kernel_1" in text
+
+
+def test_without_its_library_explain_explains_the_recording_and_record_names_it(tmp_path, capsys, no_cuda):
+    model = tmp_path / "model.py"
+    model.write_text("import torch\n" + MISSING + "model = Net()\n")
+    save(synthetic_session(2, 2), tmp_path / "model.session.json")
+    assert cli.main(["explain", str(model)]) == 0
+    out, err = capsys.readouterr()
+    assert "multi_kernel_1" in out and "import failed" not in err
+    assert err.startswith(f"kinspect: no CUDA GPU here: explaining the recording {tmp_path / 'model.session.json'}")
+    assert "model.py runs live only with a_library_not_installed_here installed (not here)" in err
+    assert cli.main(["record", str(model)]) == 2
+    err = capsys.readouterr().err
+    assert "import failed" not in err and err.count("\n") == 1
+    assert err == (f"kinspect: error: {model}: kinspect record needs a CUDA GPU and none is available here, and it "
+                   "needs a_library_not_installed_here, not installed here; its recording opens anywhere: "
+                   f"kinspect open {tmp_path / 'model.session.json'}\n")
 
 
 async def test_without_cuda_a_model_that_loads_leaves_its_recording_as_it_was(tmp_path, no_cuda):

@@ -1,22 +1,21 @@
 """The Map tab: a site's variants' latency along the swept size, drawn by plotext.
 
-plotext (through Textualize's textual-plotext widget) draws log axes, several series with
-a legend, and vertical markers, which is what a decision map needs; hand-drawn cells would
-re-implement axis ticks and scaling badly. Inductor's pick is marked along each curve,
-green where it is the fastest within noise and red where it is slower; decision
-boundaries (where the pick changes) are red verticals, crossovers (where the fastest
-changes) green ones, the cursor a white one. ←/→ (or a click) move the cursor between
-measured sizes and post `SizesChosen`, so the app types that shape and every other tab
-follows. Two swept sizes show a regret heatmap instead, as a table of colored cells
-(plotext's matrix plot drew one thin mark per cell).
+plotext (through Textualize's textual-plotext widget) draws log axes, several series and
+vertical markers, which is what a decision map needs; hand-drawn cells would re-implement
+axis ticks and scaling badly. Inductor's pick is marked along each curve, `●` green where
+it is the fastest within noise and `✗` red where it is slower (the glyphs differ, so
+NO_COLOR keeps the difference); decision boundaries (where the pick changes) are red
+verticals, crossovers (where the fastest changes) green ones, the cursor a white one. The
+legend is a line under the plot: plotext's own sat over the curves on small terminals.
+←/→ (or a click) move the cursor between measured sizes and post `SizesChosen`, so the
+app types that shape and every other tab follows. Two swept sizes show a regret heatmap
+instead (`map_heat`), its cursor moved by ←/→ and ↑/↓ the same way.
 """
 
 from __future__ import annotations
 
 import math
 
-from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -27,15 +26,24 @@ from kinspect.core.quality.comparison import Comparison
 from kinspect.core.quality.decision_map import DecisionMap, Heatmap, MapPoint
 from kinspect.tui.widgets.comparison_chart import comparison_chart
 from kinspect.tui.text import literal
+from kinspect.tui.widgets.map_heat import cell_sizes, heatmap, nearest
 from kinspect.tui.widgets.map_plot import MapPlot
 
 PICK_OK, PICK_SLOW, BOUNDARY, CROSSOVER, CURSOR = "green", "red", "red", "green", "white"
+PICK_OK_MARK, PICK_SLOW_MARK = "●", "✗"
+CURVES = ((0, 130, 200), (255, 225, 25), (145, 30, 180), (70, 240, 240), (240, 50, 230), (245, 130, 48),
+          (250, 190, 212), (0, 128, 128), (220, 190, 255), (170, 110, 40))
+"""The variants' colors: none green or red, which mark the pick."""
 
 
 class DecisionMapView(Vertical, can_focus=True):
     BINDINGS = [
         Binding("left", "move(-1)", "Smaller", id="kinspect.map.left", tooltip="The next smaller measured size"),
         Binding("right", "move(1)", "Larger", id="kinspect.map.right", tooltip="The next larger measured size"),
+        Binding("up", "move_y(-1)", "Row up", show=False, id="kinspect.map.up",
+                tooltip="Two-size maps: the next smaller size down the side"),
+        Binding("down", "move_y(1)", "Row down", show=False, id="kinspect.map.down",
+                tooltip="Two-size maps: the next larger size down the side"),
         Binding("home", "move_to(0)", "Smallest", show=False, id="kinspect.map.first",
                 tooltip="The smallest measured size"),
         Binding("end", "move_to(-1)", "Largest", show=False, id="kinspect.map.last",
@@ -53,6 +61,8 @@ class DecisionMapView(Vertical, can_focus=True):
         super().__init__(id=id)
         self.map: DecisionMap | Heatmap | None = None
         self.cursor = 0
+        self.cell = (0, 0)
+        """The heatmap's cursor: the column (x) and row (y) indexes."""
         self._maps_shown = 0
         self._heading = 1
         """Which way ←/→ last moved the cursor: the drawing that way is built ahead first."""
@@ -79,18 +89,43 @@ class DecisionMapView(Vertical, can_focus=True):
         if isinstance(dmap, DecisionMap) and dmap.points:
             x = (sizes or {}).get(dmap.symbol)
             self.cursor = dmap.nearest(x) if x else min(self.cursor, len(dmap.points) - 1)
+        elif isinstance(dmap, Heatmap):
+            sizes = sizes or {}
+            self.cell = (nearest(dmap.xs, sizes.get(dmap.x_symbol), self.cell[0]),
+                         nearest(dmap.ys, sizes.get(dmap.y_symbol), self.cell[1]))
+        self.refresh_bindings()
         self._draw(empty)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """↑/↓ only where there is a second size to move along."""
+        return isinstance(self.map, Heatmap) if action == "move_y" else True
 
     def action_move(self, step: int) -> None:
         if isinstance(self.map, DecisionMap) and self.map.points:
             self.cursor = max(0, min(len(self.map.points) - 1, self.cursor + step))
             self._heading = step
             self._chosen()
+        elif isinstance(self.map, Heatmap):
+            self._move_cell(step, 0)
+
+    def action_move_y(self, step: int) -> None:
+        if isinstance(self.map, Heatmap):
+            self._move_cell(0, step)
 
     def action_move_to(self, index: int) -> None:
         if isinstance(self.map, DecisionMap) and self.map.points:
             self.cursor = index % len(self.map.points)
             self._chosen()
+        elif isinstance(self.map, Heatmap):
+            self._move_cell(index % len(self.map.xs) - self.cell[0], 0)
+
+    def _move_cell(self, dx: int, dy: int) -> None:
+        """The heatmap's cursor moves at once (a second key moves on from here), and the
+        app types its sizes: unmeasured cells too, which the Variants tab still decides."""
+        m = self.map
+        assert isinstance(m, Heatmap)
+        self.cell = (max(0, min(len(m.xs) - 1, self.cell[0] + dx)), max(0, min(len(m.ys) - 1, self.cell[1] + dy)))
+        self.post_message(self.SizesChosen(cell_sizes(m, *self.cell)))
 
     def on_click(self, event) -> None:  # type: ignore[no-untyped-def]
         """A click on the plot moves the cursor to the measured size under it."""
@@ -124,9 +159,9 @@ class DecisionMapView(Vertical, can_focus=True):
             plot.display = False
             caption.update(Text(empty, style="dim"))
             return
-        if isinstance(m, Heatmap):  # a table of colored cells reads better than plotext's matrix plot
+        if isinstance(m, Heatmap):
             plot.display = False
-            caption.update(Group(_heatmap_table(m), _heatmap_caption(m)))
+            caption.update(heatmap(m, *self.cell))
             return
         plot.display = True
         points = _visible(m, 2 * plot.size.width or 2 * 80)
@@ -143,16 +178,15 @@ def _curves(plt, m: DecisionMap, points: list[MapPoint], cursor: int) -> None:  
     plt.theme("pro")
     plt.xscale("log")
     plt.yscale("log")  # kernel times span 100x over a sweep: small sizes stay readable
-    for v in m.variants:
-        label = m.labels[v]
+    for i, v in enumerate(m.variants):
         pts = [(p.x, p.times[v]) for p in points if v in p.times]
         if pts:
-            plt.plot([x for x, _ in pts], [t for _, t in pts], label=label, marker="braille")
-    for slower, color, label in ((False, PICK_OK, "pick: fastest"), (True, PICK_SLOW, "pick: slower")):
+            plt.plot([x for x, _ in pts], [t for _, t in pts], marker="braille", color=CURVES[i % len(CURVES)])
+    for slower, color, mark in ((False, PICK_OK, PICK_OK_MARK), (True, PICK_SLOW, PICK_SLOW_MARK)):
         pts = [(p.x, p.times[p.point.picked]) for p in points
                if p.point.slower == slower and p.point.picked in p.times]
         if pts:
-            plt.scatter([x for x, _ in pts], [t for _, t in pts], label=label, color=color, marker="●")
+            plt.scatter([x for x, _ in pts], [t for _, t in pts], color=color, marker=mark)
     for b in m.boundaries:
         plt.vline(math.sqrt(b.last * b.first), BOUNDARY)
     for c in m.crossovers:
@@ -180,29 +214,6 @@ def _visible(m: DecisionMap, dots: int) -> list[MapPoint]:
     return list(last.values())
 
 
-def _heat_style(r: float) -> str:
-    """Green at the fastest, through yellow, to red at twice its time and beyond."""
-    if r < 1.05:
-        return "black on green"
-    if r < 1.25:
-        return "black on yellow"
-    if r < 1.6:
-        return "black on dark_orange"
-    return "white on red"
-
-
-def _heatmap_table(m: Heatmap) -> Table:
-    t = Table(title=Text(f"{m.site}: regret (pick / fastest) by {m.x_symbol} → and {m.y_symbol} ↓"),
-              title_justify="left", box=None, padding=(0, 1), show_edge=False)
-    t.add_column(Text(f"{m.y_symbol}\\{m.x_symbol}", style="dim"), justify="right")
-    for x in m.xs:
-        t.add_column(Text(str(x), style="bold"), justify="right")
-    for y, row in zip(m.ys, m.regret):
-        t.add_row(Text(str(y), style="bold"),
-                  *(Text("·", style="dim") if r is None else Text(f"{r:.2f}", style=_heat_style(r)) for r in row))
-    return t
-
-
 def _log_ticks(lo: int, hi: int, most: int = 7) -> list[int]:
     """Powers of two inside lo..hi, thinned to at most `most`."""
     powers = [2 ** e for e in range(max(0, math.floor(math.log2(lo))), math.ceil(math.log2(hi)) + 1)
@@ -218,7 +229,7 @@ def _short(n: int) -> str:
 def _caption(m: DecisionMap, cursor: int) -> Text:
     p = m.points[cursor]
     q = p.point
-    out = Text()
+    out = _legend(m)
     sizes = " ".join(f"{k}={v}" for k, v in p.sizes.items())
     out.append(f"{literal(sizes)}: ", style="bold")
     out.append(f"Inductor picks {literal(m.labels[q.picked])} ({q.pick_us:.1f} µs); ")
@@ -230,27 +241,32 @@ def _caption(m: DecisionMap, cursor: int) -> Text:
         out.append(" beyond noise" if q.slower else " (within noise)", style="dim")
     out.append("\n")
     if m.boundaries:
-        out.append("pick changes at ", style="dim")
+        out.append("│", style=BOUNDARY)
+        out.append(" pick changes at ", style="dim")
         out.append(", ".join(f"{m.symbol}={b.last}|{b.first} (v{b.before}→v{b.after})" for b in m.boundaries))
         out.append("\n")
     if m.crossovers:
-        out.append("fastest changes between ", style="dim")
+        out.append("│", style=CROSSOVER)
+        out.append(" fastest changes between ", style="dim")
         shown = m.crossovers[:3]
         out.append(", ".join(f"{m.symbol}={c.last:g}..{c.first:g} (v{c.before}→v{c.after})" for c in shown))
         if len(m.crossovers) > len(shown):
             out.append(f" and {len(m.crossovers) - len(shown)} more", style="dim")
         out.append("\n")
-    out.append("←/→ or a click: move along the measured sizes (the shape follows) · one compile's timings",
+    out.append("│", style=CURSOR)
+    out.append(" cursor: ←/→ or a click moves it (the shape follows) · one compile's timings",
                style="dim")
     return out
 
 
-def _heatmap_caption(m: Heatmap) -> Text:
-    cells = [(r, x, y) for row, y in zip(m.regret, m.ys) for r, x in zip(row, m.xs) if r is not None]
+def _legend(m: DecisionMap) -> Text:
+    """What the plot's marks are, on a line of its own under it."""
     out = Text()
-    if cells:
-        worst = max(cells)
-        out.append(f"worst ×{worst[0]:.2f} at {m.x_symbol}={worst[1]} {m.y_symbol}={worst[2]}; ", style="bold")
-    out.append(f"{len(cells)} of {len(m.xs) * len(m.ys)} cells measured (· = not measured) · one compile's timings",
-               style="dim")
+    for i, v in enumerate(m.variants):
+        out.append("⣀⣀", style="rgb({},{},{})".format(*CURVES[i % len(CURVES)]))
+        out.append(f" {literal(m.labels[v])}  ")
+    out.append(PICK_OK_MARK, style=PICK_OK)
+    out.append(" pick: fastest ")
+    out.append(PICK_SLOW_MARK, style=PICK_SLOW)
+    out.append(" slower\n")
     return out

@@ -1,17 +1,23 @@
 """The Ranks tab: a torchrun job's ranks side by side, per step each rank's sizes, picks and
 measured times, the step's slowest rank and how long the others wait, then where the
-ranks' compiles diverge. What it shows is the core's (`kinspect.core.ranks.merged`)."""
+ranks' compiles diverge and who straggles. What it shows is the core's
+(`kinspect.core.ranks.merged`).
+
+The whole tab scrolls as one page, the table at its full height: a job's divergence lines
+run long (every variant's config per rank), and a box of its own cut them after rank 0.
+"""
 
 from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
-from textual.widgets import DataTable, Static
+from textual.geometry import Region
+from textual.containers import VerticalScroll
+from textual.widgets import DataTable, Static, TabbedContent
 
 from kinspect.core.ranks.merged import MergedRanks
-from kinspect.tui.present import literal, plain
+from kinspect.tui.text import literal, plain
 
 
 class RankSteps(DataTable):
@@ -22,8 +28,29 @@ class RankSteps(DataTable):
                 tooltip="Move to the previous rank's row"),
     ]
 
+    def action_cursor_down(self) -> None:
+        """Past the last row, ↓ scrolls on through the divergence and the stragglers."""
+        if self.cursor_row >= self.row_count - 1 and isinstance(self.parent, VerticalScroll):
+            self.parent.scroll_down(animate=False)
+        else:
+            super().action_cursor_down()
 
-class RanksView(Vertical):
+    def action_cursor_up(self) -> None:
+        if self.cursor_row <= 0 and isinstance(self.parent, VerticalScroll):
+            self.parent.scroll_up(animate=False)
+        else:
+            super().action_cursor_up()
+
+    def watch_cursor_coordinate(self, old, new) -> None:  # type: ignore[no-untyped-def]
+        """Keep the cursor's row on screen: the table is as tall as its rows, so the page
+        around it scrolls, not the table."""
+        super().watch_cursor_coordinate(old, new)
+        if isinstance(self.parent, VerticalScroll) and self.row_count:
+            top = self.virtual_region.y + 1 + new.row  # below the header
+            self.parent.scroll_to_region(Region(0, top, 1, 1), animate=False, force=True)
+
+
+class RanksView(VerticalScroll, can_focus=False):
     def __init__(self, merged: MergedRanks, id: str | None = None) -> None:
         super().__init__(id=id)
         self.merged = merged
@@ -34,6 +61,9 @@ class RanksView(Vertical):
         yield Static(_divergence_text(self.merged), id="ranks-divergence")
 
     def on_mount(self) -> None:
+        tabs = next((a for a in self.ancestors if isinstance(a, TabbedContent)), None)
+        if tabs is not None:  # a ninth tab: the bar's labels sit closer so that none is cut
+            tabs.add_class("-with-ranks")
         table = self.query_one(RankSteps)
         t = self.merged.table()
         for col in t.columns:

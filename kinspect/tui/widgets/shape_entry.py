@@ -54,7 +54,7 @@ class ShapeEntry(Vertical):
             yield Label("shape ", id="shape-label")
             yield ShapeInput(
                 self._initial,
-                placeholder="B=1000 N=64  or the whole key, as the runtime key line shows it",
+                placeholder=_placeholder(self._initial),
                 suggester=SymbolSuggester(self._symbols),
                 id="shape-input",
             )
@@ -79,6 +79,7 @@ class ShapeEntry(Vertical):
         suggester = entry.suggester
         assert isinstance(suggester, SymbolSuggester)
         suggester.symbols = [list(names) for names in symbols]
+        entry.placeholder = _placeholder(initial)
         if not entry.value.strip() and initial:
             entry.value = initial
 
@@ -127,3 +128,9 @@ def _parse(text: str) -> tuple[ParsedShape | None, str | None]:
         return parse_shape(text), None
     except ShapeError as e:
         return None, str(e)
+
+
+def _placeholder(initial: str) -> str:
+    """An example in the session's own sizes (a B-only model never shows N)."""
+    key = "or the whole key, as the runtime key line shows it"
+    return f"{initial}  {key}" if initial else "the whole key, as the runtime key line shows it"

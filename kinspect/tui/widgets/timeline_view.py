@@ -2,6 +2,8 @@
 
 Clicking a column, or ←/→ on the focused timeline, asks the app to move the cursor to
 that column's first event (of the clicked site, where it ran there); ↑/↓ select a site.
+Each key moves from where the previous one asked to go, not from where the app has drawn
+the cursor so far: keys that arrive together (held, or typed fast) all count.
 """
 
 from __future__ import annotations
@@ -119,11 +121,13 @@ class TimelineView(Widget, can_focus=True):
         width = self._cells_width()
         here = tl.column(self._current, width) if self._current is not None else -1
         column = min(max(here + step, 0), tl.columns(width) - 1)
-        self.post_message(self.Jump(self._first_in_column(column, None)))
+        self._current = self._first_in_column(column, None)
+        self.post_message(self.Jump(self._current))
 
     def action_site(self, step: int) -> None:
         tl = self._tl
         if tl is None or not tl.sites:
             return
         i = tl.sites.index(self._selected) if self._selected in tl.sites else -1
-        self.post_message(self.SiteChosen(tl.sites[min(max(i + step, 0), len(tl.sites) - 1)]))
+        self._selected = tl.sites[min(max(i + step, 0), len(tl.sites) - 1)]
+        self.post_message(self.SiteChosen(self._selected))

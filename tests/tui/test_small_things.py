@@ -1,0 +1,43 @@
+"""The small things a second new user tripped on, on the recorded GPT-2 sample (two layers
+share each multi-kernel) and the B-only linear one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tui_helpers import screen_text
+
+from kinspect.core.source import RecordedSource
+from kinspect.core.store import load
+from kinspect.tui.app import InspectorApp
+from kinspect.tui.widgets.shape_input import ShapeInput
+
+SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "samples_h200_2026-11-30"
+
+
+def sample(name: str) -> InspectorApp:
+    return InspectorApp(RecordedSource(load(SAMPLES / f"{name}.session.json"), f"samples/{name}.session.json"))
+
+
+async def test_counts_read_as_counts_the_shared_cache_line_reads_as_english_and_what_if_says_its_order():
+    app = sample("gpt2")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        text = screen_text(app)
+        assert "addmm · 3v · 2 callers · 90 calls" in text and "· ×2 ·" not in text  # × is for regret
+        flat = " ".join(line.split("▕")[-1].strip() for line in text.splitlines())
+        assert "met this shape first (a cache miss) and decided for both; the other hit the shared cache" in flat
+        await pilot.press("h")
+        await pilot.pause()
+        flat = " ".join(line.split("│")[1].strip() for line in screen_text(app).splitlines()
+                        if line.count("│") >= 2)  # the dialog's lines, not the screen behind it
+        assert "measured keys" in flat and " shapes" not in flat.split("best:")[1][:80]
+        assert "first, pinned: every heuristic with the compiled hints [64, 256, 4096]; then fewer hints, best" in flat
+
+
+async def test_the_shape_placeholder_names_only_the_sessions_sizes():
+    app = sample("linear")
+    async with app.run_test(size=(120, 30)) as pilot:
+        placeholder = app.query_one(ShapeInput).placeholder
+        assert placeholder.startswith("B=1000 ") and "N=" not in placeholder
+        await pilot.pause()
