@@ -15,6 +15,8 @@ from typing import NoReturn
 
 from kinspect.core.errors import KinspectError
 
+FIT_HELP = ("patch Inductor's hint autotuning so each benchmark tensor holds what its kernel reads at the hint, "
+            "and time configs in a child process where one that faults is skipped (the session says so)")
 COMMANDS = ("open", "explain", "record", "export", "sweep", "plot", "compare", "advise")
 
 
@@ -113,6 +115,7 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--points", type=int, default=24, help="sizes of the uniform workload (default 24)")
     a.add_argument("--candidates", help="candidate hints, comma-separated (default: every power of two in the range)")
     a.add_argument("-o", "--output", metavar="FILE", help="session file (default: MODEL.advise.session.json beside it)")
+    a.add_argument("--fit-benchmark-tensors", action="store_true", help=FIT_HELP)
 
     pl = sub.add_parser("plot", help="draw each site's decision map as an image (.png or .svg; needs matplotlib)")
     pl.add_argument("session")
@@ -121,6 +124,7 @@ def _parser() -> argparse.ArgumentParser:
 
     i = sub.add_parser("inspect", help="the default: kinspect PATH opens model.py live (CUDA) or its recording, or a session")
     i.add_argument("path", nargs="+")
+    i.add_argument("--fit-benchmark-tensors", action="store_true", help=FIT_HELP)
     for command in sub.choices.values():  # `--debug` after the subcommand works too
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
     return p
@@ -130,6 +134,7 @@ def _session_and_hints(command: argparse.ArgumentParser) -> None:
     """The two options of every command that compiles a model and saves its session."""
     command.add_argument("-o", "--output", metavar="FILE", help="session file (default: MODEL.session.json beside it)")
     command.add_argument("--hints", help="multi_kernel_hints, comma-separated (default: the model's, else 64,256,4096)")
+    command.add_argument("--fit-benchmark-tensors", action="store_true", help=FIT_HELP)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -168,20 +173,22 @@ def _dispatch(args: argparse.Namespace) -> int:
         from kinspect.commands import record
 
         return record.run(args.model, args.output, args.hints, args.shapes, args.train,
-                          args.allow_caches, args.measure, args.l2_flush, args.baselines)
+                          args.allow_caches, args.measure, args.l2_flush, args.baselines,
+                          fit=args.fit_benchmark_tensors)
     if args.command == "sweep":
         from kinspect.commands import sweep
 
-        return sweep.run(args.model, args.ranges, args.points, args.output, args.hints)
+        return sweep.run(args.model, args.ranges, args.points, args.output, args.hints, fit=args.fit_benchmark_tensors)
     if args.command == "compare":
         from kinspect.commands import compare
 
-        return compare.run(args.model, args.ranges, args.shapes, args.points, args.compiles, args.output, args.hints)
+        return compare.run(args.model, args.ranges, args.shapes, args.points, args.compiles, args.output, args.hints,
+                           fit=args.fit_benchmark_tensors)
     if args.command == "advise":
         from kinspect.commands import advise
 
         return advise.run(args.model, args.ranges, args.workload, args.max_hints, args.compiles, args.points,
-                          args.candidates, args.output)
+                          args.candidates, args.output, fit=args.fit_benchmark_tensors)
     if args.command == "plot":
         from kinspect.commands import plot
 
@@ -193,7 +200,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "inspect":
         from kinspect.commands import inspect
 
-        return inspect.open_path(args.path)
+        return inspect.open_path(args.path, fit=args.fit_benchmark_tensors)
     raise AssertionError(args.command)
 
 

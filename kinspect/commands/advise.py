@@ -38,7 +38,7 @@ def workload_for(path: str | None, model_steps: list[dict[str, int]], name: str,
 
 
 def run(model: str, ranges: list[str], workload: str | None, max_hints: int, compiles: int, points: int,
-        candidates: str | None, out: str | None) -> int:
+        candidates: str | None, out: str | None, fit: bool = False) -> int:
     from kinspect.inductor import pipeline
     from kinspect.inductor.advise import run_advise
     from kinspect.inductor.modelfile import load_model_file
@@ -60,7 +60,7 @@ def run(model: str, ranges: list[str], workload: str | None, max_hints: int, com
     progress(f"workload: {load.source}")
     progress(f"candidate hints: {cands} (one variant each, compiled together)")
     options = pipeline.Options(hints=cands, log_path=target.with_suffix(".jsonl"), progress=progress,
-                               failure_log=log_path_for(mf.path))
+                               failure_log=log_path_for(mf.path), fit_benchmark_tensors=fit)
     with pipeline.LivePipeline(mf, options) as live, tempfile.TemporaryDirectory(prefix="kinspect-") as work:
         try:
             advice = run_advise(live, name, span, load, max_hints, compiles, work, progress)

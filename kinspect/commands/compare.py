@@ -37,7 +37,7 @@ def shapes_for(ranges: list[str] | None, shapes: list[str] | None, points: int) 
 
 
 def run(model: str, ranges: list[str] | None, shapes: list[str] | None, points: int, compiles: int,
-        out: str | None, hints: str | None) -> int:
+        out: str | None, hints: str | None, fit: bool = False) -> int:
     from kinspect.inductor import pipeline
     from kinspect.inductor.compare import run_compare
     from kinspect.inductor.modelfile import load_model_file
@@ -52,7 +52,7 @@ def run(model: str, ranges: list[str] | None, shapes: list[str] | None, points: 
         raise KinspectError(recording.no_cuda(mf.path, "kinspect compare"))
     target = Path(out) if out else recording.recording_path(mf.path)
     options = pipeline.Options(hints=hint_list, log_path=target.with_suffix(".jsonl"), progress=progress,
-                               failure_log=log_path_for(mf.path))
+                               failure_log=log_path_for(mf.path), fit_benchmark_tensors=fit)
     with pipeline.LivePipeline(mf, options) as live, tempfile.TemporaryDirectory(prefix="kinspect-") as work:
         live.compile()
         try:

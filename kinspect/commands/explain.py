@@ -50,6 +50,7 @@ from kinspect.commands.rank_view import print_ranks
 from kinspect.core.quality.variance import regret_spread
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.errors import KinspectError
+from kinspect.core.quality.benchmark_fit import patched_note
 from kinspect.core.quality.explain import SiteExplanation, explain, overview_json, shape_json
 from kinspect.core.quality.overview import model_quality
 from kinspect.core.session.call_sites import LayerGroup, group_layers
@@ -195,6 +196,8 @@ def _model_sizes(mf: ModelFile, shape: str) -> dict[str, int]:
 def _print_overview(session: Session, console: Console) -> None:
     env = session.environment
     console.print(Text(f"recorded {env.created} on {env.gpu or 'no GPU'} with torch {env.torch}"))
+    if patched_note(env.config):
+        console.print(Text(patched_note(env.config) or "", style="yellow"))
     if session.truncated:
         console.print(Text(f"truncated: {session.truncated}", style="yellow"))
     sym = Table(title="symbols")

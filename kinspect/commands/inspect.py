@@ -32,9 +32,9 @@ def open_session(path: str | Sequence[str]) -> int:
     return _run(RecordedSource(load(paths[0]), paths[0]))
 
 
-def open_path(path: str | Sequence[str]) -> int:
+def open_path(path: str | Sequence[str], fit: bool = False) -> int:
     paths = [path] if isinstance(path, str) else list(path)
-    return _run(ranks_source(paths) if is_merged(paths) else source_for_path(paths[0]))
+    return _run(ranks_source(paths) if is_merged(paths) else source_for_path(paths[0], fit))
 
 
 def ranks_source(paths: Sequence[str]) -> RecordedSource:
@@ -44,7 +44,7 @@ def ranks_source(paths: Sequence[str]) -> RecordedSource:
     return RecordedSource(merged.lead(), merged.sources[0], ranks=merged)
 
 
-def source_for_path(path: str) -> SessionSource:
+def source_for_path(path: str, fit: bool = False) -> SessionSource:
     """The source `kinspect PATH` opens: a session file, or a model live or recorded."""
     p = Path(path)
     if p.suffix in SESSION_SUFFIXES:
@@ -54,7 +54,7 @@ def source_for_path(path: str) -> SessionSource:
     if not p.is_file():
         raise KinspectError(f"{path}: no such model file")
     if recording.cuda_available():
-        return _live_source(p)
+        return _live_source(p, fit)
     from kinspect.inductor.modelfile import check_syntax, load_model_file
 
     found = recording.existing_recording(p)
@@ -69,14 +69,14 @@ def source_for_path(path: str) -> SessionSource:
     return recording.ModelRecording(p, load(found), found)
 
 
-def _live_source(model: Path) -> SessionSource:
+def _live_source(model: Path, fit: bool = False) -> SessionSource:
     """Compile and run `model` on this GPU, recording as it goes; the inspector starts at
     once and the compile runs in its worker (`prepare`). Imported here, so that opening a
     recording never imports torch's compiler."""
     from kinspect.inductor.live_source import LiveSource
     from kinspect.inductor.pipeline import Options
 
-    return LiveSource(model, Options(failure_log=log_path_for(model)))
+    return LiveSource(model, Options(failure_log=log_path_for(model), fit_benchmark_tensors=fit))
 
 
 def _run(source: SessionSource) -> int:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 def run(model: str, out: str | None, hints: str | None, shapes: list[str] | None,
         train: bool, allow_caches: bool, measure: bool = False, l2_flush: bool = False,
-        baselines: str | None = None) -> int:
+        baselines: str | None = None, fit: bool = False) -> int:
     from kinspect.inductor import torchrun
 
     kinds = parse_baselines(baselines)
@@ -24,7 +24,7 @@ def run(model: str, out: str | None, hints: str | None, shapes: list[str] | None
     hint_list = parse_hints(hints) if hints else None
     rank = torchrun.from_environment()
     if rank is None:
-        return _record(model, out, hint_list, steps, train, allow_caches, measure, l2_flush, kinds, None)
+        return _record(model, out, hint_list, steps, train, allow_caches, measure, l2_flush, kinds, None, fit)
     # Under torchrun: this rank's GPU and the process group before the model file is
     # imported, so that it can build DistributedDataParallel and read its rank.
     if not recording.cuda_available():
@@ -32,14 +32,14 @@ def run(model: str, out: str | None, hints: str | None, shapes: list[str] | None
                             "and none is available here")
     torchrun.join(rank)
     try:
-        return _record(model, out, hint_list, steps, train, allow_caches, measure, l2_flush, kinds, rank)
+        return _record(model, out, hint_list, steps, train, allow_caches, measure, l2_flush, kinds, rank, fit)
     finally:
         torchrun.leave()
 
 
 def _record(model: str, out: str | None, hint_list: list[int] | None, steps: list[dict[str, int]] | None,
             train: bool, allow_caches: bool, measure: bool, l2_flush: bool, kinds: list[str],
-            rank: Rank | None) -> int:
+            rank: Rank | None, fit: bool = False) -> int:
     from kinspect.inductor.modelfile import load_model_file
     from kinspect.inductor.pipeline import LivePipeline, Options
 
@@ -56,7 +56,7 @@ def _record(model: str, out: str | None, hint_list: list[int] | None, steps: lis
     options = Options(
         hints=hint_list, train=train,
         allow_caches=allow_caches, log_path=target.with_suffix(".jsonl"), progress=say,
-        failure_log=failure_log, rank=rank,
+        failure_log=failure_log, rank=rank, fit_benchmark_tensors=fit,
     )
     with LivePipeline(mf, options) as live:
         live.compile()

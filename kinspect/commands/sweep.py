@@ -19,7 +19,7 @@ from kinspect.core.quality.sweep_plan import describe, parse_ranges
 from kinspect.core.quality.whatif import what_ifs
 
 
-def run(model: str, ranges: list[str], points: int, out: str | None, hints: str | None) -> int:
+def run(model: str, ranges: list[str], points: int, out: str | None, hints: str | None, fit: bool = False) -> int:
     from kinspect.inductor import pipeline
     from kinspect.inductor.modelfile import load_model_file
     from kinspect.inductor.sweep import run_sweep
@@ -33,7 +33,7 @@ def run(model: str, ranges: list[str], points: int, out: str | None, hints: str 
         raise KinspectError(recording.no_cuda(mf.path, "kinspect sweep"))
     target = Path(out) if out else recording.recording_path(mf.path)
     options = pipeline.Options(hints=hint_list, log_path=target.with_suffix(".jsonl"), progress=say,
-                               failure_log=log_path_for(mf.path))
+                               failure_log=log_path_for(mf.path), fit_benchmark_tensors=fit)
     cancel = threading.Event()
     with pipeline.LivePipeline(mf, options) as live:
         live.compile()

@@ -72,7 +72,8 @@ def run_advise(live: LivePipeline, name: str, span: tuple[int, int], workload: a
     for hints in dict.fromkeys([out.best.hints, advise.DEFAULT_HINTS]):
         for c in range(1, compiles + 1):
             progress(f"verifying hints {list(hints)}: compile {c}/{compiles} in a fresh process")
-            r = fresh.recompile(live.mf.path, hints, measured_sizes, "verify", workdir, progress)
+            r = fresh.recompile(live.mf.path, hints, measured_sizes, "verify", workdir, progress,
+                                fit=live.options.fit_benchmark_tensors)
             live.session.recompiles.append(r)
             _score(live, tabs.sites, r, out)
     phases["verification compiles"] = time.perf_counter() - started

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from kinspect.core.errors import KinspectError
+from kinspect.core.quality import benchmark_fit
 from kinspect.core.quality.findings import derive_findings
 from kinspect.core.quality.roofline import gemm_flops, min_bytes
 from kinspect.core.session.model import (
@@ -33,7 +34,7 @@ from kinspect.core.session.model import (
 )
 from kinspect.core.session.format.log import LiveLog
 from kinspect.core.dispatch.shapes import Key, format_key
-from kinspect.inductor import translate
+from kinspect.inductor import fault_probe, fit_findings, reproducer, translate
 from kinspect.inductor.baseline import run_baseline, time_call
 from kinspect.inductor.capture import CompileCapture, GraphRecord
 from kinspect.inductor.kernels import variant_facts
@@ -65,6 +66,10 @@ class Options:
     itself is one line)."""
     rank: Rank | None = None
     """This process's rank in a torchrun job, which the session names."""
+    fit_benchmark_tensors: bool = False
+    """Patch Inductor's hint autotuning: benchmark tensors get the storage each kernel
+    reads at the hint, and configs are timed in a child process, where one that faults is
+    skipped (`autotune_in_subproc`, with the subprocess's tensors fitted too)."""
 
 
 @dataclass
@@ -73,15 +78,6 @@ class StepResult:
     sizes: dict[str, int]
     events: int
     error: str | None = None
-
-
-SUBPROCESS_AUTOTUNE = "TORCHINDUCTOR_AUTOTUNE_IN_SUBPROC"
-
-
-def _autotunes_in_subprocess() -> bool:
-    import torch._inductor.config as cfg
-
-    return bool(getattr(cfg, "autotune_in_subproc", False))
 
 
 def require_cuda() -> None:
@@ -103,6 +99,7 @@ class LivePipeline:
         self.hints = list(self.options.hints or self.mf.hints or DEFAULT_HINTS)
         self.capture = CompileCapture()
         self.capture.progress = self.options.progress
+        self.capture.fit_benchmark_tensors = self.options.fit_benchmark_tensors
         self.recorder = Recorder(namer=self._site_name)
         self.results: list[StepResult] = []
         self.lock = threading.RLock()
@@ -114,6 +111,7 @@ class LivePipeline:
         self._log: LiveLog | None = None
         self._logged_sites: set[str] = set()
         self._codes: dict[str, str | None] = {}
+        self._reproduced: set[tuple[str, int]] = set()
         self.session = Session(environment=self._environment(), model=self._model_info())
 
     # ------------------------------------------------------------ lifecycle
@@ -164,7 +162,15 @@ class LivePipeline:
         self._say(f"compiling {self.mf.path.name} with hints {self.hints} (max-autotune: this takes a while)")
         self.run_sizes(self._examples, step=None, what="compile")
         self._refresh()
+        self.write_reproducers()
         return self.session
+
+    def write_reproducers(self) -> list[reproducer.Files]:
+        """A standalone script and an upstream report per template and hint whose benchmark
+        tensor was short, beside the model; each said where it is."""
+        symbols = translate.symbols(self.capture.graphs, self._dyn, self.mf.input_names, self._examples)
+        return reproducer.write_beside(self.mf.path, self.capture.graphs, symbols, self.hints,
+                                       self.session.environment, self._reproduced, self._say)
 
     def _configure_inductor(self) -> None:
         import torch._inductor.config as cfg
@@ -177,6 +183,8 @@ class LivePipeline:
         cfg.max_autotune_gemm_backends = "TRITON"
         if not self.options.allow_caches:
             cfg.force_disable_caches = True
+        if self.options.fit_benchmark_tensors:
+            cfg.autotune_in_subproc = True
 
     def _inputs(self, sizes: Mapping[str, int]) -> tuple[Any, ...]:
         import torch
@@ -231,14 +239,14 @@ class LivePipeline:
         appended to the failure log."""
         at = self.capture.autotuning
         self.capture.autotuning = None
-        where = "" if at is None else f" while autotuning {at.op} ({at.node}) at hint {at.hint}"
         detail = f"{type(e).__name__}: {_first_line(e)}"
-        if at is not None and "CUDA error" in detail and not _autotunes_in_subprocess():
-            # A faulting config kills this process's CUDA context; benchmarked in a child
-            # process it is only skipped (GPT-2 small compiled that way on the H200 after
-            # failing here three times at hint 64).
-            detail += (f"; Inductor benchmarked the configs in this process, where one faulted: rerun with "
-                       f"{SUBPROCESS_AUTOTUNE}=1 to benchmark them in a child process that skips it")
+        if at is not None and "CUDA error" in detail:
+            at, detail = fault_probe.pin_down(self.mf.path, self.hints, at, detail,
+                                              self.options.fit_benchmark_tensors, self._say)
+        where = "" if at is None else f" while autotuning {at.op} ({at.node}) at hint {at.hint}"
+        files = self.write_reproducers()
+        if files:
+            detail += f"; reproducer and upstream report in {files[0].report.parent}"
         others = [h for h in self.hints if at is not None and h != at.hint]
         if at is not None and at.hint in self.hints and others:
             detail += f"; without hint {at.hint} it may compile: --hints {','.join(map(str, others))}"
@@ -431,7 +439,7 @@ class LivePipeline:
                    for site in translate.sites(g, code, self._kernel_facts)]
         lines = {site.name: {c.line: c.index for c in site.call_sites} for site in s.sites}
         s.events = self.recorder.dispatch_events(call_site=lambda name, line: lines.get(name, {}).get(line))
-        s.findings = derive_findings(s)
+        s.findings = derive_findings(s) + fit_findings.findings(self.capture.graphs, s.symbols)
         if self._log is not None:
             self._log_new(s)
 
@@ -480,6 +488,7 @@ class LivePipeline:
                 "max_autotune_gemm_backends": "TRITON",
                 "force_disable_caches": not self.options.allow_caches,
                 "train": self.options.train,
+                **({benchmark_fit.PATCH_KEY: True} if self.options.fit_benchmark_tensors else {}),
             },
             rank=None if rank is None else rank.rank,
             world_size=None if rank is None else rank.world_size,
