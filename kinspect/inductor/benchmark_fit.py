@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import inspect
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -151,16 +152,23 @@ def _operands(nodes: Any) -> tuple[Operand, ...]:
 
 # ---------------------------------------------------------------- in Inductor's process
 
+def _arguments(fn: Any, args: Any, kwargs: Any) -> dict[str, Any]:
+    """The call's arguments by name (torch releases move them between positions)."""
+    bound = inspect.signature(fn).bind_partial(*args, **kwargs)
+    return bound.arguments
+
+
 def _get_inputs(orig: Any) -> Any:
-    def wrapped(cls: Any, choices: Any, input_nodes: Any, layout: Any, input_gen_fns: Any,
-                hint_override: int | None = None) -> Any:
-        if _watch() is None or hint_override is None or _in_subproc():
-            return orig(choices, input_nodes, layout, input_gen_fns, hint_override=hint_override)
+    def wrapped(cls: Any, *a: Any, **k: Any) -> Any:
+        args = _arguments(orig, a, k) if _watch() is not None else {}
+        nodes, hint = args.get("input_nodes"), args.get("hint_override")
+        if nodes is None or hint is None or _in_subproc():
+            return orig(*a, **k)
         prev = getattr(_local, "inputs", None)
-        _local.inputs = ({_base_name(n): i for i, n in enumerate(input_nodes)},
-                         tuple(_base_name(n) for n in input_nodes), _operands(input_nodes))
+        _local.inputs = ({_base_name(n): i for i, n in enumerate(nodes)},
+                         tuple(_base_name(n) for n in nodes), _operands(nodes))
         try:
-            return orig(choices, input_nodes, layout, input_gen_fns, hint_override=hint_override)
+            return orig(*a, **k)
         finally:
             _local.inputs = prev
     return classmethod(wrapped)
@@ -177,8 +185,12 @@ def _example_value(orig: Any) -> Any:
         if m is None:
             return t
         index = None if m.tensor == "out" else inputs[0].get(m.tensor)
-        sink(Seen(inputs[1], index, m, fit and m.short, inputs[2]))
-        return _with_storage(t, m.needed.storage) if fit and m.short else t
+        fitted = None
+        if fit and m.short:
+            with contextlib.suppress(Exception):  # no fitted tensor (out of memory): Inductor's, and said so
+                fitted = _with_storage(t, m.needed.storage)
+        sink(Seen(inputs[1], index, m, fitted is not None, inputs[2]))
+        return t if fitted is None else fitted
     return staticmethod(wrapped)
 
 
@@ -199,29 +211,39 @@ def _with_storage(t: Any, needed: int) -> Any:
 # ---------------------------------------------------------------- the autotune subprocess
 
 def _generate(orig: Any) -> Any:
-    def wrapped(template: Any, input_nodes: Any, layout: Any, *a: Any, **k: Any) -> Any:
-        caller = orig(template, input_nodes, layout, *a, **k)
-        hint = k.get("hint_override")
+    def wrapped(template: Any, *a: Any, **k: Any) -> Any:
+        caller = orig(template, *a, **k)
         watch = _watch()
         bmreq = getattr(caller, "bmreq", None)
-        if watch is None or hint is None or bmreq is None or not _in_subproc():
+        if watch is None or bmreq is None or not _in_subproc():
+            return caller
+        args = _arguments(orig, (template, *a), k)
+        input_nodes, layout, hint = args.get("input_nodes"), args.get("layout"), args.get("hint_override")
+        if hint is None or input_nodes is None or layout is None:
             return caller
         sink, fit = watch
-        names = tuple(_base_name(n) for n in input_nodes)
-        operands = _operands(input_nodes)
-        metas = bmreq.input_tensor_meta if isinstance(bmreq.input_tensor_meta, list) else [bmreq.input_tensor_meta]
-        by_name = {m.name: i for i, m in enumerate(metas)}
-        for index, node in enumerate(input_nodes):
-            i = by_name.get(names[index])
-            if i is not None:
-                metas[i] = _fit_meta(metas[i], node, hint, names, index, sink, fit, operands)
-        if isinstance(bmreq.input_tensor_meta, list):
-            bmreq.input_tensor_meta = metas
-        out = bmreq.output_tensor_meta
-        if not isinstance(out, list):
-            bmreq.output_tensor_meta = _fit_meta(out, layout, hint, names, None, sink, fit, operands)
+        with contextlib.suppress(Exception):  # checking never stops a compile: Inductor's description stays
+            _fit_bmreq(bmreq, input_nodes, layout, hint, sink, fit)
         return caller
     return wrapped
+
+
+def _fit_bmreq(bmreq: Any, input_nodes: Any, layout: Any, hint: int, sink: Callable[[Seen], None],
+               fit: bool) -> None:
+    """Check (and fit) the subprocess's description of each tensor, matched to the template's inputs by name."""
+    names = tuple(_base_name(n) for n in input_nodes)
+    operands = _operands(input_nodes)
+    metas = bmreq.input_tensor_meta if isinstance(bmreq.input_tensor_meta, list) else [bmreq.input_tensor_meta]
+    by_name = {m.name: i for i, m in enumerate(metas)}
+    for index, node in enumerate(input_nodes):
+        i = by_name.get(names[index])
+        if i is not None:
+            metas[i] = _fit_meta(metas[i], node, hint, names, index, sink, fit, operands)
+    if isinstance(bmreq.input_tensor_meta, list):
+        bmreq.input_tensor_meta = metas
+    out = bmreq.output_tensor_meta
+    if not isinstance(out, list):
+        bmreq.output_tensor_meta = _fit_meta(out, layout, hint, names, None, sink, fit, operands)
 
 
 def _fit_meta(meta: Any, node: Any, hint: int, names: tuple[str, ...], index: int | None,
@@ -229,7 +251,7 @@ def _fit_meta(meta: Any, node: Any, hint: int, names: tuple[str, ...], index: in
     """Check a subprocess tensor description; with `fit`, describe the tensor Inductor's own
     process would build at this hint, with the storage the kernel reads there."""
     from torch._inductor import ir
-    from torch._inductor.select_algorithm import get_strides_with_layout_constraints
+    from torch._inductor import select_algorithm as sa
     from torch._inductor.virtualized import V
 
     storage = rule.required_storage(tuple(meta.sizes), tuple(meta.strides)) + int(meta.offset)
@@ -244,8 +266,10 @@ def _fit_meta(meta: Any, node: Any, hint: int, names: tuple[str, ...], index: in
     if isinstance(base, ir.BaseView):
         base = base.unwrap_view()
     sv = V.graph.sizevars
+    # The strides benchmark_example_value builds with (torch 2.13 applies layout constraints; 2.11 has none).
+    strides_of = getattr(sa, "get_strides_with_layout_constraints", lambda n: n.get_stride())
     sizes = sv.optimization_hints_with_override(base.get_size(), hint_override=hint)
-    strides = sv.optimization_hints_with_override(get_strides_with_layout_constraints(base), hint_override=hint)
+    strides = sv.optimization_hints_with_override(strides_of(base), hint_override=hint)
     used = rule.required_storage(tuple(sizes), tuple(strides))
     return dataclasses.replace(meta, sizes=tuple(sizes), strides=tuple(strides),
                                offset=rule.enlarged(used, m.needed.storage))
@@ -261,7 +285,10 @@ def _install() -> None:
         from torch._inductor import select_algorithm as sa
 
         asc = sa.AlgorithmSelectorCache
-        asc.get_inputs = _get_inputs(asc.get_inputs)
-        asc.benchmark_example_value = _example_value(asc.benchmark_example_value)
-        sa.TritonTemplate.generate = _generate(sa.TritonTemplate.generate)
+        # Each path is watched where this torch has it; a missing one is simply not watched.
+        if hasattr(asc, "get_inputs") and hasattr(asc, "benchmark_example_value"):
+            asc.get_inputs = _get_inputs(asc.get_inputs)
+            asc.benchmark_example_value = _example_value(asc.benchmark_example_value)
+        if hasattr(sa, "TritonTemplate") and hasattr(sa.TritonTemplate, "generate"):
+            sa.TritonTemplate.generate = _generate(sa.TritonTemplate.generate)
         _installed = True

@@ -80,6 +80,13 @@ class StepResult:
     error: str | None = None
 
 
+def _user_autotunes_in_subproc() -> bool:
+    """Whether the user asked Inductor to autotune in a subprocess (its own switch)."""
+    import os
+
+    return os.environ.get("TORCHINDUCTOR_AUTOTUNE_IN_SUBPROC") == "1"
+
+
 def require_cuda() -> None:
     import torch
 
@@ -183,8 +190,8 @@ class LivePipeline:
         cfg.max_autotune_gemm_backends = "TRITON"
         if not self.options.allow_caches:
             cfg.force_disable_caches = True
-        if self.options.fit_benchmark_tensors:
-            cfg.autotune_in_subproc = True
+        # Set every time: an earlier pipeline in this process may have fitted, this one may not.
+        cfg.autotune_in_subproc = self.options.fit_benchmark_tensors or _user_autotunes_in_subproc()
 
     def _inputs(self, sizes: Mapping[str, int]) -> tuple[Any, ...]:
         import torch
