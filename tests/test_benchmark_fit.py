@@ -149,6 +149,7 @@ def _graph_record(seen):
     from kinspect.inductor.capture import GraphRecord, SiteRecord
 
     rec = GraphRecord(0, "inference", None)
+    rec.misfit_ops[("q", "k")] = "bmm"
     rec.sites.append(SiteRecord("multi_kernel_0", "buf0", "bmm", [("q", "input", ()), ("k", "input", ()),
                                                                   ("buf0", "output", ())], {}, [], []))
     rec.misfits.extend(seen)
@@ -174,9 +175,40 @@ def test_each_misfit_is_a_finding_naming_the_site_the_op_part_and_the_users_size
 
     found = findings([_graph_record(seen_bmm)], [SymbolInfo(str(graph.s), "S")])
     assert [(f.kind, f.site, f.severity) for f in found] == [("hint-benchmark-tensor", "multi_kernel_0", "error")] * 3
-    assert found[0].message.startswith("at hint 4096, bmm's a (q) was autotuned on a tensor of shape (8, 4096, 128)")
-    assert "bmm's b (k)" in found[1].message and "bmm's out " in found[2].message
+    assert found[0].message.startswith("at hint 4096, bmm's a was autotuned on a tensor of shape (8, 4096, 128)")
+    assert "bmm's b was" in found[1].message and "bmm's out was" in found[2].message
     assert "128*S" in found[0].message and "S**2" in found[2].message
+
+
+def test_a_site_many_layers_share_speaks_once_and_fitted_tensors_are_one_note(seen_bmm, graph):
+    """Twelve layers' templates feed one site: one finding per hint and tensor, with the count;
+    what kinspect fitted is one info finding per site."""
+    from dataclasses import replace
+
+    from kinspect.core.session.model import SymbolInfo
+    from kinspect.inductor.fit_findings import findings
+
+    rec = _graph_record(seen_bmm)
+    rec.sites.append(replace(rec.sites[0], tensors=[("q2", "input", ()), ("k2", "input", ()), ("buf9", "output", ())]))
+    rec.misfits += [replace(s, inputs=("q2", "k2")) for s in seen_bmm]
+    found = findings([rec], [SymbolInfo(str(graph.s), "S")])
+    assert len(found) == 3 and all("the same in 2 templates that share this site" in f.message for f in found)
+    rec.misfits = [replace(s, fitted=True) for s in rec.misfits]
+    (note,) = findings([rec], [])
+    assert note.severity == "info" and note.site == "multi_kernel_0"
+    assert note.message.startswith("bmm: 6 benchmark tensors in 2 templates (one per layer) did not hold what the "
+                                   "kernel reads at hints 4096 (in-process autotuning); kinspect gave each the storage")
+
+
+def test_a_compile_that_died_before_its_site_names_the_op_autotuned(seen_bmm):
+    from kinspect.inductor.capture import GraphRecord
+    from kinspect.inductor.fit_findings import findings
+
+    rec = GraphRecord(0, "inference", None)
+    rec.misfits.extend(seen_bmm)
+    rec.misfit_ops[("q", "k")] = "bmm"
+    found = findings([rec], [])
+    assert found[0].site is None and found[0].message.startswith("at hint 4096, bmm's a (q) was autotuned")
 
 
 def test_the_reproducer_is_a_standalone_script_and_the_report_holds_it(seen_bmm, graph, tmp_path):

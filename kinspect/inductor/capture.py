@@ -78,6 +78,8 @@ class GraphRecord:
     pending: dict[str, dict[str, Any]] = field(default_factory=dict)
     misfits: list[benchmark_fit.Seen] = field(default_factory=list)
     """Benchmark tensors that did not hold what a template's kernel reads at a hint."""
+    misfit_ops: dict[tuple[str, ...], str] = field(default_factory=dict)
+    """The op of each template a misfit was seen in, by its inputs (before any site exists)."""
 
     @property
     def name(self) -> str:
@@ -182,6 +184,8 @@ class CompileCapture:
         rec = self.current()
         if rec is None:
             return
+        if self.autotuning is not None:
+            rec.misfit_ops.setdefault(seen.inputs, self.autotuning.op)
         m = seen.misfit
         same = (seen.inputs, seen.index, m.hint, m.path)
         if all((s.inputs, s.index, s.misfit.hint, s.misfit.path) != same for s in rec.misfits):

@@ -83,6 +83,7 @@ def locate(model: str | Path, hints: Sequence[int], timeout: float = 1200) -> Fa
 def _probe(model: str, hints: list[int]) -> Fault | None:
     from torch._inductor import select_algorithm as sa
 
+    from kinspect.inductor import translate
     from kinspect.inductor.fit_findings import sentence, short_at
     from kinspect.inductor.modelfile import load_model_file
     from kinspect.inductor.pipeline import LivePipeline, Options
@@ -100,9 +101,11 @@ def _probe(model: str, hints: list[int]) -> Fault | None:
                 rec = live.capture.current()
                 inputs = tuple(_name(n) for n in getattr(choice, "input_nodes", ()))
                 misses = short_at([rec] if rec is not None else [], inputs or None, at.hint)
+                symbols = translate.symbols(live.capture.graphs, live._dyn, live.mf.input_names, live._examples)
+                names = {s.name: s.alias for s in symbols if s.alias}
                 first.append(Fault(at.hint, at.node, at.op, str(getattr(choice, "description", "")),
                                    str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__,
-                                   sentence(misses[0], at.op) if misses else None))
+                                   sentence(misses[0], at.op, names) if misses else None))
             raise
 
     sa.AlgorithmSelectorCache.benchmark_choice = classmethod(benchmark_choice)

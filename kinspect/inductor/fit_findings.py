@@ -8,6 +8,7 @@ only while Inductor autotuned), one per site, hint, tensor and path.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Sequence
 
 from kinspect.core.dispatch.operands import OPERANDS
@@ -18,29 +19,56 @@ from kinspect.inductor.benchmark_fit import Seen
 from kinspect.inductor.capture import GraphRecord
 
 
-def _part(op: str, index: int | None, inputs: Sequence[str]) -> str:
+def _part(op: str, index: int | None, inputs: Sequence[str], inductor_name: bool = True) -> str:
     if index is None:
         return "out"
     parts = OPERANDS.get(op)
     if parts is not None and len(parts) == len(inputs):
-        return f"{parts[index]} ({inputs[index]})"
+        return f"{parts[index]} ({inputs[index]})" if inductor_name else parts[index]
     return inputs[index]
 
 
+def op_of(g: GraphRecord, seen: Seen) -> tuple[str, str | None]:
+    """The template's op and the session's site name for it (None: no site was made, as
+    when the compile died first)."""
+    for r in g.sites:
+        if tuple(n for n, role, _ in r.tensors if role == "input") == seen.inputs:
+            return r.op, translate.site_name(g.index, r.name)
+    return g.misfit_ops.get(seen.inputs, "a template"), None
+
+
 def findings(graphs: Sequence[GraphRecord], symbols: Sequence[SymbolInfo]) -> list[Finding]:
+    """Per site (or template, where no site was made), one finding per hint, tensor and path
+    that was left misfit, and one for all that kinspect fitted: a site a dozen layers share
+    speaks once, with the count."""
     names = {s.name: s.alias for s in symbols if s.alias}
     out = []
     for g in graphs:
-        by_inputs = {tuple(n for n, role, _ in r.tensors if role == "input"): r for r in g.sites}
+        left: dict[tuple, list[Seen]] = defaultdict(list)
+        fitted: dict[tuple, list[Seen]] = defaultdict(list)
+        ops: dict[tuple, str] = {}
         for seen in g.misfits:
-            r = by_inputs.get(seen.inputs)
-            op = r.op if r is not None else "a template"
-            site = translate.site_name(g.index, r.name) if r is not None else None
-            text = sentence(seen, op, names)
+            op, site = op_of(g, seen)
+            where = (site, op) if site is not None else (None, seen.inputs)
+            ops[where] = op
             if seen.fitted:
-                text += "; kinspect gave it the storage the kernel reads (--fit-benchmark-tensors)"
-            severity = "error" if seen.misfit.short and not seen.fitted else "warning"
-            out.append(Finding(rule.KIND, text, severity, site=site, graph=g.name))
+                fitted[where].append(seen)
+            else:
+                part = _part(op, seen.index, seen.inputs, inductor_name=False)
+                left[(where, seen.misfit.hint, part, seen.misfit.path)].append(seen)
+        for (where, _, part, _), group in left.items():
+            op, first = ops[where], group[0]
+            text = rule.message(first.misfit, op, part if where[0] is not None else _part(op, first.index, first.inputs),
+                                names)
+            templates = len({s.inputs for s in group})
+            if templates > 1:
+                text += f" (the same in {templates} templates that share this site, one per layer)"
+            out.append(Finding(rule.KIND, text, "error" if first.misfit.short else "warning", site=where[0],
+                               graph=g.name))
+        for where, group in fitted.items():
+            text = rule.fitted_message(ops[where], [s.misfit.hint for s in group], len(group),
+                                       len({s.inputs for s in group}), [s.misfit.path for s in group])
+            out.append(Finding(rule.KIND, text, "info", site=where[0], graph=g.name))
     return out
 
 

@@ -20,9 +20,9 @@ from pathlib import Path
 
 from kinspect.core.quality import benchmark_fit as rule
 from kinspect.core.session.model import Environment, SymbolInfo
-from kinspect.inductor import translate
 from kinspect.inductor.benchmark_fit import Operand
 from kinspect.inductor.capture import GraphRecord
+from kinspect.inductor.fit_findings import op_of
 
 CALLS = {
     "mm": "torch.mm({0}, {1})",
@@ -230,11 +230,9 @@ def write_for(graphs: Sequence[GraphRecord], symbols: Sequence[SymbolInfo], hint
     examples = {s.name: s.example for s in symbols if s.example is not None}
     out = []
     for g in graphs:
-        by_inputs = {tuple(n for n, role, _ in r.tensors if role == "input"): r for r in g.sites}
         for seen in g.misfits:
-            r = by_inputs.get(seen.inputs)
-            op = r.op if r is not None else "template"
-            site = translate.site_name(g.index, r.name) if r is not None else "_".join(seen.inputs)
+            op, site = op_of(g, seen)
+            site = site or "_".join(seen.inputs)
             if not seen.misfit.short or seen.fitted or (site, seen.misfit.hint) in done:
                 continue
             done.add((site, seen.misfit.hint))

@@ -152,21 +152,36 @@ def _tuple(values: Sequence[Any]) -> str:
     return "(" + ", ".join(str(v) for v in values) + ("," if len(values) == 1 else "") + ")"
 
 
+def _replaced_text(r: Replaced, hint: int, names: Mapping[str, str]) -> str:
+    expr = renamed(r.expr, names)
+    if r.where.startswith("size"):  # the kernel's extent: Inductor's own value at the hint (its grid, its key)
+        return f"{r.where} {expr}: built {r.given:,}, the kernel covers {r.at_hint:,} at hint {hint}"
+    syms = sorted({names.get(s, s) for s in _symbols(r.expr)})
+    at = ", ".join(f"{s}={hint}" for s in syms) or f"hint {hint}"
+    return f"{r.where} {expr}: given {r.given:,}, {r.at_hint:,} at {at}"
+
+
 def message(m: Misfit, op: str, tensor: str, names: Mapping[str, str]) -> str:
     """One sentence: which tensor, what Inductor built, what the kernel reads, and the
     expression Inductor replaced, in the user's names."""
-    syms = sorted({names.get(str(s), str(s)) for r in m.replaced for s in _symbols(r.expr)})
-    at = ", ".join(f"{s}={m.hint}" for s in syms) or f"hint {m.hint}"
     how = ("in kinspect's process Inductor put the hint in for every expression" if m.path == "in-process"
            else "in the autotune subprocess Inductor built it at the example size, ignoring the hint")
-    exprs = "; ".join(f"{r.where} {renamed(r.expr, names)}: given {r.given:,}, {r.at_hint:,} at {at}"
-                      for r in m.replaced[:3])
+    exprs = "; ".join(_replaced_text(r, m.hint, names) for r in m.replaced[:3])
     outcome = ("the kernel reads past the tensor, so a config faulted or was timed on memory outside it"
                if m.short else "the configs were timed at another size than the hint's")
     return (f"at hint {m.hint}, {op}'s {tensor} was autotuned on a tensor of shape {_tuple(m.given.size)}, "
             f"stride {_tuple(m.given.stride)} ({m.given.storage:,} elements of storage) where the kernel reads "
             f"shape {_tuple(m.needed.size)}, stride {_tuple(m.needed.stride)} ({m.needed.storage:,} elements): "
             f"{how} ({exprs or 'no expression replaced'}); {outcome}")
+
+
+def fitted_message(op: str, hints: Sequence[int], tensors: int, templates: int, paths: Sequence[str]) -> str:
+    """The one finding a site gets where kinspect fitted every misfit it had."""
+    where = " and ".join(sorted(set(paths)))
+    layers = f" in {templates} templates (one per layer)" if templates > 1 else ""
+    return (f"{op}: {tensors} benchmark tensors{layers} did not hold what the kernel reads at hints "
+            f"{', '.join(map(str, sorted(set(hints))))} ({where} autotuning); kinspect gave each the storage its "
+            "kernel reads, so these variants were tuned at their hints' sizes (--fit-benchmark-tensors)")
 
 
 def _symbols(expr: str) -> list[str]:
