@@ -104,11 +104,13 @@ def _parser() -> argparse.ArgumentParser:
         description="Compile model.py once with every candidate hint (each power of two in the range), time every "
                     "variant at the workload's sizes, choose the subset of at most --max-hints hints that Inductor's "
                     "own heuristic would dispatch best among, then compile it (and the default 64,256,4096) afresh "
-                    "and measure. Workload: --workload FILE (B=... per line, an optional count: B=1000 x40), else "
-                    "the model file's workload, else uniform over the range in log space.")
+                    "and measure. Workload: --workload FILE (B=... per line, an optional count: B=1000 x40, or "
+                    "B=4 S=128 for a grid), else the model file's workload, else uniform over the range (the grid "
+                    "of ranges) in log space.")
     a.add_argument("model")
     a.add_argument("--range", dest="ranges", action="append", required=True, metavar="NAME=LO..HI",
-                   help="the size the hints are for and its range, e.g. B=1..16384")
+                   help="a size the hints are for and its range, e.g. B=1..16384 (repeat for a grid: "
+                        "--range B=2..32 --range S=16..1024; each hint applies to every dynamic dim)")
     a.add_argument("--workload", metavar="FILE", help="sizes to weigh, one per line (B=1000, or B=1000 x40)")
     a.add_argument("--max-hints", type=int, default=3, help="at most this many hints (default 3)")
     a.add_argument("--compiles", type=int, default=1, help="fresh compiles per verified hint set (default 1)")

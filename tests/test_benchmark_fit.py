@@ -44,9 +44,27 @@ def test_a_constant_stride_fits_and_the_subprocess_example_size_does_not():
     assert "timed at another size than the hint's" in rule.message(small, "addmm", "x", {})
 
 
-def test_the_patch_is_named_wherever_a_session_shows():
-    assert rule.patched_note({rule.PATCH_KEY: True}) == rule.PATCH_NOTE
-    assert rule.patched_note({"max_autotune": True}) is None
+@pytest.mark.parametrize("patched", [True, False])
+def test_the_patch_is_named_wherever_a_session_shows(patched, tmp_path, capsys):
+    """The banner, the Markdown report and explain of a session made with the fit say so."""
+    from dataclasses import replace
+
+    from synthetic import synthetic_session
+
+    from kinspect import cli
+    from kinspect.core.export import report_md
+    from kinspect.core.source import RecordedSource
+    from kinspect.core.store import save
+
+    s = synthetic_session(sites=1, measured=False)
+    if patched:
+        s.environment = replace(s.environment, config={**s.environment.config, rule.PATCH_KEY: True})
+    path = tmp_path / "s.session.json"
+    save(s, path)
+    assert cli.main(["explain", str(path)]) == 0
+    said = capsys.readouterr().out
+    shown = [RecordedSource(s, path).banner(), report_md.render(s), said]
+    assert [("patched by kinspect" in text) for text in shown] == [patched] * 3
 
 
 # ---------------------------------------------------------------- Inductor's own code

@@ -1,5 +1,7 @@
-"""`kinspect advise model.py --range B=1..16384`: the hints that cost the workload least,
-predicted from one compile with every candidate hint, then verified by compiling them."""
+"""`kinspect advise model.py --range B=1..16384 [--range S=16..1024]`: the hints that cost the
+workload least, predicted from one compile with every candidate hint, then verified by
+compiling them. Several ranges make a grid (a transformer's B and S): the hints stay single
+values applied to every dynamic dim, and each subset is decided on the real keys."""
 
 from __future__ import annotations
 
@@ -23,9 +25,10 @@ if TYPE_CHECKING:
     from kinspect.inductor.advise import Advice
 
 
-def workload_for(path: str | None, model_steps: list[dict[str, int]], name: str, span: tuple[int, int],
+def workload_for(path: str | None, model_steps: list[dict[str, int]], spans: dict[str, tuple[int, int]],
                  points: int) -> advise.Workload:
-    """`--workload FILE`, else the model file's `workload`, else uniform over the range in log space."""
+    """`--workload FILE`, else the model file's `workload`, else uniform over the range (or
+    the grid of ranges) in log space."""
     if path is not None:
         try:
             text = Path(path).read_text(encoding="utf-8")
@@ -34,7 +37,7 @@ def workload_for(path: str | None, model_steps: list[dict[str, int]], name: str,
         return advise.parse_workload_file(text, Path(path).name)
     if model_steps:
         return advise.steps_workload(model_steps, "the model file's workload")
-    return advise.uniform_workload(name, span[0], span[1], points)
+    return advise.uniform_grid(spans, points)
 
 
 def run(model: str, ranges: list[str], workload: str | None, max_hints: int, compiles: int, points: int,
@@ -44,15 +47,12 @@ def run(model: str, ranges: list[str], workload: str | None, max_hints: int, com
     from kinspect.inductor.modelfile import load_model_file
 
     spans = parse_ranges(ranges)
-    if len(spans) != 1:
-        raise KinspectError("kinspect advise takes one --range (the size the hints are for)")
-    (name, span), = spans.items()
     if max_hints < 1 or compiles < 1:
         raise KinspectError("--max-hints and --compiles take 1 or more")
-    cands = parse_hints(candidates) if candidates else advise.candidate_hints(*span)
+    cands = parse_hints(candidates) if candidates else advise.grid_candidates(spans)
     mf = load_model_file(model)
     mf.check_names(spans, "--range")
-    load = advise.within(workload_for(workload, [dict(w) for w in mf.workload], name, span, points), name, span)
+    load = advise.within_all(workload_for(workload, [dict(w) for w in mf.workload], spans, points), spans)
     mf.check_names({k for s, _ in load.points for k in s}, "--workload")
     if not recording.cuda_available():
         raise KinspectError(recording.no_cuda(mf.path, "kinspect advise"))
@@ -63,7 +63,7 @@ def run(model: str, ranges: list[str], workload: str | None, max_hints: int, com
                                failure_log=log_path_for(mf.path), fit_benchmark_tensors=fit)
     with pipeline.LivePipeline(mf, options) as live, tempfile.TemporaryDirectory(prefix="kinspect-") as work:
         try:
-            advice = run_advise(live, name, span, load, max_hints, compiles, work, progress)
+            advice = run_advise(live, spans, load, max_hints, compiles, work, progress)
         finally:
             if live.session.sites:
                 live.save(target)
