@@ -9,6 +9,8 @@
 #                                      session per rank, into $OUT/samples; the merged explain
 #   scripts/device_session.sh advise   kinspect compare and kinspect advise on samples/linear.py (GPU tests
 #                                      that run them as subprocesses), their whole outputs and phase timings
+#   scripts/device_session.sh layers   repeated layers: kinspect record against torch.compile on GPT-2,
+#                                      and GPT-2 at 12 layers against 2 (benchmarks/repeated_layers.py)
 #   scripts/device_session.sh hints    Inductor's benchmark tensors at a hint: the stock bmm misfit, its
 #                                      reproducer on stock torch, and --fit-benchmark-tensors on the bmm,
 #                                      samples/vit.py (recorded and swept into $OUT/samples) and GPT-2 with
@@ -59,6 +61,10 @@ bench)
     scale() { timeout "${SCALE_TIMEOUT:-240}" python3 benchmarks/gpt2_scale.py -o "$out/gpt2_small.session.json" "$@" 2>&1 \
         | grep -v "^[EW][0-9]\{4\} " | tail -8 | tee -a "$out/gpt2-scale.txt"; return "${PIPESTATUS[0]}"; }
     scale || scale --fit-benchmark-tensors || scale --hints 256,4096
+    ;;
+layers)
+    timeout "${LAYERS_TIMEOUT:-560}" python3 benchmarks/repeated_layers.py --fit-benchmark-tensors 2>&1 \
+        | grep -v "^[EW][0-9]\{4\} " | tail -6 | tee "$out/repeated-layers.txt"
     ;;
 hints)
     gpu_tests tests/gpu/test_gpu_hint_tensors.py "${@:2}"

@@ -218,7 +218,7 @@ def test_a_site_many_layers_share_speaks_once_and_fitted_tensors_are_one_note(se
                                    "kernel reads at hints 4096 (in-process autotuning); kinspect gave each the storage")
 
 
-def test_a_compile_that_died_before_its_site_names_the_op_autotuned(seen_bmm):
+def test_a_compile_that_died_before_its_site_names_the_op_autotuned(seen_bmm, tmp_path):
     from kinspect.inductor.capture import GraphRecord
     from kinspect.inductor.fit_findings import findings
 
@@ -227,6 +227,12 @@ def test_a_compile_that_died_before_its_site_names_the_op_autotuned(seen_bmm):
     rec.misfit_ops[("q", "k")] = "bmm"
     found = findings([rec], [])
     assert found[0].site is None and found[0].message.startswith("at hint 4096, bmm's a (q) was autotuned")
+    from kinspect.core.session.model import SymbolInfo
+    from kinspect.inductor import reproducer
+
+    (files,) = reproducer.write_for([rec], [SymbolInfo(str(seen_bmm[0].operands[0].base[1]), "S", example=100)],
+                                    [4096], {}, tmp_path, set())
+    assert files.script.name == "q_k-hint4096.py" and "torch.bmm(" in files.script.read_text()
 
 
 def test_the_reproducer_is_a_standalone_script_and_the_report_holds_it(seen_bmm, graph, tmp_path):
