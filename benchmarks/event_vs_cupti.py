@@ -101,6 +101,7 @@ def _fit(launcher, v: int, rough: float) -> tuple[float, float]:
 def main() -> None:
     import torch
 
+    import kinspect.inductor.measurements as measurements
     import kinspect.inductor.pipeline as pipeline_mod
     from kinspect.commands.options import parse_hints
     from kinspect.inductor.modelfile import load_model_file
@@ -114,7 +115,7 @@ def main() -> None:
         sys.exit("event_vs_cupti: needs a CUDA GPU")
 
     rows: list[tuple] = []
-    real = pipeline_mod.time_variants
+    real = measurements.time_variants
     current = {"label": ""}
 
     def probing(launcher, variants, *a, **kw):
@@ -123,7 +124,7 @@ def main() -> None:
         rows.extend(r + (getattr(timed.get(r[1]), "median_us", None),) for r in probed)
         return timed
 
-    pipeline_mod.time_variants = probing
+    measurements.time_variants = probing
     mf = load_model_file(args.model)
     live = pipeline_mod.LivePipeline(mf, pipeline_mod.Options(hints=parse_hints(args.hints)))
     live.compile()

@@ -4,7 +4,8 @@
 tests put this class in its place (and say CUDA is there). The compile-time facts are
 those of the model's recording made on the H200 (samples/NAME.session.json); every
 run calls Inductor's real `SizeHintMultiKernelCall` (stand-in kernels, meta tensors)
-inside a real `Recorder`, writing the real crash-safe log where the options ask for one;
+inside a real `Recorder`, and the session and its crash-safe log are kept by the real
+assembly code (kinspect.inductor.assembly) where the options ask for a log;
 measuring and baselines make up times, each variant timed by CUDA events and by CUPTI
 as the real pipeline stores them, CUPTI ranking them differently. `kinspect compare`'s
 whole-model timing sums the made-up times; `fake_recompile` stands in for a compile in a
@@ -23,12 +24,11 @@ from typing import Any
 
 from standins import StandIn
 
-from kinspect.core.quality.findings import derive_findings
-from kinspect.core.session.format.log import LiveLog
-from kinspect.core.session.model import Baseline, Measurement, ModelInfo, Recompile, Session, Site, Variant
+from kinspect.core.session.model import Baseline, Measurement, Recompile, Session, Site, Variant
 from kinspect.core.dispatch.shapes import Key
 from kinspect.core.quality.variance import variants_of
 from kinspect.core.store import load, save
+from kinspect.inductor.assembly import SessionLog, add_measurements, model_info, rank_fields, refresh
 from kinspect.inductor.modelfile import ModelFile
 from kinspect.inductor.pipeline import DEFAULT_HINTS, LivePipeline, Options, StepResult
 from kinspect.inductor.recorder import Recorder
@@ -39,12 +39,6 @@ import torch  # noqa: E402
 from torch._inductor.codegen.multi_kernel import SizeHintMultiKernelCall  # noqa: E402
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
-
-
-def _rank(options: Options) -> dict[str, int | None]:
-    """The rank fields the real pipeline's environment takes from its options."""
-    r = options.rank
-    return {"rank": r and r.rank, "world_size": r and r.world_size, "local_rank": r and r.local_rank}
 
 
 def made_up_us(site: Site, key: tuple, variant: int, method: str) -> float:
@@ -68,14 +62,14 @@ class FakePipeline:
         recorded = load(SAMPLES / f"{model_file.path.stem}.session.json")
         self._compiled = recorded
         self.session = Session(
-            environment=replace(recorded.environment, gpu="fake GPU (CPU stand-in)", **_rank(self.options)),
-            model=ModelInfo(str(model_file.path), model_file.model_name, tuple(self.hints),
-                            tuple(model_file.workload)),
+            environment=replace(recorded.environment, gpu="fake GPU (CPU stand-in)",
+                                **rank_fields(self.options.rank)),
+            model=model_info(model_file, self.hints),
         )
         self.recorder = Recorder()
         self.lock = threading.RLock()
         self.calls: list[SizeHintMultiKernelCall] = []
-        self.log: LiveLog | None = None
+        self.log: SessionLog | None = None
         self.closed = False
         self.changed = False
         """This compile autotuned `unstable_hint` otherwise (set by `fake_recompile`)."""
@@ -101,19 +95,14 @@ class FakePipeline:
     def compile(self) -> Session:
         self._say(f"compiling {self.mf.path.name} with hints {self.hints} (stand-in)")
         if self.options.log_path is not None:
-            self.log = LiveLog(self.options.log_path, self.session)
-            self.recorder.configure(log=self.log)
+            self.log = SessionLog(self.options.log_path, self.session)
+            self.recorder.configure(log=self.log.writer)
         s = self.session
         s.symbols, s.graphs = self._compiled.symbols, self._compiled.graphs
         s.sites = [self._with_hints(site) for site in self._compiled.sites]
         with self.recorder:
             self.calls = [self._call(site) for site in s.sites]
-        if self.log is not None:
-            self.log.symbols(s.symbols)
-            for g in s.graphs:
-                self.log.graph(g)
-            for site in s.sites:
-                self.log.site(site)
+        refresh(s, self.recorder, self.log)
         self.run_sizes(self.mf.examples, step=None)
         return s
 
@@ -148,8 +137,7 @@ class FakePipeline:
         self.recorder.set_step(step)
         for site, call in zip(self.session.sites, self.calls):
             call.run(*(torch.empty(shape, device="meta") for shape in site.runtime_key(env)))
-        self.session.events = self.recorder.dispatch_events()
-        self.session.findings = derive_findings(self.session)
+        refresh(self.session, self.recorder, self.log)
         return StepResult(step, dict(sizes), len(self.recorder) - before)
 
     def run_workload(self, steps: Sequence[Mapping[str, int]] | None = None,
@@ -178,10 +166,7 @@ class FakePipeline:
                         us = round(us * 1.5, 3)
                     out.append(Measurement(s.name, key, v.index, method, us, us * 0.98, us * 1.02, 20,
                                            l2_flush and method == "cuda_events"))
-        self.session.measurements += out
-        if self.log is not None:
-            for m in out:
-                self.log.measurement(m)
+        add_measurements(self.session, out, self.log)
         return out
 
     def baselines(self, sizes: Mapping[str, int], kinds: Sequence[str],

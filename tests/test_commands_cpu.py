@@ -55,7 +55,10 @@ def test_record_compiles_runs_the_workload_and_saves_the_session(tmp_path, fake_
     assert [e.key[1][0] for e in session.events] == [1000, 64, 100, 128, 129, 1000, 1024, 1025, 8192]
     assert all(e.picked == e.predicted for e in session.events)
     assert err.endswith(f"kinspect: saved {out}: 1 sites, 9 dispatches, {len(session.findings)} findings\n")
-    assert load(out.with_suffix(".jsonl")).events == session.events  # the crash-safe log beside it
+    logged = load(out.with_suffix(".jsonl"))  # the crash-safe log beside it
+    assert (logged.symbols, logged.graphs, logged.sites, logged.events) == (
+        session.symbols, session.graphs, session.sites, session.events)
+    assert logged.graphs[0].wrapper_code
     (live,) = FakePipeline.made
     assert live.closed
 

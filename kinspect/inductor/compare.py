@@ -3,7 +3,7 @@ the same hints over fresh compiles.
 
 At each shape the compile under inspection is measured (every variant of every site, so
 the fastest is known), timed whole with Inductor's picks and with the fastest forced
-(`LivePipeline.compare_at`), and the fresh-compile kinds are timed in processes of their
+(`whole_model.compare_at`), and the fresh-compile kinds are timed in processes of their
 own (`kinspect.inductor.baseline`). With `compiles` > 1 the same hints are compiled again
 that many times less one, each in a fresh process, and every variant is timed at the same
 shapes (`kinspect.inductor.recompile`): the session then holds each compile's timings, and

@@ -130,4 +130,5 @@ def test_log_written_as_events_happen(recorded, tmp_path):
         live.run_sizes({"B": 100}, step=0)
         partial = load(log)
         assert partial.truncated and len(partial.events) == len(live.session.events)
+        assert partial.graphs == live.session.graphs and all(g.wrapper_code for g in partial.graphs)
     assert load(log).truncated is None

@@ -201,7 +201,7 @@ async def test_heuristic_what_if(recorded_app):
 
 async def test_measured_latency_spread_regret_and_share_of_peak():
     session = session_with_finding()
-    key = session.runtime_key(session.sites[0], __import__("kinspect.core.dispatch.shapes").core.shapes.parse_shape("B=1000"))
+    key = session.runtime_key(session.sites[0], __import__("kinspect.core.dispatch.shapes").core.dispatch.shapes.parse_shape("B=1000"))
     session.measurements = [
         Measurement("multi_kernel_0", key, 2, "cupti", 20.0, 19.0, 21.0, 20, tflops=395.0),
         Measurement("multi_kernel_0", key, 1, "cupti", 10.0, 9.5, 10.5, 20, tflops=79.0),
