@@ -273,3 +273,18 @@ def test_a_view_no_plain_call_makes_gets_a_report_without_a_script(seen_bmm):
     assert code is None and "not a permute, reshape or broadcast" in why
     text = reproducer.report("bmm", seen_bmm[0].misfit, "q", {}, code, why, [64])
     assert "No standalone script: an input's view is not a permute" in text
+
+
+def test_a_fitted_pipelines_session_states_the_patch_and_keeps_the_capture_findings():
+    from synthetic import synthetic_session
+
+    from kinspect.core.session.model import Finding
+    from kinspect.inductor.assembly import environment, refresh
+    from kinspect.inductor.recorder import Recorder
+
+    assert environment([64], train=False, allow_caches=False, rank=None, fit=True).config[rule.PATCH_KEY] is True
+    assert rule.PATCH_KEY not in environment([64], train=False, allow_caches=False, rank=None).config
+    s = synthetic_session(sites=1, measured=False)
+    mine = Finding(rule.KIND, "at hint 4096, bmm's a ...", "error", site=s.sites[0].name)
+    refresh(s, Recorder(), None, captured=[mine])
+    assert s.findings[-1] == mine
