@@ -23,6 +23,7 @@ def main() -> None:
     p.add_argument("-o", "--output", default="gpt2_small.session.json")
     p.add_argument("--layers", type=int, default=12)
     p.add_argument("--hints", help="comma-separated hints instead of the model file's (e.g. 256,4096)")
+    p.add_argument("--fit-benchmark-tensors", action="store_true", help="patch Inductor's hint autotuning (kinspect's fit)")
     a = p.parse_args()
     os.environ["GPT2_LAYERS"] = str(a.layers)
 
@@ -34,7 +35,9 @@ def main() -> None:
     t0 = time.perf_counter()
     mf = load_model_file(ROOT / "samples" / "gpt2.py")
     hints = parse_hints(a.hints) if a.hints else None
-    with LivePipeline(mf, Options(hints=hints, failure_log=Path(a.output).with_suffix(".log"))) as live:
+    options = Options(hints=hints, failure_log=Path(a.output).with_suffix(".log"),
+                      fit_benchmark_tensors=a.fit_benchmark_tensors)
+    with LivePipeline(mf, options) as live:
         try:
             live.compile()
         except KinspectError as e:  # Inductor's own autotuning can fail (an illegal memory access)

@@ -12,6 +12,12 @@
 #   scripts/device_session.sh run      kinspect run --hints ... --measure on samples/generate.py (an ordinary
 #                                      script compiling GPT-2 itself) as a user runs it; its session into
 #                                      $OUT/samples
+#   scripts/device_session.sh layers   repeated layers: kinspect record against torch.compile on GPT-2,
+#                                      and GPT-2 at 12 layers against 2 (benchmarks/repeated_layers.py)
+#   scripts/device_session.sh hints    Inductor's benchmark tensors at a hint: the stock bmm misfit, its
+#                                      reproducer on stock torch, and --fit-benchmark-tensors on the bmm,
+#                                      samples/vit.py (recorded and swept into $OUT/samples) and GPT-2 with
+#                                      advise's candidate hints
 # Each ends with a short table. Copy $OUT/samples/*.session.json into samples/ to commit them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -59,9 +65,18 @@ run)
 bench)
     [ -n "${SKIP_OVERHEAD:-}" ] || timeout 60 python3 benchmarks/recorder_overhead.py 2>&1 | tee "$out/recorder-overhead.txt" | tail -14
     # GPT-2 small: Inductor's autotuning has failed here with an illegal memory access at hint 64;
-    # then again with autotuning in a subprocess (a faulting config is skipped), then without hint 64.
+    # then again with kinspect's fit (benchmark tensors fitted, a faulting config skipped), then without hint 64.
     scale() { timeout "${SCALE_TIMEOUT:-240}" python3 benchmarks/gpt2_scale.py -o "$out/gpt2_small.session.json" "$@" 2>&1 \
         | grep -v "^[EW][0-9]\{4\} " | tail -8 | tee -a "$out/gpt2-scale.txt"; return "${PIPESTATUS[0]}"; }
-    scale || TORCHINDUCTOR_AUTOTUNE_IN_SUBPROC=1 scale || scale --hints 256,4096
+    scale || scale --fit-benchmark-tensors || scale --hints 256,4096
+    ;;
+layers)
+    timeout "${LAYERS_TIMEOUT:-560}" python3 benchmarks/repeated_layers.py --fit-benchmark-tensors 2>&1 \
+        | grep -v "^[EW][0-9]\{4\} " | tail -6 | tee "$out/repeated-layers.txt"
+    ;;
+hints)
+    gpu_tests tests/gpu/test_gpu_hint_tensors.py "${@:2}"
+    grep -E "^(stock bmm|finding|reproducer|hint 4096|gpt2 candidate compile):" "$out/gpu-tests-$part.log" | cut -c1-400
+    python3 scripts/session_table.py "$out"/samples/vit.session.json 2>/dev/null
     ;;
 esac

@@ -198,12 +198,13 @@ class FakePipeline:
 
 
 def fake_recompile(model: str | Path, hints: Sequence[int], sizes: Sequence[Mapping[str, int]], purpose: str,
-                   workdir: str | Path, progress: Callable[[str], None]) -> Recompile:
+                   workdir: str | Path, progress: Callable[[str], None], fit: bool = False) -> Recompile:
     """`kinspect.inductor.recompile.recompile` on the CPU: a stand-in pipeline compiled
-    with these hints and measured at each size, in this process."""
+    with these hints and measured at each size, in this process (`fit` reaches it as the
+    real child's --fit-benchmark-tensors would; the stand-ins have no benchmark tensors)."""
     from kinspect.inductor.modelfile import load_model_file
 
-    live = FakePipeline(load_model_file(model), Options(hints=list(hints)))
+    live = FakePipeline(load_model_file(model), Options(hints=list(hints), fit_benchmark_tensors=fit))
     live.changed = True
     live.compile()
     for point in sizes:

@@ -123,7 +123,7 @@ def test_advise_uniform_without_a_model_workload(tmp_path, fake_gpu, capsys, mon
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--range", "B=1..10", "--range", "S=1..4"], "kinspect advise takes one --range (the size the hints are for)"),
+    (["--range", "B=1..10", "--range", "S=1..4"], "--range names S, which linear.py's inputs() does not take (B)"),
     (["--range", "B=1..10", "--max-hints", "0"], "--max-hints and --compiles take 1 or more"),
     (["--range", "B=20000..30000"], "no size of the model file's workload (8 calls, 8 sizes) lies in B=20000..30000"),
 ])
@@ -189,3 +189,14 @@ def test_ctrl_c_while_advise_times_the_candidates_saves_them_and_compiles_nothin
     session = load(out)
     assert len(session.sweeps[0].points) == 2 and session.recompiles == [] and len(FakePipeline.made) == 1
     assert len(calls) == 3  # nothing timed after the interrupt
+
+
+@pytest.mark.parametrize("command", [
+    ["record"], ["sweep", "--range", "B=16..64", "--points", "2"], ["compare", "--shapes", "B=100", "--compiles", "2"],
+    ["advise", "--range", "B=16..256", "--max-hints", "1"]], ids=lambda c: c[0])
+def test_fit_benchmark_tensors_reaches_every_compile_a_command_makes(tmp_path, fake_gpu, capsys, command):
+    out = tmp_path / "linear.session.json"
+    assert cli.main([command[0], str(LINEAR), *command[1:], "--fit-benchmark-tensors", "-o", str(out)]) == 0
+    assert FakePipeline.made and all(p.options.fit_benchmark_tensors for p in FakePipeline.made)
+    assert cli.main([command[0], str(LINEAR), *command[1:], "-o", str(out)]) == 0
+    assert not FakePipeline.made[-1].options.fit_benchmark_tensors

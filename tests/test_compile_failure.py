@@ -19,7 +19,7 @@ torch = pytest.importorskip("torch")
 from torch._inductor import ir  # noqa: E402
 
 from kinspect.core.errors import KinspectError  # noqa: E402
-from kinspect.inductor import pipeline  # noqa: E402
+from kinspect.inductor import fault_probe, pipeline  # noqa: E402
 from kinspect.inductor.modelfile import load_model_file  # noqa: E402
 from kinspect.inductor.pipeline import LivePipeline, Options  # noqa: E402
 
@@ -58,33 +58,56 @@ def live(monkeypatch, tmp_path):
     return live
 
 
-def test_a_compile_dying_while_autotuning_names_the_op_and_hint_and_keeps_the_traceback(live, tmp_path):
+def test_a_compile_dying_while_autotuning_names_the_op_and_hint_and_keeps_the_traceback(live, tmp_path, monkeypatch):
+    monkeypatch.setattr(fault_probe, "locate", lambda model, hints: None)  # the synchronous rerun could not say
     log = tmp_path / "attention.kinspect.log"
     with pytest.raises(KinspectError) as err:
         live.run_sizes({}, what="compile")
     assert str(err.value) == (
         "compiling attention.py failed while autotuning bmm (buf0) at hint 4096: RuntimeError: CUDA error: an "
-        "illegal memory access was encountered; Inductor benchmarked the configs in this process, where one faulted: "
-        "rerun with TORCHINDUCTOR_AUTOTUNE_IN_SUBPROC=1 to benchmark them in a child process that skips it; "
-        f"without hint 4096 it may compile: --hints 64,256 (traceback in {log})")
+        "illegal memory access was encountered; --fit-benchmark-tensors gives Inductor's benchmark tensors the "
+        f"storage each kernel reads; without hint 4096 it may compile: --hints 64,256 (traceback in {log})")
     text = log.read_text()
     assert text.startswith("\n--- kinspect: attention.py failed while autotuning bmm (buf0) at hint 4096\n"
                            "Traceback (most recent call last):\n")
     assert "_choice_timings_fn" in text and text.rstrip().endswith("CUDA kernel errors might be asynchronously reported")
 
 
-def test_a_recompile_dying_in_a_workload_step_is_that_steps_error(live):
+def test_a_cuda_fault_names_the_hint_and_config_a_synchronous_rerun_found_and_never_the_subprocess_switch(
+        live, tmp_path, monkeypatch):
+    """CUDA reports a fault late: the rerun with CUDA_LAUNCH_BLOCKING=1 is what the line names."""
+    asked = []
+
+    def locate(model, hints):
+        asked.append((Path(model).name, list(hints)))
+        return fault_probe.Fault(256, "buf3", "addmm", "BLOCK_M=64, BLOCK_N=128", "CUDA error: an illegal memory access",
+                                 None)
+
+    monkeypatch.setattr(fault_probe, "locate", locate)
+    with pytest.raises(KinspectError) as err:
+        live.run_sizes({}, what="compile")
+    text = str(err.value)
+    assert asked == [("attention.py", [64, 256, 4096])]
+    assert text.startswith("compiling attention.py failed while autotuning addmm (buf3) at hint 256: RuntimeError: "
+                           "CUDA error: an illegal memory access was encountered (reported while autotuning at hint "
+                           "4096); rerun with CUDA_LAUNCH_BLOCKING=1, the fault is at hint 256 while autotuning addmm "
+                           "(buf3), config BLOCK_M=64, BLOCK_N=128: its benchmark tensors hold what the kernel reads "
+                           "there, so the cause is not a known one")
+    assert "without hint 256 it may compile: --hints 64,4096" in text
+    assert "AUTOTUNE_IN_SUBPROC" not in text
+
+
+def test_inside_the_synchronous_rerun_no_rerun_is_started(live, monkeypatch):
+    monkeypatch.setenv("CUDA_LAUNCH_BLOCKING", "1")
+    monkeypatch.setattr(fault_probe, "locate", lambda model, hints: pytest.fail("a rerun inside the rerun"))
+    with pytest.raises(KinspectError) as err:
+        live.run_sizes({}, what="compile")
+    assert "encountered; without hint 4096 it may compile: --hints 64,256 (traceback in " in str(err.value)
+
+
+def test_a_recompile_dying_in_a_workload_step_is_that_steps_error(live, monkeypatch):
+    monkeypatch.setattr(fault_probe, "locate", lambda model, hints: None)
     result = live.run_sizes({"S": 300}, step=3)
     assert result.error.startswith("while autotuning bmm (buf0) at hint 4096: RuntimeError: CUDA error: an illegal")
     live._compiled = lambda: (_ for _ in ()).throw(ValueError("not while autotuning"))
     assert live.run_sizes({"S": 301}, step=4).error.startswith("ValueError: not while autotuning (traceback in ")
-
-
-def test_under_subprocess_autotuning_the_rerun_advice_is_only_the_hints(live, monkeypatch):
-    import torch._inductor.config as cfg
-
-    monkeypatch.setattr(cfg, "autotune_in_subproc", True)
-    with pytest.raises(KinspectError) as err:
-        live.run_sizes({}, what="compile")
-    assert "AUTOTUNE_IN_SUBPROC" not in str(err.value)
-    assert "encountered; without hint 4096 it may compile: --hints 64,256 (traceback in " in str(err.value)

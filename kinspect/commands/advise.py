@@ -1,5 +1,7 @@
-"""`kinspect advise model.py --range B=1..16384`: the hints that cost the workload least,
-predicted from one compile with every candidate hint, then verified by compiling them."""
+"""`kinspect advise model.py --range B=1..16384 [--range S=16..1024]`: the hints that cost the
+workload least, predicted from one compile with every candidate hint, then verified by
+compiling them. Several ranges make a grid (a transformer's B and S): the hints stay single
+values applied to every dynamic dim, and each subset is decided on the real keys."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from rich.text import Text
 from kinspect.commands import terminal
 from kinspect.commands import recording
 from kinspect.commands.compare_view import phases_line
-from kinspect.commands.options import check_points, parse_hints, progress
+from kinspect.commands.options import check_points, parse_hints, progress, fit_flag
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.quality import advise
 from kinspect.core.errors import KinspectError
@@ -28,9 +30,10 @@ MAX_WORKLOAD_BYTES = 64 << 20
 """A workload file is a line per size: 64 MiB is millions of them."""
 
 
-def workload_for(path: str | None, model_steps: list[dict[str, int]], name: str, span: tuple[int, int],
+def workload_for(path: str | None, model_steps: list[dict[str, int]], spans: dict[str, tuple[int, int]],
                  points: int) -> advise.Workload:
-    """`--workload FILE`, else the model file's `workload`, else uniform over the range in log space."""
+    """`--workload FILE`, else the model file's `workload`, else uniform over the range (or
+    the grid of ranges) in log space."""
     if path is not None:
         try:
             text = read_text(path, MAX_WORKLOAD_BYTES)
@@ -39,7 +42,7 @@ def workload_for(path: str | None, model_steps: list[dict[str, int]], name: str,
         return advise.parse_workload_file(text, Path(path).name)
     if model_steps:
         return advise.steps_workload(model_steps, "the model file's workload")
-    return advise.uniform_workload(name, span[0], span[1], points)
+    return advise.uniform_grid(spans, points)
 
 
 def add_args(a: argparse.ArgumentParser) -> None:
@@ -47,37 +50,38 @@ def add_args(a: argparse.ArgumentParser) -> None:
         "Compile model.py once with every candidate hint (each power of two in the range), time every "
         "variant at the workload's sizes, choose the subset of at most --max-hints hints that Inductor's "
         "own heuristic would dispatch best among, then compile it (and the default 64,256,4096) afresh "
-        "and measure. Workload: --workload FILE (B=... per line, an optional count: B=1000 x40), else "
-        "the model file's workload, else uniform over the range in log space.")
+        "and measure. Workload: --workload FILE (B=... per line, an optional count: B=1000 x40, or "
+        "B=4 S=128 for a grid), else the model file's workload, else uniform over the range (the grid "
+        "of ranges) in log space.")
     a.add_argument("model")
     a.add_argument("--range", dest="ranges", action="append", required=True, metavar="NAME=LO..HI",
-                   help="the size the hints are for and its range, e.g. B=1..16384")
+                   help="a size the hints are for and its range, e.g. B=1..16384 (repeat for a grid: "
+                        "--range B=2..32 --range S=16..1024; each hint applies to every dynamic dim)")
     a.add_argument("--workload", metavar="FILE", help="sizes to weigh, one per line (B=1000, or B=1000 x40)")
     a.add_argument("--max-hints", type=int, default=3, help="at most this many hints (default 3)")
     a.add_argument("--compiles", type=int, default=1, help="fresh compiles per verified hint set (default 1)")
     a.add_argument("--points", type=int, default=24, help="sizes of the uniform workload (default 24)")
     a.add_argument("--candidates", help="candidate hints, comma-separated (default: every power of two in the range)")
     a.add_argument("-o", "--output", metavar="FILE", help="session file (default: MODEL.advise.session.json beside it)")
+    fit_flag(a)
 
 
 def run(args: argparse.Namespace) -> int:
     model, ranges, workload, max_hints, compiles = args.model, args.ranges, args.workload, args.max_hints, args.compiles
     points, candidates, out = args.points, args.candidates, args.output
+    fit = args.fit_benchmark_tensors
     from kinspect.inductor import pipeline
     from kinspect.inductor.advise import run_advise
     from kinspect.inductor.modelfile import load_model_file
 
     spans = parse_ranges(ranges)
-    if len(spans) != 1:
-        raise KinspectError("kinspect advise takes one --range (the size the hints are for)")
-    (name, span), = spans.items()
     if max_hints < 1 or compiles < 1:
         raise KinspectError("--max-hints and --compiles take 1 or more")
     check_points(points)
-    cands = parse_hints(candidates) if candidates else advise.candidate_hints(*span)
+    cands = parse_hints(candidates) if candidates else advise.grid_candidates(spans)
     mf = load_model_file(model)
     mf.check_names(spans, "--range")
-    load = advise.within(workload_for(workload, [dict(w) for w in mf.workload], name, span, points), name, span)
+    load = advise.within_all(workload_for(workload, [dict(w) for w in mf.workload], spans, points), spans)
     mf.check_names({k for s, _ in load.points for k in s}, "--workload")
     if not recording.cuda_available():
         raise KinspectError(recording.no_cuda(mf.path, "kinspect advise"))
@@ -85,10 +89,10 @@ def run(args: argparse.Namespace) -> int:
     progress(f"workload: {load.source}")
     progress(f"candidate hints: {cands} (one variant each, compiled together)")
     options = pipeline.Options(hints=cands, log_path=target.with_suffix(".jsonl"), progress=progress,
-                               failure_log=log_path_for(mf.path))
+                               failure_log=log_path_for(mf.path), fit_benchmark_tensors=fit)
     with pipeline.LivePipeline(mf, options) as live, tempfile.TemporaryDirectory(prefix="kinspect-") as work:
         try:
-            advice = run_advise(live, name, span, load, max_hints, compiles, work, progress)
+            advice = run_advise(live, spans, load, max_hints, compiles, work, progress)
         finally:
             if live.session.sites:
                 live.save(target)

@@ -56,6 +56,7 @@ from kinspect.core.dispatch.heuristics import distance_text
 from kinspect.core.dispatch.operands import operand_names
 from kinspect.core.errors import KinspectError
 from kinspect.core.numbers import US, ratio as fmt_ratio, spread, us
+from kinspect.core.quality.benchmark_fit import patched_note
 from kinspect.core.quality.explain import SiteExplanation, explain, overview_json, shape_json
 from kinspect.core.quality.finding_groups import group_findings
 from kinspect.core.quality.overview import model_quality
@@ -224,6 +225,8 @@ def _model_sizes(mf: ModelFile, shape: str) -> dict[str, int]:
 def _print_overview(session: Session, console: Console) -> None:
     env = session.environment
     console.print(Text(f"recorded {env.created} on {env.gpu or 'no GPU'} with torch {env.torch}"))
+    if patched_note(env.config):
+        console.print(Text(patched_note(env.config) or "", style="yellow"))
     if session.truncated:
         console.print(Text(f"truncated: {session.truncated}", style="yellow"))
     sym = Table(title="symbols")

@@ -18,6 +18,7 @@ from kinspect.commands import recording
 from kinspect.commands.rank_sessions import is_merged, load_merged, rank_sessions_in
 from kinspect.commands.stderr_log import log_path_for, stderr_to_log
 from kinspect.commands.terminal import say
+from kinspect.commands.options import fit_flag
 from kinspect.core.errors import KinspectError
 from kinspect.core.store import load
 from kinspect.core.source import RecordedSource, SessionSource
@@ -35,11 +36,13 @@ def open_session(path: str | Sequence[str]) -> int:
 
 def add_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", nargs="+")
+    fit_flag(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     paths = list(args.path)
-    return _run(ranks_source(paths) if is_merged(paths) else source_for_path(paths[0]))
+    fit = args.fit_benchmark_tensors
+    return _run(ranks_source(paths) if is_merged(paths) else source_for_path(paths[0], fit))
 
 
 def ranks_source(paths: Sequence[str]) -> RecordedSource:
@@ -49,7 +52,7 @@ def ranks_source(paths: Sequence[str]) -> RecordedSource:
     return RecordedSource(merged.lead(), merged.sources[0], ranks=merged)
 
 
-def source_for_path(path: str) -> SessionSource:
+def source_for_path(path: str, fit: bool = False) -> SessionSource:
     """The source `kinspect PATH` opens: a session file, or a model live or recorded."""
     p = Path(path)
     if p.suffix in SESSION_SUFFIXES:
@@ -59,7 +62,7 @@ def source_for_path(path: str) -> SessionSource:
     if not p.is_file():
         raise KinspectError(f"{path}: no such model file")
     if recording.cuda_available():
-        return _live_source(p)
+        return _live_source(p, fit)
     from kinspect.inductor.modelfile import check_model_file, check_syntax
 
     found = recording.existing_recording(p)
@@ -74,14 +77,14 @@ def source_for_path(path: str) -> SessionSource:
     return recording.ModelRecording(p, load(found), found)
 
 
-def _live_source(model: Path) -> SessionSource:
+def _live_source(model: Path, fit: bool = False) -> SessionSource:
     """Compile and run `model` on this GPU, recording as it goes; the inspector starts at
     once and the compile runs in its worker (`prepare`). Imported here, so that opening a
     recording never imports torch's compiler."""
     from kinspect.inductor.live_source import LiveSource
     from kinspect.inductor.pipeline import Options
 
-    return LiveSource(model, Options(failure_log=log_path_for(model)))
+    return LiveSource(model, Options(failure_log=log_path_for(model), fit_benchmark_tensors=fit))
 
 
 def _run(source: SessionSource) -> int:

@@ -60,3 +60,10 @@ def parse_hints(text: str) -> list[int]:
     return hints
 
 
+FIT_HELP = ("patch Inductor's hint autotuning so each benchmark tensor holds what its kernel reads at the hint, "
+            "and time configs in a child process where one that faults is skipped (the session says so)")
+
+
+def fit_flag(parser: argparse.ArgumentParser) -> None:
+    """`--fit-benchmark-tensors`, the same on every command that compiles the model."""
+    parser.add_argument("--fit-benchmark-tensors", action="store_true", help=FIT_HELP)

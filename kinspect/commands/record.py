@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kinspect.commands import recording
-from kinspect.commands.options import parse_baselines, parse_hints, parse_steps, progress, session_and_hints
+from kinspect.commands.options import parse_baselines, parse_hints, parse_steps, progress, session_and_hints, fit_flag
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.errors import KinspectError
 from kinspect.core.store import output_path
@@ -28,11 +28,13 @@ def add_args(r: argparse.ArgumentParser) -> None:
     r.add_argument("--train", action="store_true", help="compile for training (default: inference under no_grad)")
     r.add_argument("--allow-caches", action="store_true",
                    help="keep Inductor's caches on: faster, but a cache hit skips the compile-time facts (autotune tables, symbolic sizes)")
+    fit_flag(r)
 
 
 def run(args: argparse.Namespace) -> int:
     model, out, hints, shapes, train = args.model, args.output, args.hints, args.shapes, args.train
     allow_caches, measure, l2_flush, baselines = args.allow_caches, args.measure, args.l2_flush, args.baselines
+    fit = args.fit_benchmark_tensors
     from kinspect.inductor import torchrun
 
     kinds = parse_baselines(baselines)
@@ -40,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     hint_list = parse_hints(hints) if hints else None
     rank = torchrun.from_environment()
     if rank is None:
-        return _record(model, out, hint_list, steps, train, allow_caches, measure, l2_flush, kinds, None)
+        return _record(model, out, hint_list, steps, train, allow_caches, measure, l2_flush, kinds, None, fit)
     # Under torchrun: this rank's GPU and the process group before the model file is
     # imported, so that it can build DistributedDataParallel and read its rank.
     if not recording.cuda_available():
@@ -48,14 +50,14 @@ def run(args: argparse.Namespace) -> int:
                             "and none is available here")
     torchrun.join(rank)
     try:
-        return _record(model, out, hint_list, steps, train, allow_caches, measure, l2_flush, kinds, rank)
+        return _record(model, out, hint_list, steps, train, allow_caches, measure, l2_flush, kinds, rank, fit)
     finally:
         torchrun.leave()
 
 
 def _record(model: str, out: str | None, hint_list: list[int] | None, steps: list[dict[str, int]] | None,
             train: bool, allow_caches: bool, measure: bool, l2_flush: bool, kinds: list[str],
-            rank: Rank | None) -> int:
+            rank: Rank | None, fit: bool = False) -> int:
     from kinspect.inductor.modelfile import check_model_file, load_model_file, missing_imports
     from kinspect.inductor.pipeline import LivePipeline, Options
 
@@ -74,7 +76,7 @@ def _record(model: str, out: str | None, hint_list: list[int] | None, steps: lis
     options = Options(
         hints=hint_list, train=train,
         allow_caches=allow_caches, log_path=target.with_suffix(".jsonl"), progress=say,
-        failure_log=failure_log, rank=rank,
+        failure_log=failure_log, rank=rank, fit_benchmark_tensors=fit,
     )
     with LivePipeline(mf, options) as live:
         live.compile()

@@ -11,7 +11,7 @@ at the same sizes (`kinspect.inductor.recompile`).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -40,9 +40,10 @@ class Advice:
     phases: dict[str, float] = field(default_factory=dict)
 
 
-def run_advise(live: LivePipeline, name: str, span: tuple[int, int], workload: advise.Workload, max_hints: int,
+def run_advise(live: LivePipeline, spans: Mapping[str, tuple[int, int]], workload: advise.Workload, max_hints: int,
                compiles: int, workdir: str | Path, progress: Callable[[str], None]) -> Advice:
-    """The candidate compile is `live` (compiled here with the candidate hints)."""
+    """The candidate compile is `live` (compiled here with the candidate hints); `spans`
+    are the ranges advised over (several: a grid of sizes such as B and S)."""
     phases: dict[str, float] = {}
     started = time.perf_counter()
     live.compile()
@@ -51,7 +52,7 @@ def run_advise(live: LivePipeline, name: str, span: tuple[int, int], workload: a
     sizes = [{**full, **s} for s, _ in workload.points]
     started = time.perf_counter()
     progress(f"timing every variant of every site at the workload's {len(sizes)} sizes")
-    sweep = run_sweep(live, {name: span}, len(sizes), progress, sizes=sizes)
+    sweep = run_sweep(live, spans, len(sizes), progress, sizes=sizes)
     phases["candidate sweep"] = time.perf_counter() - started
     if any(why == "interrupted" for _, why in sweep.skipped):
         raise KeyboardInterrupt  # Ctrl-C: no minutes of verification compiles; the command saves what was timed
@@ -72,7 +73,8 @@ def run_advise(live: LivePipeline, name: str, span: tuple[int, int], workload: a
     for hints in dict.fromkeys([out.best.hints, advise.DEFAULT_HINTS]):
         for c in range(1, compiles + 1):
             progress(f"verifying hints {list(hints)}: compile {c}/{compiles} in a fresh process")
-            r = fresh.recompile(live.mf.path, hints, measured_sizes, "verify", workdir, progress)
+            r = fresh.recompile(live.mf.path, hints, measured_sizes, "verify", workdir, progress,
+                                fit=live.options.fit_benchmark_tensors)
             live.session.recompiles.append(r)
             _score(live, tabs.sites, r, out)
     phases["verification compiles"] = time.perf_counter() - started

@@ -19,9 +19,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from kinspect.core.quality import benchmark_fit
 from kinspect.core.quality.findings import derive_findings
 from kinspect.core.session.format.log import LiveLog
-from kinspect.core.session.model import Environment, Graph, Measurement, ModelInfo, Session, Site, SymbolInfo
+from kinspect.core.session.model import Environment, Finding, Graph, Measurement, ModelInfo, Session, Site, SymbolInfo
 from kinspect.inductor import translate
 from kinspect.inductor.capture import GraphRecord
 from kinspect.inductor.kernels import variant_facts
@@ -37,7 +38,8 @@ def rank_fields(rank: Rank | None) -> dict[str, int | None]:
     return {"rank": rank.rank, "world_size": rank.world_size, "local_rank": rank.local_rank}
 
 
-def environment(hints: Sequence[int], *, train: bool, allow_caches: bool, rank: Rank | None) -> Environment:
+def environment(hints: Sequence[int], *, train: bool, allow_caches: bool, rank: Rank | None,
+                fit: bool = False) -> Environment:
     """This machine and the settings the compile runs under, as the session states them."""
     import torch
 
@@ -61,6 +63,7 @@ def environment(hints: Sequence[int], *, train: bool, allow_caches: bool, rank: 
             "max_autotune_gemm_backends": "TRITON",
             "force_disable_caches": not allow_caches,
             "train": train,
+            **({benchmark_fit.PATCH_KEY: True} if fit else {}),
         },
         **rank_fields(rank),
     )
@@ -147,12 +150,14 @@ class SessionLog:
         self.writer.close()
 
 
-def refresh(session: Session, recorder: Recorder, log: SessionLog | None) -> None:
+def refresh(session: Session, recorder: Recorder, log: SessionLog | None,
+            captured: Sequence[Finding] = ()) -> None:
     """After a run or a compile: the events as the recorder holds them, each tied to its
-    call site by the wrapper line that ran it, the findings derived afresh, the log in step."""
+    call site by the wrapper line that ran it, the findings derived afresh (with those the
+    capture alone could see, `captured`), the log in step."""
     lines = {site.name: {c.line: c.index for c in site.call_sites} for site in session.sites}
     session.events = recorder.dispatch_events(call_site=lambda name, line: lines.get(name, {}).get(line))
-    session.findings = derive_findings(session)
+    session.findings = derive_findings(session) + list(captured)
     if log is not None:
         log.sync(session)
 

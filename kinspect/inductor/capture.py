@@ -26,6 +26,7 @@ from typing import Any
 from kinspect.core.errors import KinspectError
 from kinspect.core.dispatch.operands import gemm_op
 from kinspect.core.dispatch.shapes import Key
+from kinspect.inductor import benchmark_fit
 from kinspect.inductor.origins import Origin, origin_of
 
 
@@ -77,6 +78,10 @@ class GraphRecord:
     timings: dict[tuple[str, int | None], list[AutotuneChoice]] = field(default_factory=dict)
     emitted: dict[tuple[str, int | None], tuple[str, str]] = field(default_factory=dict)
     pending: dict[str, dict[str, Any]] = field(default_factory=dict)
+    misfits: list[benchmark_fit.Seen] = field(default_factory=list)
+    """Benchmark tensors that did not hold what a template's kernel reads at a hint."""
+    misfit_ops: dict[tuple[str, ...], str] = field(default_factory=dict)
+    """The op of each template a misfit was seen in, by its inputs (before any site exists)."""
 
     @property
     def name(self) -> str:
@@ -127,6 +132,9 @@ class CompileCapture:
         """Optional callable(str) told what is happening (graph, hint being autotuned)."""
         self.autotuning: Autotuning | None = None
         """The autotuning under way; left set when it raises, to name where a compile died."""
+        self.fit_benchmark_tensors = False
+        """Give each benchmark tensor the storage its kernel reads at the hint (else only check)."""
+        self._watch: contextlib.ExitStack | None = None
 
     # ------------------------------------------------------------ helpers
 
@@ -158,9 +166,14 @@ class CompileCapture:
     def __enter__(self) -> CompileCapture:
         _install()
         _active_stack().append(self)
+        self._watch = contextlib.ExitStack()
+        self._watch.enter_context(benchmark_fit.watching(self._misfit, self.fit_benchmark_tensors))
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        if self._watch is not None:
+            self._watch.close()
+            self._watch = None
         stack = _active_stack()
         if self in stack:
             stack.remove(self)
@@ -178,6 +191,17 @@ class CompileCapture:
             yield self
         finally:
             _everywhere = None
+
+    def _misfit(self, seen: benchmark_fit.Seen) -> None:
+        rec = self.current()
+        if rec is None:
+            return
+        if self.autotuning is not None:
+            rec.misfit_ops.setdefault(seen.inputs, self.autotuning.op)
+        m = seen.misfit
+        same = (seen.inputs, seen.index, m.hint, m.path)
+        if all((s.inputs, s.index, s.misfit.hint, s.misfit.path) != same for s in rec.misfits):
+            rec.misfits.append(seen)
 
     # ------------------------------------------------------------ sites
 

@@ -52,7 +52,10 @@ class LiveSource:
         env = self.session.environment
         hints = ",".join(str(h) for h in (self.options.hints or self._mf.hints or DEFAULT_HINTS))
         state = "live" if self.prepared else "compiling"
-        return f"{state}: {self.model} on {env.gpu or 'CUDA'} · torch {env.torch or '?'} · hints {hints}"
+        text = f"{state}: {self.model} on {env.gpu or 'CUDA'} · torch {env.torch or '?'} · hints {hints}"
+        if self.options.fit_benchmark_tensors:
+            text += " · Inductor's hint autotuning patched by kinspect (--fit-benchmark-tensors)"
+        return text
 
     def prepare(self, progress: Callable[[str], None], cancel: threading.Event) -> None:
         """Compile (minutes under max-autotune) at the example sizes, once.

@@ -26,7 +26,7 @@ from typing import Any
 from kinspect.core.errors import KinspectError
 from kinspect.core.dispatch.shapes import sizes_text
 from kinspect.core.session.model import Baseline, Measurement, Session
-from kinspect.inductor import translate
+from kinspect.inductor import fault_probe, fit_findings, reproducer, translate
 from kinspect.inductor.assembly import (
     SessionLog,
     WrapperCodes,
@@ -60,6 +60,10 @@ class Options:
     itself is one line)."""
     rank: Rank | None = None
     """This process's rank in a torchrun job, which the session names."""
+    fit_benchmark_tensors: bool = False
+    """Patch Inductor's hint autotuning: benchmark tensors get the storage each kernel
+    reads at the hint, and configs are timed in a child process, where one that faults is
+    skipped (`autotune_in_subproc`, with the subprocess's tensors fitted too)."""
 
 
 @dataclass
@@ -70,13 +74,11 @@ class StepResult:
     error: str | None = None
 
 
-SUBPROCESS_AUTOTUNE = "TORCHINDUCTOR_AUTOTUNE_IN_SUBPROC"
+def _user_autotunes_in_subproc() -> bool:
+    """Whether the user asked Inductor to autotune in a subprocess (its own switch)."""
+    import os
 
-
-def _autotunes_in_subprocess() -> bool:
-    import torch._inductor.config as cfg
-
-    return bool(getattr(cfg, "autotune_in_subproc", False))
+    return os.environ.get("TORCHINDUCTOR_AUTOTUNE_IN_SUBPROC") == "1"
 
 
 def require_cuda() -> None:
@@ -98,6 +100,7 @@ class LivePipeline:
         self.hints = list(self.options.hints or self.mf.hints or DEFAULT_HINTS)
         self.capture = CompileCapture()
         self.capture.progress = self.options.progress
+        self.capture.fit_benchmark_tensors = self.options.fit_benchmark_tensors
         self.recorder = Recorder(namer=self._site_name)
         self.results: list[StepResult] = []
         self.lock = threading.RLock()
@@ -108,9 +111,11 @@ class LivePipeline:
         self._examples: dict[str, int] = {}
         self._log: SessionLog | None = None
         self._codes = WrapperCodes()
+        self._reproduced: set[tuple[str, int]] = set()
         o = self.options
         self.session = Session(
-            environment=environment(self.hints, train=o.train, allow_caches=o.allow_caches, rank=o.rank),
+            environment=environment(self.hints, train=o.train, allow_caches=o.allow_caches, rank=o.rank,
+                                    fit=o.fit_benchmark_tensors),
             model=model_info(self.mf, self.hints))
 
     # ------------------------------------------------------------ lifecycle
@@ -161,7 +166,15 @@ class LivePipeline:
         self._say(f"compiling {self.mf.path.name} with hints {self.hints} (max-autotune: this takes a while)")
         self.run_sizes(self._examples, step=None, what="compile")
         self._refresh()
+        self.write_reproducers()
         return self.session
+
+    def write_reproducers(self) -> list[reproducer.Files]:
+        """A standalone script and an upstream report per template and hint whose benchmark
+        tensor was short, beside the model; each said where it is."""
+        symbols = translate.symbols(self.capture.graphs, self._dyn, self.mf.input_names, self._examples)
+        return reproducer.write_beside(self.mf.path, self.capture.graphs, symbols, self.hints,
+                                       self.session.environment, self._reproduced, self._say)
 
     def _configure_inductor(self) -> None:
         import torch._inductor.config as cfg
@@ -174,6 +187,8 @@ class LivePipeline:
         cfg.max_autotune_gemm_backends = "TRITON"
         if not self.options.allow_caches:
             cfg.force_disable_caches = True
+        # Set every time: an earlier pipeline in this process may have fitted, this one may not.
+        cfg.autotune_in_subproc = self.options.fit_benchmark_tensors or _user_autotunes_in_subproc()
 
     def _inputs(self, sizes: Mapping[str, int]) -> tuple[Any, ...]:
         import torch
@@ -228,14 +243,14 @@ class LivePipeline:
         appended to the failure log."""
         at = self.capture.autotuning
         self.capture.autotuning = None
-        where = "" if at is None else f" while autotuning {at.op} ({at.node}) at hint {at.hint}"
         detail = f"{type(e).__name__}: {_first_line(e)}"
-        if at is not None and "CUDA error" in detail and not _autotunes_in_subprocess():
-            # A faulting config kills this process's CUDA context; benchmarked in a child
-            # process it is only skipped (GPT-2 small compiled that way on the H200 after
-            # failing here three times at hint 64).
-            detail += (f"; Inductor benchmarked the configs in this process, where one faulted: rerun with "
-                       f"{SUBPROCESS_AUTOTUNE}=1 to benchmark them in a child process that skips it")
+        if at is not None and "CUDA error" in detail:
+            at, detail = fault_probe.pin_down(self.mf.path, self.hints, at, detail,
+                                              self.options.fit_benchmark_tensors, self._say)
+        where = "" if at is None else f" while autotuning {at.op} ({at.node}) at hint {at.hint}"
+        files = self.write_reproducers()
+        if files:
+            detail += f"; reproducer and upstream report in {files[0].report.parent}"
         others = [h for h in self.hints if at is not None and h != at.hint]
         if at is not None and at.hint in self.hints and others:
             detail += f"; without hint {at.hint} it may compile: --hints {','.join(map(str, others))}"
@@ -355,7 +370,7 @@ class LivePipeline:
         s.symbols, s.graphs, s.sites = compile_facts(
             self.capture.graphs, dyn=self._dyn, input_names=self.mf.input_names, examples=self._examples,
             hints=self.hints, code_of=self._codes, facts_of=kernel_facts(self.recorder))
-        refresh(s, self.recorder, self._log)
+        refresh(s, self.recorder, self._log, captured=fit_findings.findings(self.capture.graphs, s.symbols))
 
     def save(self, path: str | Path) -> None:
         from kinspect.core.store import save

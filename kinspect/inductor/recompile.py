@@ -29,13 +29,14 @@ _TIMEOUT_S = 1800
 
 
 def recompile(model: str | Path, hints: Sequence[int], sizes: Sequence[Mapping[str, int]], purpose: str,
-              workdir: str | Path, progress: Callable[[str], None], timeout: float = _TIMEOUT_S) -> Recompile:
+              workdir: str | Path, progress: Callable[[str], None], timeout: float = _TIMEOUT_S,
+              fit: bool = False) -> Recompile:
     """Compile `model` with `hints` in a child process and time every variant at `sizes`."""
     from kinspect.core.store import load
 
     out = Path(workdir) / f"recompile-{os.getpid()}-{time.monotonic_ns()}.session.json"
     cmd = [sys.executable, "-m", "kinspect.inductor.recompile", str(model), ",".join(map(str, hints)), str(out),
-           json.dumps([dict(s) for s in sizes])]
+           json.dumps([dict(s) for s in sizes])] + (["--fit-benchmark-tensors"] if fit else [])
     started = time.perf_counter()
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
@@ -58,7 +59,7 @@ def recompile(model: str | Path, hints: Sequence[int], sizes: Sequence[Mapping[s
     return Recompile(tuple(hints), purpose, variants_of(session), tuple(session.measurements))
 
 
-def _child(model: str, hints: list[int], out: str, sizes: list[dict[str, int]]) -> None:
+def _child(model: str, hints: list[int], out: str, sizes: list[dict[str, int]], fit: bool) -> None:
     from kinspect.inductor.modelfile import load_model_file
     from kinspect.inductor.pipeline import LivePipeline, Options
 
@@ -66,7 +67,7 @@ def _child(model: str, hints: list[int], out: str, sizes: list[dict[str, int]]) 
         print(f"kinspect (fresh compile): {text}", file=sys.stderr, flush=True)
 
     mf = load_model_file(model)
-    with LivePipeline(mf, Options(hints=hints, progress=say)) as live:
+    with LivePipeline(mf, Options(hints=hints, progress=say, fit_benchmark_tensors=fit)) as live:
         live.compile()
         for point in sizes:
             try:
@@ -77,6 +78,8 @@ def _child(model: str, hints: list[int], out: str, sizes: list[dict[str, int]]) 
 
 
 def _main(argv: Sequence[str]) -> int:
+    fit = "--fit-benchmark-tensors" in argv
+    argv = [a for a in argv if a != "--fit-benchmark-tensors"]
     if len(argv) != 4:
         print("usage: python -m kinspect.inductor.recompile MODEL.py HINTS OUT.json SIZES_JSON", file=sys.stderr)
         return 2
@@ -87,7 +90,7 @@ def _main(argv: Sequence[str]) -> int:
         print("SIZES_JSON is a list of {name: int}", file=sys.stderr)
         return 2
     try:
-        _child(model, [int(h) for h in hints_text.split(",") if h], out, sizes)
+        _child(model, [int(h) for h in hints_text.split(",") if h], out, sizes, fit)
     except KinspectError as e:
         print(f"kinspect: error: {e}", file=sys.stderr)
         return 2

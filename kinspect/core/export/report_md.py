@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kinspect.core.quality.benchmark_fit import patched_note
 from kinspect.core.quality.comparison import TITLES, Row, comparison
 from kinspect.core.session.eventlog import deciders
 from kinspect.core.quality.finding_groups import group_findings
@@ -119,6 +120,8 @@ def _environment(s: Session) -> list[str]:
         if value is not None
     ]
     rows += [(prose(f"config {k}"), _value(v)) for k, v in e.config.items()]
+    if patched_note(e.config):
+        rows.append((prose("hint autotuning"), prose(patched_note(e.config) or "")))
     rows += [(prose(f"peak {k}"), _value(v)) for k, v in e.peaks.items()]
     return table(("field", "value"), rows)
 

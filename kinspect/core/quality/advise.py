@@ -53,6 +53,33 @@ def candidate_hints(lo: int, hi: int) -> list[int]:
     return out or sorted({lo, max(hi, lo)})
 
 
+def grid_candidates(spans: Mapping[str, tuple[int, int]]) -> list[int]:
+    """Every power of two in any of the ranges. A hint is one value Inductor puts in for
+    every dynamic dim (B, S and B*S alike), so each range's sizes want their own powers."""
+    return sorted({h for lo, hi in spans.values() for h in candidate_hints(lo, hi)})
+
+
+def uniform_grid(spans: Mapping[str, tuple[int, int]], points: int) -> Workload:
+    """One range: log-spaced sizes over it; several: the product of log-spaced sizes per
+    range (about `points` in all), one call each: uniform in log space over the grid."""
+    if len(spans) == 1:
+        (name, (lo, hi)), = spans.items()
+        return uniform_workload(name, lo, hi, points)
+    per_axis = max(2, round(points ** (1 / len(spans))))
+    axes = [[(name, s) for s in log_grid(max(lo, LEAST), max(hi, lo, LEAST), per_axis)] for name, (lo, hi) in spans.items()]
+    sizes = [dict(p) for p in itertools.product(*axes)]
+    ranges = " × ".join(f"{n}={max(lo, LEAST)}..{hi}" for n, (lo, hi) in spans.items())
+    return Workload(tuple((s, 1.0) for s in sizes),
+                    f"uniform over the grid {ranges} in log space ({len(sizes)} sizes, one call each)")
+
+
+def within_all(workload: Workload, spans: Mapping[str, tuple[int, int]]) -> Workload:
+    """`within` every range: a grid's sizes inside each of its ranges."""
+    for name, span in spans.items():
+        workload = within(workload, name, span)
+    return workload
+
+
 def uniform_workload(name: str, lo: int, hi: int, points: int) -> Workload:
     """Log-spaced sizes over the range (from 2), one call each: uniform in log space."""
     lo = max(lo, LEAST)

@@ -1,0 +1,195 @@
+"""Whether a tensor Inductor builds to autotune a template at a size hint holds what the
+kernel reads there.
+
+At a hint, Inductor's kernel gets the hint for each size symbol, so it indexes with every
+stride and offset expression evaluated at that value (`128*S` is 524,288 at S=4096). The
+example tensor Inductor times the kernel on is built differently: in its own process every
+non-constant expression becomes the hint itself (stride 4096, not 524,288), and in the
+autotune subprocess no hint is applied at all (the example size). Either way a tensor can
+be smaller than what the kernel reads: the config is then timed on memory outside the
+tensor, or faults; in the subprocess it is also timed at another size. This module holds that rule on the IR's sympy expressions (as text),
+with the values Inductor gave passed in, so it runs without torch.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+KIND = "hint-benchmark-tensor"
+"""The finding a misfit gives; captured at compile time (it cannot be derived later)."""
+
+PATCH_KEY = "fit_benchmark_tensors"
+"""The session's `environment.config` entry set when kinspect patched Inductor's hint autotuning."""
+
+PATCH_NOTE = ("Inductor's hint autotuning was patched by kinspect (--fit-benchmark-tensors): its benchmark "
+              "tensors were built with the hint substituted for each size symbol, and a config that faulted "
+              "was skipped; keys and kernels are Inductor's own")
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The layout a template reads a tensor through (the view, not its base), as the IR
+    states it (sympy's text of each expression)."""
+
+    size: tuple[str, ...]
+    stride: tuple[str, ...]
+    offset: str = "0"
+
+
+@dataclass(frozen=True)
+class Concrete:
+    """A tensor as built or as read: shape, strides, storage offset and storage (elements)."""
+
+    size: tuple[int, ...]
+    stride: tuple[int, ...]
+    offset: int
+    storage: int
+
+
+@dataclass(frozen=True)
+class Replaced:
+    """One expression whose value Inductor gave differs from its value at the hint."""
+
+    where: str
+    """`size[1]`, `stride[0]`, `offset`."""
+    expr: str
+    given: int
+    at_hint: int
+
+
+@dataclass(frozen=True)
+class Misfit:
+    tensor: str
+    """Inductor's name for the tensor (`arg0_1`, `buf3`; `out` for the template's output)."""
+    hint: int
+    path: str
+    """`in-process` (the hint put in for every expression) or `subprocess` (no hint at all)."""
+    layout: Layout
+    given: Concrete
+    """The tensor Inductor built (its base, whose storage the kernel reads)."""
+    needed: Concrete
+    """What the kernel reads at the hint: its extent, strides and offset there, and the storage they reach."""
+    replaced: tuple[Replaced, ...]
+
+    @property
+    def short(self) -> bool:
+        """The kernel can read past the tensor's storage (it faults, or times other memory)."""
+        return self.needed.storage > self.given.storage
+
+
+@functools.lru_cache(maxsize=4096)
+def _value_at(expr: str, hint: int) -> int:
+    from sympy import Integer, sympify
+
+    e = sympify(expr)
+    if e.free_symbols:
+        e = e.subs({s: Integer(hint) for s in e.free_symbols})
+    return int(e)
+
+
+def at_hint(exprs: Sequence[str], hint: int) -> tuple[int, ...]:
+    """Each expression with the hint substituted for every symbol in it."""
+    return tuple(_value_at(str(e), hint) for e in exprs)
+
+
+def required_storage(size: Sequence[int], stride: Sequence[int], offset: int = 0) -> int:
+    """Elements a view of this shape, stride and offset reaches (0 when it is empty), as
+    `torch._prims_common.compute_required_storage_length` counts them."""
+    if any(s == 0 for s in size):
+        return 0
+    return 1 + offset + sum((s - 1) * st for s, st in zip(size, stride))
+
+
+def reach(layout: Layout, hint: int, extent: Sequence[int]) -> Concrete:
+    """What the kernel reads at this hint: `extent` rows and columns (the sizes its launch
+    grid and size arguments cover there, which Inductor computes), each stride and the
+    offset with the hint substituted for every symbol, and the storage that spans."""
+    stride, offset = at_hint(layout.stride, hint), _value_at(layout.offset, hint)
+    size = tuple(int(s) for s in extent)
+    return Concrete(size, stride, offset, required_storage(size, stride, offset))
+
+
+def check(tensor: str, layout: Layout, hint: int, extent: Sequence[int], given: Concrete,
+          inductor: Concrete, path: str = "in-process") -> Misfit | None:
+    """A misfit where the tensor Inductor built (`given`) holds less storage than the kernel
+    reads at the hint, or where Inductor sized the kernel's view (`inductor`: the view's
+    sizes, strides and offset as Inductor evaluated them) at other sizes than the hint's
+    (the subprocess path); else None."""
+    needed = reach(layout, hint, extent)
+    if needed.storage <= given.storage and tuple(inductor.size) == needed.size:
+        return None
+    replaced = []
+    for where, exprs, got, want in (("size", layout.size, inductor.size, needed.size),
+                                    ("stride", layout.stride, inductor.stride, needed.stride)):
+        for i, (e, g, w) in enumerate(zip(exprs, got, want)):
+            if g != w:
+                replaced.append(Replaced(f"{where}[{i}]", str(e), g, w))
+    if inductor.offset != needed.offset:
+        replaced.append(Replaced("offset", layout.offset, inductor.offset, needed.offset))
+    return Misfit(tensor, hint, path, layout, given, needed, tuple(replaced))
+
+
+def enlarged(given_storage: int, needed_storage: int) -> int:
+    """Elements to add at the end of a benchmark tensor's storage so the kernel reads inside it."""
+    return max(0, needed_storage - given_storage)
+
+
+def renamed(expr: str, names: Mapping[str, str]) -> str:
+    """An expression with Inductor's symbols (`s63`) in the user's names (`S`)."""
+    if not names:
+        return expr
+    from sympy import Symbol, sympify
+
+    e = sympify(expr)
+    subs = {s: Symbol(names[str(s)]) for s in e.free_symbols if str(s) in names}
+    return str(e.subs(subs, simultaneous=True)) if subs else expr
+
+
+def _tuple(values: Sequence[Any]) -> str:
+    return "(" + ", ".join(str(v) for v in values) + ("," if len(values) == 1 else "") + ")"
+
+
+def _replaced_text(r: Replaced, hint: int, names: Mapping[str, str]) -> str:
+    expr = renamed(r.expr, names)
+    if r.where.startswith("size"):  # the kernel's extent: Inductor's own value at the hint (its grid, its key)
+        return f"{r.where} {expr}: built {r.given:,}, the kernel covers {r.at_hint:,} at hint {hint}"
+    syms = sorted({names.get(s, s) for s in _symbols(r.expr)})
+    at = ", ".join(f"{s}={hint}" for s in syms) or f"hint {hint}"
+    return f"{r.where} {expr}: given {r.given:,}, {r.at_hint:,} at {at}"
+
+
+def message(m: Misfit, op: str, tensor: str, names: Mapping[str, str]) -> str:
+    """One sentence: which tensor, what Inductor built, what the kernel reads, and the
+    expression Inductor replaced, in the user's names."""
+    how = ("in kinspect's process Inductor put the hint in for every expression" if m.path == "in-process"
+           else "in the autotune subprocess Inductor built it at the example size, ignoring the hint")
+    exprs = "; ".join(_replaced_text(r, m.hint, names) for r in m.replaced[:3])
+    outcome = ("the kernel reads past the tensor, so a config faulted or was timed on memory outside it"
+               if m.short else "the configs were timed at another size than the hint's")
+    return (f"at hint {m.hint}, {op}'s {tensor} was autotuned on a tensor of shape {_tuple(m.given.size)}, "
+            f"stride {_tuple(m.given.stride)} ({m.given.storage:,} elements of storage) where the kernel reads "
+            f"shape {_tuple(m.needed.size)}, stride {_tuple(m.needed.stride)} ({m.needed.storage:,} elements): "
+            f"{how} ({exprs or 'no expression replaced'}); {outcome}")
+
+
+def fitted_message(op: str, hints: Sequence[int], tensors: int, templates: int, paths: Sequence[str]) -> str:
+    """The one finding a site gets where kinspect fitted every misfit it had."""
+    where = " and ".join(sorted(set(paths)))
+    layers = f" in {templates} templates (one per layer)" if templates > 1 else ""
+    return (f"{op}: {tensors} benchmark tensors{layers} did not hold what the kernel reads at hints "
+            f"{', '.join(map(str, sorted(set(hints))))} ({where} autotuning); kinspect gave each the storage its "
+            "kernel reads, so these variants were tuned at their hints' sizes (--fit-benchmark-tensors)")
+
+
+def _symbols(expr: str) -> list[str]:
+    from sympy import sympify
+
+    return [str(s) for s in sympify(expr).free_symbols]
+
+
+def patched_note(config: Mapping[str, Any]) -> str | None:
+    """What a session made with `--fit-benchmark-tensors` says wherever it is shown."""
+    return PATCH_NOTE if config.get(PATCH_KEY) else None

@@ -1,0 +1,127 @@
+"""Which hint and config really faulted, when a compile died of a CUDA error.
+
+CUDA reports a fault at a later call than the one that made it: a config that faulted
+while autotuning at hint 256 is reported while autotuning at 4096 (a timm ViT did that on
+the H200). So the compile is rerun in a child process with launches made synchronous
+(`CUDA_LAUNCH_BLOCKING=1`), where the fault raises in the launch that made it; the child
+wraps `AlgorithmSelectorCache.benchmark_choice` to note the first choice that raised a
+CUDA error, with the autotuning under way (site node, op, hint), and whether a benchmark
+tensor of that template at that hint was shorter than its kernel reads (the known cause).
+
+`python -m kinspect.inductor.fault_probe MODEL.py HINTS` prints one line: `FAULT {json}`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from kinspect.inductor.capture import Autotuning
+
+MARK = "FAULT "
+
+
+@dataclass(frozen=True)
+class Fault:
+    hint: int | None
+    node: str
+    op: str
+    config: str
+    error: str
+    misfit: str | None
+    """The short benchmark tensor at that template and hint, in one sentence, if there was one."""
+
+    def text(self) -> str:
+        out = (f"rerun with CUDA_LAUNCH_BLOCKING=1, the fault is at hint {self.hint} while autotuning {self.op} "
+               f"({self.node}), config {self.config or '?'}")
+        if self.misfit:
+            return out + f": {self.misfit}; --fit-benchmark-tensors fits it"
+        return out + (": its benchmark tensors hold what the kernel reads there, so the cause is not a known one; "
+                      "--fit-benchmark-tensors benchmarks each config in a child process, where a faulting one "
+                      "is skipped")
+
+
+def pin_down(model: str | Path, hints: Sequence[int], at: Autotuning, detail: str, fitted: bool,
+             say: Callable[[str], None]) -> tuple[Autotuning, str]:
+    """Where a compile that died of a CUDA error really faulted, and the one-line error
+    saying so; unchanged inside the synchronous rerun itself."""
+    if os.environ.get("CUDA_LAUNCH_BLOCKING") == "1":
+        return at, detail
+    say("the compile died of a CUDA error; rerunning it with synchronous launches to find the fault")
+    fault = locate(model, hints)
+    if fault is not None:
+        return (Autotuning(fault.node, fault.op, fault.hint),
+                detail + f" (reported while autotuning at hint {at.hint}); " + fault.text())
+    if not fitted:
+        detail += "; --fit-benchmark-tensors gives Inductor's benchmark tensors the storage each kernel reads"
+    return at, detail
+
+
+def locate(model: str | Path, hints: Sequence[int], timeout: float = 1200) -> Fault | None:
+    """The first faulting choice of a synchronous rerun, or None (it did not fault, or the
+    rerun could not say)."""
+    env = {**os.environ, "CUDA_LAUNCH_BLOCKING": "1"}
+    try:
+        done = subprocess.run([sys.executable, "-m", "kinspect.inductor.fault_probe", str(model),
+                               ",".join(map(str, hints))], env=env, capture_output=True, text=True,
+                              timeout=timeout, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    for line in done.stdout.splitlines():
+        if line.startswith(MARK):
+            with_none = json.loads(line[len(MARK):])
+            return None if with_none is None else Fault(**with_none)
+    return None
+
+
+def _probe(model: str, hints: list[int]) -> Fault | None:
+    from torch._inductor import select_algorithm as sa
+
+    from kinspect.inductor import translate
+    from kinspect.inductor.fit_findings import sentence, short_at
+    from kinspect.inductor.modelfile import load_model_file
+    from kinspect.inductor.pipeline import LivePipeline, Options
+
+    live = LivePipeline(load_model_file(model), Options(hints=hints))
+    first: list[Fault] = []
+    orig = sa.AlgorithmSelectorCache.benchmark_choice
+
+    def benchmark_choice(cls: Any, choice: Any, autotune_args: Any) -> float:
+        try:
+            return orig(choice, autotune_args)
+        except Exception as e:
+            at = live.capture.autotuning
+            if not first and at is not None and ("CUDA" in str(e) or "illegal" in str(e).lower()):
+                rec = live.capture.current()
+                inputs = tuple(_name(n) for n in getattr(choice, "input_nodes", ()))
+                misses = short_at([rec] if rec is not None else [], inputs or None, at.hint)
+                symbols = translate.symbols(live.capture.graphs, live._dyn, live.mf.input_names, live._examples)
+                names = {s.name: s.alias for s in symbols if s.alias}
+                first.append(Fault(at.hint, at.node, at.op, str(getattr(choice, "description", "")),
+                                   str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__,
+                                   sentence(misses[0], at.op, names) if misses else None))
+            raise
+
+    sa.AlgorithmSelectorCache.benchmark_choice = classmethod(benchmark_choice)
+    try:
+        live.compile()
+    except Exception:  # the compile is expected to die; the first fault is the answer
+        pass
+    return first[0] if first else None
+
+
+def _name(node: Any) -> str:
+    from kinspect.inductor.benchmark_fit import _base_name
+
+    return _base_name(node)
+
+
+if __name__ == "__main__":
+    fault = _probe(sys.argv[1], [int(h) for h in sys.argv[2].split(",")])
+    print(MARK + json.dumps(None if fault is None else asdict(fault)), flush=True)

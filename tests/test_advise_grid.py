@@ -1,0 +1,96 @@
+"""`kinspect advise` over a grid of two sizes (a transformer's B and S), on the CPU: the
+workload and candidates a grid gives, and the search on keys holding B, S and B*S entries,
+exact against Inductor's real `SizeHintMultiKernelCall` by brute force."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+from fake_pipeline import SizeHintMultiKernelCall  # sets the env the class needs on a CPU, then imports it
+from standins import StandIn
+
+import torch
+from kinspect.core.dispatch.symbolic import SizeExpr, TensorSpec
+from kinspect.core.errors import KinspectError
+from kinspect.core.quality import advise
+from kinspect.core.session.model import Environment, Measurement, Session, Site, SymbolInfo, Variant
+
+HINTS = [16, 32, 64, 128, 256, 512, 1024]
+BS = SizeExpr(("mul", "s0", "s1"))
+
+
+def _site(name: str, tensors: tuple[TensorSpec, ...], key_at) -> Site:
+    """A site whose variant keys are what Inductor writes: every non-constant entry the hint."""
+    return Site(name, "graph_0", "addmm", tensors,
+                tuple(Variant(i, h, key_at(h), f"k_{name}_{i}") for i, h in enumerate(HINTS)))
+
+
+def transformer_session(seed: int, grid: list[dict[str, int]]) -> Session:
+    """GPT-2's c_attn (x through the (B*S, 768) view) and an MLP input keyed (B, S, 768), every
+    variant timed at every grid size."""
+    sites = [
+        _site("multi_kernel_0", (TensorSpec("bias", "input", (SizeExpr(2304),)),
+                                 TensorSpec("x", "input", (BS, SizeExpr(768))),
+                                 TensorSpec("weight", "input", (SizeExpr(768), SizeExpr(2304))),
+                                 TensorSpec("out", "output", (BS, SizeExpr(2304)))),
+              lambda h: ((2304,), (h, 768), (768, 2304), (h, 2304))),
+        _site("multi_kernel_1", (TensorSpec("x", "input", (SizeExpr("s0"), SizeExpr("s1"), SizeExpr(768))),
+                                 TensorSpec("weight", "input", (SizeExpr(768), SizeExpr(3072))),
+                                 TensorSpec("out", "output", (BS, SizeExpr(3072)))),
+              lambda h: ((h, h, 768), (768, 3072), (h, 3072))),
+    ]
+    s = Session(environment=Environment("2026-12-01T00:00:00Z", gpu="synthetic"),
+                symbols=[SymbolInfo("s0", "B", example=4), SymbolInfo("s1", "S", example=128)], sites=sites)
+    rng = random.Random(seed)
+    for sizes in grid:
+        for site in sites:
+            key = site.runtime_key({"s0": sizes["B"], "s1": sizes["S"]})
+            for v in site.variants:
+                s.measurements.append(Measurement(site.name, key, v.index, "cupti", round(rng.uniform(5, 80), 3)))
+    return s
+
+
+def inductor_pick(site: Site, subset, key) -> int:
+    kept = [v for v in site.variants if v.hint in subset]
+    call = SizeHintMultiKernelCall("mk", {v.key: StandIn(f"k{v.index}") for v in kept},
+                                   {i: [slice(0, len(key))] for i in range(len(kept))})
+    call.run(*(torch.empty(shape, device="meta") for shape in key))
+    return kept[call.picked_kernel].index
+
+
+def test_a_grid_workload_is_the_product_of_log_spaced_sizes_inside_every_range():
+    spans = {"B": (1, 32), "S": (16, 1024)}
+    w = advise.uniform_grid(spans, 16)
+    assert w.source == "uniform over the grid B=2..32 × S=16..1024 in log space (16 sizes, one call each)"
+    assert {s["B"] for s, _ in w.points} == {2, 5, 13, 32} and {s["S"] for s, _ in w.points} == {16, 64, 256, 1024}
+    assert advise.grid_candidates(spans) == [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+    steps = advise.steps_workload([{"B": 4, "S": 128}, {"B": 64, "S": 128}, {"B": 4, "S": 4096}], "w")
+    assert advise.within_all(steps, spans).points == (({"B": 4, "S": 128}, 1.0),)
+    with pytest.raises(KinspectError, match="no size of"):
+        advise.within_all(steps, {"B": (100, 200), "S": (16, 1024)})
+
+
+def test_the_grid_search_on_b_s_and_b_times_s_keys_is_exact_against_inductors_real_class():
+    grid = [dict(s) for s, _ in advise.uniform_grid({"B": (2, 32), "S": (16, 1024)}, 16).points]
+    grid += [{"B": 2, "S": 128}, {"B": 7, "S": 300}]  # a tie between hints at distance 8 among them
+    session = transformer_session(5, grid)
+    rng = random.Random(9)
+    workload = advise.Workload(tuple((s, float(rng.randint(1, 5))) for s in grid), "grid")
+    tabs = advise.tables(session, workload)
+    assert not tabs.missing
+    found = {p.hints: p.regret for p in advise.search(tabs.sites, 2)}
+    truth = {}
+    for r in (1, 2):
+        for subset in itertools.combinations(HINTS, r):
+            spent = best = 0.0
+            for sizes, w in workload.points:
+                for site in session.sites:
+                    key = site.runtime_key({"s0": sizes["B"], "s1": sizes["S"]})
+                    t = session.timings_at(site.name, key)
+                    spent += w * t.median(inductor_pick(site, subset, key))
+                    best += w * t.median(t.fastest)
+            truth[subset] = spent / best
+    assert found == pytest.approx(truth, rel=1e-12)
+    assert len(found) == 7 + 21
