@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from kinspect import cli
+from kinspect.commands import COMMANDS
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
@@ -36,7 +37,7 @@ def _commands() -> list[list[str]]:
     return out
 
 
-SUBCOMMANDS = ("open", "explain", "export", "record", "sweep", "compare", "advise", "plot", "inspect")
+SUBCOMMANDS = tuple(c.name for c in COMMANDS)
 
 
 def _flags(sub: str, capsys) -> set[str]:
@@ -45,13 +46,13 @@ def _flags(sub: str, capsys) -> set[str]:
     return set(re.findall(r"(?<![\w-])(--?[a-z][\w-]*)", capsys.readouterr().out))
 
 
-def test_the_quickstart_puts_kinspect_on_the_path_for_the_commands_after_it():
+def test_the_quickstart_is_two_commands_and_says_how_kinspect_gets_on_the_path():
     quick = README.split("## Quickstart", 1)[1].split("\n## ", 1)[0]
     block = _blocks()[0]
     assert block in quick
     lines = [line.split("#")[0].strip() for line in block.splitlines() if line.strip()]
-    first = next(i for i, line in enumerate(lines) if line.startswith("scripts/kinspect samples/"))
-    assert "source .venv/bin/activate" in lines[first + 1:], lines  # after .venv exists
+    assert [line.split()[0] for line in lines] == ["scripts/kinspect", "scripts/test"], lines  # two commands
+    assert "`source .venv/bin/activate` puts" in quick.split(block, 1)[1]  # the way to the PATH, after .venv exists
     assert 'venv="$root/.venv"' in (ROOT / "scripts" / "_venv.sh").read_text()  # the one it creates
     assert 'kinspect = "kinspect.cli:main"' in (ROOT / "pyproject.toml").read_text()  # .venv/bin/kinspect
     for line in lines:
