@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import argparse
 
+from kinspect.commands.options import fit_flag
+
 
 def add_args(r: argparse.ArgumentParser) -> None:
     r.description = (
@@ -29,6 +31,7 @@ def add_args(r: argparse.ArgumentParser) -> None:
                                    "max-autotune and Triton GEMMs; a program that sets its own keeps them")
     r.add_argument("--measure", action="store_true",
                    help="after the program, time every variant at each distinct key it ran (CUDA GPU)")
+    fit_flag(r)
     r.add_argument("-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE ARGS",
                    help="run a module as python -m does")
     r.add_argument("program", nargs=argparse.REMAINDER, metavar="script.py ARGS", help="the program and its arguments")
@@ -52,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
         say = lambda text: progress(f"rank {rank.rank}: {text}")  # noqa: E731
     from kinspect.inductor.program import ProgramRecording, RunOptions
 
-    rec = ProgramRecording(RunOptions(target, program.name, hints, args.measure, rank, say))
+    rec = ProgramRecording(RunOptions(target, program.name, hints, args.measure, rank, say,
+                                     fit=args.fit_benchmark_tensors))
     ended: BaseException | None = None
     with rec:
         try:
@@ -70,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
         f"{len(session.measurements)} measurements, {len(session.findings)} findings")
     reason = rec.no_site_reason()
     if reason is not None:
-        say(f"no size-hint multi-kernel: {reason}")
+        first = "" if ended is None or isinstance(ended, SystemExit) else " (the program ended before its compiles did)"
+        say(f"no size-hint multi-kernel{first}: {reason}")
     if isinstance(ended, (SystemExit, KeyboardInterrupt)):
         raise ended
     return 0 if ended is None else 1

@@ -167,8 +167,15 @@ class CompileCapture:
         _install()
         _active_stack().append(self)
         self._watch = contextlib.ExitStack()
-        self._watch.enter_context(benchmark_fit.watching(self._misfit, self.fit_benchmark_tensors))
+        self._watch.enter_context(self.watching_benchmarks())
         return self
+
+    def watching_benchmarks(self) -> contextlib.AbstractContextManager[Any]:
+        """Every benchmark tensor Inductor builds while this capture records a compile is
+        checked against what its kernel reads at the hint (fitted, with
+        `fit_benchmark_tensors`): `kinspect run` records a whole process without entering
+        the capture itself."""
+        return benchmark_fit.watching(self._misfit, self.fit_benchmark_tensors)
 
     def __exit__(self, *exc: Any) -> None:
         if self._watch is not None:

@@ -69,6 +69,9 @@ class RunOptions:
     measure: bool = False
     rank: Rank | None = None
     say: Callable[[str], None] = print
+    fit: bool = False
+    """Fit Inductor's benchmark tensors at each hint and autotune in a child process
+    (`--fit-benchmark-tensors`), for every compile of the program."""
 
 
 class ProgramRecording:
@@ -79,7 +82,7 @@ class ProgramRecording:
         self.options = options
         self.capture = CompileCapture()
         self.recorder = Recorder(namer=self._site_name, on_site=self._site_loaded)
-        self.hints = _HintPolicy(options.hints, options.say)
+        self.hints = _HintPolicy(options.hints, options.say, options.fit)
         self.snapshots = KeySnapshots() if options.measure else None
         self.session = Session(environment=_environment(options.rank),
                                model=ModelInfo(path=options.program, name=Path(options.program).stem))
@@ -102,6 +105,8 @@ class ProgramRecording:
         self.recorder.configure(log=self.log)
         try:
             self._stack.enter_context(self.capture.everywhere())
+            self.capture.fit_benchmark_tensors = self.options.fit
+            self._stack.enter_context(self.capture.watching_benchmarks())
             self._stack.enter_context(self.recorder.everywhere())
             self._stack.enter_context(self.hints.installed())
         except BaseException:
@@ -339,8 +344,9 @@ class _HintPolicy:
     that compile's config patches (Inductor applies them for the compile only), and
     remembers the hints every compile ran with (`seen`)."""
 
-    def __init__(self, hints: Sequence[int] | None, say: Callable[[str], None]) -> None:
+    def __init__(self, hints: Sequence[int] | None, say: Callable[[str], None], fit: bool = False) -> None:
         self.hints = list(hints) if hints else None
+        self.fit = fit
         self.say = say
         self.seen: list[int] = []
         self.added = False
@@ -348,7 +354,12 @@ class _HintPolicy:
 
     def patches(self, program: dict[str, Any] | None) -> dict[str, Any] | None:
         """The config patches one compile runs with: the program's, with the hints (and
-        max-autotune, Triton GEMMs) in front when it sets no hints of its own."""
+        max-autotune, Triton GEMMs) in front when it sets no hints of its own; with `fit`,
+        autotuning in a child process, where a config that still faults is skipped."""
+        chosen = self._chosen(program)
+        return {**(chosen or {}), "autotune_in_subproc": True} if self.fit else chosen
+
+    def _chosen(self, program: dict[str, Any] | None) -> dict[str, Any] | None:
         import torch._inductor.config as cfg
 
         theirs = list((program or {}).get("multi_kernel_hints", getattr(cfg, "multi_kernel_hints", [])) or [])
