@@ -356,8 +356,13 @@ class _HintPolicy:
         """The config patches one compile runs with: the program's, with the hints (and
         max-autotune, Triton GEMMs) in front when it sets no hints of its own; with `fit`,
         autotuning in a child process, where a config that still faults is skipped."""
+        import torch._inductor.config as cfg
+
         chosen = self._chosen(program)
-        return {**(chosen or {}), "autotune_in_subproc": True} if self.fit else chosen
+        # Inductor applies the patches and calls compile_fx again without them: once set, leave be.
+        if not self.fit or cfg.autotune_in_subproc:
+            return chosen
+        return {**(chosen or {}), "autotune_in_subproc": True}
 
     def _chosen(self, program: dict[str, Any] | None) -> dict[str, Any] | None:
         import torch._inductor.config as cfg
