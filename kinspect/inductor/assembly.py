@@ -12,6 +12,7 @@ writes the dispatches themselves, as they happen.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as _dt
 import os
 import platform
@@ -38,9 +39,8 @@ def rank_fields(rank: Rank | None) -> dict[str, int | None]:
     return {"rank": rank.rank, "world_size": rank.world_size, "local_rank": rank.local_rank}
 
 
-def environment(hints: Sequence[int], *, train: bool, allow_caches: bool, rank: Rank | None,
-                fit: bool = False) -> Environment:
-    """This machine and the settings the compile runs under, as the session states them."""
+def machine(rank: Rank | None) -> Environment:
+    """This machine as the session states it (versions, the GPU, the rank), whoever compiles."""
     import torch
 
     try:
@@ -57,16 +57,21 @@ def environment(hints: Sequence[int], *, train: bool, allow_caches: bool, rank: 
         gpu=torch.cuda.get_device_name() if torch.cuda.is_available() else None,
         cuda=torch.version.cuda,
         platform=platform.platform(terse=True),
-        config={
-            "multi_kernel_hints": list(hints),
-            "max_autotune": True,
-            "max_autotune_gemm_backends": "TRITON",
-            "force_disable_caches": not allow_caches,
-            "train": train,
-            **({benchmark_fit.PATCH_KEY: True} if fit else {}),
-        },
         **rank_fields(rank),
     )
+
+
+def environment(hints: Sequence[int], *, train: bool, allow_caches: bool, rank: Rank | None,
+                fit: bool = False) -> Environment:
+    """This machine and the settings the compile runs under, as the session states them."""
+    return dataclasses.replace(machine(rank), config={
+        "multi_kernel_hints": list(hints),
+        "max_autotune": True,
+        "max_autotune_gemm_backends": "TRITON",
+        "force_disable_caches": not allow_caches,
+        "train": train,
+        **({benchmark_fit.PATCH_KEY: True} if fit else {}),
+    })
 
 
 def model_info(mf: ModelFile, hints: Sequence[int]) -> ModelInfo:

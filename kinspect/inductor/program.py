@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import datetime as _dt
-import platform
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -38,7 +36,6 @@ from kinspect.core.quality.findings import derive_findings
 from kinspect.core.session.format.log import LiveLog
 from kinspect.core.session.model import (
     CallSite,
-    Environment,
     Finding,
     Graph,
     ModelInfo,
@@ -47,7 +44,7 @@ from kinspect.core.session.model import (
     SymbolInfo,
     Variant,
 )
-from kinspect.inductor import translate
+from kinspect.inductor import assembly, translate
 from kinspect.inductor.capture import CompileCapture, GraphRecord
 from kinspect.inductor.kernels import variant_facts
 from kinspect.inductor.program_measure import KeySnapshots
@@ -84,7 +81,7 @@ class ProgramRecording:
         self.recorder = Recorder(namer=self._site_name, on_site=self._site_loaded)
         self.hints = _HintPolicy(options.hints, options.say, options.fit)
         self.snapshots = KeySnapshots() if options.measure else None
-        self.session = Session(environment=_environment(options.rank),
+        self.session = Session(environment=assembly.machine(options.rank),
                                model=ModelInfo(path=options.program, name=Path(options.program).stem))
         self._graphs: dict[Any, int] = {}
         """A graph (compiled here: its capture record's index; loaded: its wrapper file) ->
@@ -418,24 +415,3 @@ def _config(hints: _HintPolicy) -> dict[str, Any]:
     return out
 
 
-def _environment(rank: Rank | None) -> Environment:
-    import torch
-
-    try:
-        import triton
-
-        triton_version = triton.__version__
-    except ImportError:
-        triton_version = None
-    return Environment(
-        created=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        torch=torch.__version__,
-        triton=triton_version,
-        python=platform.python_version(),
-        gpu=torch.cuda.get_device_name() if torch.cuda.is_available() else None,
-        cuda=torch.version.cuda,
-        platform=platform.platform(terse=True),
-        rank=None if rank is None else rank.rank,
-        world_size=None if rank is None else rank.world_size,
-        local_rank=None if rank is None else rank.local_rank,
-    )
