@@ -90,8 +90,8 @@ def test_each_rank_records_its_own_session_and_they_merge(job, tmp_path, capsys)
                      "--format", "perfetto", "-o", str(trace)]) == 0
     doc = json.loads(trace.read_text())
     names = {e["pid"]: e["args"]["name"] for e in doc["traceEvents"] if e["name"] == "process_name"}
-    assert names == {1: "rank 0 · fake GPU (CPU stand-in) cuda:0 · model",
-                     2: "rank 1 · fake GPU (CPU stand-in) cuda:1 · model"}
+    assert names == {1: "rank 0 · fake GPU (CPU stand-in) cuda:0 · linear",
+                     2: "rank 1 · fake GPU (CPU stand-in) cuda:1 · linear"}
     first = {pid: min(e["ts"] for e in doc["traceEvents"] if e.get("cat") == "dispatch" and e["pid"] == pid
                       and e["args"]["step"] == 0) for pid in (1, 2)}
     assert first[1] == first[2]  # the ranks line up at their first workload step
