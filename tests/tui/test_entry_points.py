@@ -139,13 +139,18 @@ def test_without_cuda_a_model_that_parses_opens_its_recording_before_loading(tmp
     assert opened[0].banner().endswith("model.session.json")
 
 
-async def _checked(app: InspectorApp) -> str:
+async def _checked(app: InspectorApp, shown: str | None = None) -> str:
+    """The screen once the model check has ended (or, with `shown`, once that text is on
+    screen: a quick check can end between two looks at the workers)."""
     async with app.run_test(size=(120, 30)) as pilot:
         started = False
         for _ in range(600):  # the check starts after the first frame and loads the model in its own process
             checks = [w for w in app.workers if w.group == "check"]
             started = started or bool(checks)
             if started and all(w.is_finished for w in checks):
+                break
+            if shown is not None and shown in screen_text(app):
+                started = True
                 break
             await pilot.pause(0.05)
         assert started
@@ -197,7 +202,7 @@ async def test_without_its_library_a_models_recording_opens_with_a_quiet_note_no
     model.write_text("import torch\n" + MISSING + "model = Net()\n")
     save(synthetic_session(2, 2), tmp_path / "model.session.json")
     app = InspectorApp(inspect.source_for_path(str(model)))
-    text = await _checked(app)
+    text = await _checked(app, shown="runs live only with")
     banner = " ".join(line.strip() for line in text.splitlines()[:3])
     assert "model.py runs live only with a_library_not_installed_here installed (not here)" in banner
     assert "import failed" not in text and "still showing" not in text  # the red banner says "still showing"
