@@ -24,17 +24,11 @@ choice of variant (so no dispatch rule, no hint) can make the site fast."""
 
 def gemm_flops(site: Site, key: Key) -> int | None:
     """2*M*N*K (times the batch) from the key, or None if the shapes are not a GEMM's."""
-    roles = [t.role for t in site.tensors]
-    if len(key) != len(roles) or "output" not in roles:
+    dims = gemm_dims(site, key)
+    if dims is None:
         return None
-    out = key[roles.index("output")]
-    if len(out) < 2:
-        return None
-    # The A operand: an input with the output's rank whose leading dims (batch, M) match.
-    for shape, role in zip(key, roles):
-        if role == "input" and len(shape) == len(out) and shape[:-1] == out[:-1]:
-            return 2 * prod(out) * shape[-1]
-    return None
+    m, k, n = dims
+    return 2 * m * k * n
 
 
 def min_bytes(key: Key, itemsize: int) -> int:
