@@ -175,9 +175,9 @@ def test_a_record_larger_than_a_whole_chunk_is_written_whole(tmp_path):
 # ---------------------------------------------------------------- kill -9
 
 CHILD = r"""
-import os, signal, sys
+import os, signal, sys, time
 import torch
-from kinspect.core.session.format.log import LiveLog
+from kinspect.core.session.format.log import FLUSH_S, LiveLog
 from kinspect.inductor.recorder import Recorder
 from synthetic import synthetic_session
 from torch._inductor.codegen.multi_kernel import SizeHintMultiKernelCall
@@ -212,6 +212,7 @@ while count < 0 or i < count:
         rec.set_step(i // 1000)
     call.run(*args[sizes[i % len(sizes)]])
     i += 1
+time.sleep(2 * FLUSH_S)  # the log's writer writes what was held back at least once a FLUSH_S
 os.kill(os.getpid(), signal.SIGKILL)
 """.replace("SIZES", repr(SIZES))
 
@@ -233,7 +234,7 @@ def check_events(loaded, n: int) -> None:
     assert got == want
 
 
-def test_a_recording_killed_with_sigkill_keeps_every_event_before_the_kill(tmp_path):
+def test_a_recording_killed_with_sigkill_keeps_every_event_older_than_the_flush_interval(tmp_path):
     proc, path = start_child(tmp_path, 40_000, big=True)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == -signal.SIGKILL, err.decode()

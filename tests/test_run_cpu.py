@@ -11,12 +11,14 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from kinspect.core.session.format.log import FLUSH_S
 from kinspect.core.store import load
 
 REPO = Path(__file__).resolve().parent.parent
@@ -95,14 +97,22 @@ def test_a_program_that_raises_exits_or_is_interrupted_keeps_its_status_and_its_
     assert dispatches(load(here / "serve.session.json"))[2:4] == [(3000, False, 2, 2), (7, False, 0, 0)]
 
 
-def test_a_killed_program_leaves_a_log_that_opens_with_every_dispatch(here):
-    done = kinspect(here, "run", "-o", "killed.session.json", "serve.py", *SIZES, ending="kill")
+def test_a_killed_program_leaves_a_log_that_opens_with_every_dispatch_older_than_the_flush_interval(here):
+    done = kinspect(here, "run", "-o", "killed.session.json", "serve.py", *SIZES, ending="kill",
+                    KILL_AFTER_S=str(2 * FLUSH_S))
     assert done.returncode == -9
     assert not (here / "killed.session.json").exists()
     s = load(here / "killed.session.jsonl")
     assert s.truncated == "the recording stopped before its end record (was it killed?)"
     assert [e.picked for e in s.events] == ran(done.stdout) == [0, 0, 2, 0, 0]
     assert dispatches(s)[2] == (3000, False, 2, 2) and [v.hint for v in s.sites[0].variants] == [64, 256, 4096]
+
+
+def test_a_program_terminated_by_sigterm_dies_of_it_and_its_log_holds_every_dispatch(here):
+    done = kinspect(here, "run", "-o", "termed.session.json", "serve.py", *SIZES, ending="term")
+    assert done.returncode == -signal.SIGTERM  # as under python: the signal's death, not an exit
+    s = load(here / "termed.session.jsonl")  # written at the signal, not a flush interval later
+    assert s.truncated is not None and [e.picked for e in s.events] == ran(done.stdout) == [0, 0, 2, 0, 0]
 
 
 def test_a_module_runs_with_dash_m_and_saves_beside_the_working_directory(here):

@@ -13,7 +13,10 @@ change what it computes:
   its kernels and their sources, the wrapper lines that call it) and a finding saying the
   rest was not seen;
 - each site's record goes to the crash-safe log as it loads, before it can dispatch, so
-  the log of a program that is killed still opens with its sites and every dispatch;
+  the log of a program that is killed still opens with its sites and every dispatch but
+  those of its last `FLUSH_S` seconds (SIGKILL), or all of them (SIGTERM, where the
+  program has no handler of its own: the log is written, then the signal kills it as it
+  would have);
 - with `hints` set, a program that sets no `multi_kernel_hints` is compiled with them
   (and max-autotune with Triton GEMMs), through the config patches of each compile: the
   program's own settings stay as they are, and a program that sets hints keeps its own.
@@ -23,7 +26,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import re
+import signal
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,6 +112,7 @@ class ProgramRecording:
             self._stack.enter_context(self.capture.watching_benchmarks())
             self._stack.enter_context(self.recorder.everywhere())
             self._stack.enter_context(self.hints.installed())
+            self._stack.enter_context(self._written_at_sigterm())
         except BaseException:
             self._stack.close()
             raise
@@ -113,6 +120,29 @@ class ProgramRecording:
 
     def __exit__(self, *exc: Any) -> None:
         self._stack.close()
+
+    @contextlib.contextmanager
+    def _written_at_sigterm(self) -> Iterator[None]:
+        """A SIGTERM the program leaves to Python's default (death) writes the log first,
+        then kills the process by the same signal, so its exit status is what it would
+        have been. A program that sets its own handler replaces this one."""
+        if threading.current_thread() is not threading.main_thread() or \
+                signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+            yield
+            return
+
+        def terminated(signum: int, frame: Any) -> None:
+            if self.log is not None:
+                self.log.flush()
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+
+        signal.signal(signal.SIGTERM, terminated)
+        try:
+            yield
+        finally:
+            if signal.getsignal(signal.SIGTERM) is terminated:
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
     # ------------------------------------------------------------ as sites load
 

@@ -28,6 +28,11 @@ A miss must cost little too, with no key foreseen (`kinspect run` records a prog
 whose sizes nobody knows beforehand): kinspect's prediction of the pick (its own model
 of the heuristic, ~20 us of Python) is not made there. Events are stored without it, in
 memory and in the log, and it is made when they are read, once per key.
+
+Neither a hit nor a miss writes the crash-safe log: formatting a new key and its event
+line cost a miss more than the rest of the recorder. The recorder is the log's feeder
+(`LiveLog.feed`): the log's own thread writes the events recorded since it last asked,
+every `FLUSH_S` seconds, before any other record and when the log closes.
 """
 
 from __future__ import annotations
@@ -84,13 +89,11 @@ _new_record = tuple.__new__
 class _State:
     """What the per-instance closures read on every dispatch, in one place."""
 
-    __slots__ = ("gate", "log", "log_lines", "log_write", "on_event", "stepping")
+    __slots__ = ("gate", "log", "on_event", "stepping")
 
     def __init__(self) -> None:
         self.gate: Gate | None = None
         self.log: LiveLog | None = None
-        self.log_lines: dict[int, bytes] | None = None
-        self.log_write: Callable[[bytes], Any] = bytes
         self.on_event: Callable[[int], None] | None = None
         self.stepping = False
         """A gate or a UI callback is set: every event takes the full path."""
@@ -112,6 +115,8 @@ class Recorder:
         self._ids = array("l")
         self._ts = array("q")
         self._steps: list[tuple[int, int | None]] = []
+        self._logged = 0
+        """How many events the log holds: those after it are written when it asks (`_feed`)."""
         self._state = _State()
         self._namer = namer
         self._on_site = on_site
@@ -123,14 +128,11 @@ class Recorder:
         return len(self._ids)
 
     def expect(self, site: str, key: Key) -> None:
-        """Predict `key` at every site named `site` now, before the model runs (and have
-        the log format its key record), so that reading the events and a miss's log line
-        only look them up."""
+        """Predict `key` at every site named `site` now, before the model runs, so that
+        reading the events only looks it up."""
         for ls in self.sites:
             if ls.name == site:
                 ls.predict(key)
-        if self._state.log is not None:
-            self._state.log.expect_key(key)
 
     @property
     def log(self) -> LiveLog | None:
@@ -148,14 +150,27 @@ class Recorder:
 
     def configure(self, *, gate: Gate | None = None, log: LiveLog | None = None,
                   on_event: Callable[[int], None] | None = None) -> None:
-        """Set the slow-path consumers: stepping gate, crash-safe log, UI callback."""
+        """Set the slow-path consumers: stepping gate, crash-safe log, UI callback. The
+        log gets the events from now on; an earlier log gets those it was still owed."""
         s = self._state
-        if log is not None and log is not s.log:
-            for site in self.sites:  # events name runtime sites: introduce those known
-                log.runtime_site(site.index, site.name)
+        if log is not s.log:
+            if s.log is not None:
+                s.log.unfeed(self._feed)
+            if log is not None:
+                for site in self.sites:  # events name runtime sites: introduce those known
+                    log.runtime_site(site.index, site.name)
+                self._logged = len(self._ids)
+                log.feed(self._feed)
         s.gate, s.log, s.on_event = gate, log, on_event
-        s.log_lines, s.log_write = log.hot_path() if log is not None else (None, bytes)
         s.stepping = gate is not None or on_event is not None
+
+    def _feed(self, log: LiveLog) -> None:
+        """Write the events recorded since the log last asked (the log holds its lock).
+        An event's time is appended after its id, so those with a time are whole."""
+        n = len(self._ts)
+        if n > self._logged:
+            start, self._logged = self._logged, n
+            log.events(self._ids[start:n], self._ts[start:n], self.combos)
 
     def set_event_gate(self, gate: Callable[[DispatchEvent], "int | None"] | None) -> None:
         """Install a stepping gate that sees each decision as a DispatchEvent (the pick
@@ -183,6 +198,8 @@ class Recorder:
         stack = _stack()
         if self in stack:
             stack.remove(self)
+        if self._state.log is not None:  # a run of the model ends with its events in the log
+            self._state.log.flush()
 
     @contextlib.contextmanager
     def everywhere(self) -> Iterator[Recorder]:
@@ -307,7 +324,6 @@ class Recorder:
         combo_id = self._combo_id
         miss_id = self._miss_id
         count = self._ids.__len__
-        records = self.combos
 
         def record(key: Key, picked: int, hit: bool, line: int | None) -> int:
             gate = state.gate
@@ -319,8 +335,6 @@ class Recorder:
             t = now()
             ids_append(cid)
             ts_append(t)
-            if state.log is not None:
-                state.log.event(cid, records, t)
             if state.on_event is not None:
                 state.on_event(count() - 1)
             return picked
@@ -340,20 +354,26 @@ class Recorder:
             t = now()
             ids_append(cid)
             ts_append(t)
-            log_lines = state.log_lines
-            if log_lines is not None:  # LiveLog.event, inlined: this is every hit's path
-                known_line = log_lines.get(cid)
-                try:
-                    state.log_write(known_line % t)
-                except (TypeError, ValueError):  # a line not formatted yet, or a full file
-                    state.log.event(cid, records, t)
             return choice
+
+        lock = self._lock
+        records = self.combos
+        records_append = records.append
 
         def _cache_shape_choice(cache_key: Key, kernel_idx: int) -> None:
             call._shape_cache[cache_key] = kernel_idx
-            picked = record(cache_key, kernel_idx, False, caller_line(3))  # _select_kernel_by_shape <- run <- wrapper
-            if picked != kernel_idx:
-                call.picked_kernel = picked
+            line = caller_line(3) if needs_frame else only  # _select_kernel_by_shape <- run <- wrapper
+            if state.stepping:
+                picked = record(cache_key, kernel_idx, False, line)
+                if picked != kernel_idx:
+                    call.picked_kernel = picked
+                return
+            # `record` and `_miss_id`, inlined: this is every miss's path
+            with lock:
+                records_append(_new_record(DispatchRecord, (index, cache_key, kernel_idx, False, None, line, None)))
+                cid = len(records) - 1
+            ids_append(cid)
+            ts_append(now())
 
         call._get_cached_shape_choice = _get_cached_shape_choice
         call._cache_shape_choice = _cache_shape_choice

@@ -2,11 +2,13 @@
 command line, dispatching through Inductor's real SizeHintMultiKernelCall as a loaded
 wrapper module does (stand-in kernels that log which of them ran, meta tensors).
 
-`ENDING` picks how it ends: normally, `raise`, `exit3`, `interrupt` or `kill`."""
+`ENDING` picks how it ends: normally, `raise`, `exit3`, `interrupt`, `kill` (SIGKILL,
+`KILL_AFTER_S` after its last dispatch) or `term` (SIGTERM)."""
 
 import os
 import signal
 import sys
+import time
 import types
 
 os.environ["TORCHINDUCTOR_DISABLE_MULTI_KERNEL_CACHE"] = "1"  # a disk cache keyed by real kernels otherwise
@@ -49,4 +51,7 @@ if ending == "exit3":
 if ending == "interrupt":
     raise KeyboardInterrupt
 if ending == "kill":
+    time.sleep(float(os.environ.get("KILL_AFTER_S", "0")))
     os.kill(os.getpid(), signal.SIGKILL)
+if ending == "term":
+    os.kill(os.getpid(), signal.SIGTERM)

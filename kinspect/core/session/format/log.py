@@ -3,16 +3,20 @@
 The writer and the reader live together so that a record type cannot be added to one
 and not the other.
 
-The writer is crash-safe and cheap per event.
+The writer is crash-safe and costs a dispatch nothing.
 
 A dispatch on a cache hit costs Inductor a few microseconds, so a log that formats a JSON
 object and makes a system call per event would change what it observes. Instead the log
 file is memory-mapped: writing a record is a copy into the page cache, which the kernel
-keeps (and writes back) even if the process is killed with SIGKILL, so a kill loses at
-most the record being copied. Event records are short JSON arrays whose constant part
-(site, key, pick) is formatted once per key; only the timestamp and step are formatted
-per event. On close the file is cut to its written length; a killed recording leaves NUL
-padding after the last record, which the reader below strips.
+keeps (and writes back) even if the process is killed with SIGKILL. Events are not even
+formatted on the dispatch's path: the recorder keeps them as columns of integers and is
+the log's feeder, whose held-back events the log writes every FLUSH_S seconds on a thread
+of its own, before any other record (so a step record stays between the right events) and
+at close. A process that raises, exits or is interrupted loses nothing; one killed with
+SIGKILL loses at most the events of its last FLUSH_S seconds. Event records are short JSON
+arrays whose constant part (site, key, pick) is formatted once per combination; only the
+timestamp is formatted per event. On close the file is cut to its written length; a
+killed recording leaves NUL padding after the last record, which the reader below strips.
 
 Records (one JSON value per line):
     {"type": "header", ...}            session environment and model (log_header)
@@ -37,6 +41,7 @@ import fcntl
 import json
 import mmap
 import os
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, NoReturn
@@ -59,6 +64,10 @@ from kinspect.core.dispatch.shapes import Key
 
 LOG_FORMAT = "kinspect-log"
 _CHUNK = 8 << 20
+FLUSH_S = 0.05
+"""How often the log writes what its feeders hold back: a SIGKILL loses at most this long's events."""
+_BATCH = 4096
+"""Events joined per copy into the map."""
 
 
 class DispatchRecord(NamedTuple):
@@ -80,7 +89,7 @@ class DispatchRecord(NamedTuple):
 
     def json_line(self, key_id: int) -> bytes:
         """Its event line, `%d` where the timestamp goes (bytes formatting: a third of
-        json.dumps's cost, on a cache miss's path)."""
+        json.dumps's cost)."""
         opt = (b"null" if self.override is None else b"%d" % self.override,
                b"null" if self.line is None else b"%d" % self.line)
         hit = b"true" if self.hit else b"false"
@@ -109,17 +118,21 @@ class LiveLog:
         os.ftruncate(self._fd, self._size)
         self._mm = _mapped(self._fd, self._size)
         self._key_ids: dict[Key, int] = {}
-        self._key_lines: dict[Key, bytes] = {}
-        """Key -> its record with `%d` where the id goes, formatted before it is met."""
         self._lines: dict[int, bytes] = {}
         """Combo id -> its event line with `%d` where the timestamp goes."""
+        self._lock = threading.RLock()
+        """One writer at a time: the feeders' thread, and whoever writes the other records."""
+        self._feeders: list[Callable[[LiveLog], None]] = []
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
         self.record(log_header(session))
 
     def _write(self, data: bytes) -> None:
-        try:
-            self._mm.write(data)
-        except ValueError:
-            self._grow_and_write(data)
+        with self._lock:
+            try:
+                self._mm.write(data)
+            except ValueError:
+                self._grow_and_write(data)
 
     def _grow_and_write(self, data: bytes) -> None:
         """The mapping is full: grow the file and the mapping, then write."""
@@ -131,9 +144,56 @@ class LiveLog:
         self._mm.seek(pos)
         self._mm.write(data)
 
+    # ------------------------------------------------------------ held-back events
+
+    def feed(self, feeder: Callable[[LiveLog], None]) -> None:
+        """`feeder(log)` writes the events it holds back (through `events`): called every
+        FLUSH_S seconds on the log's own thread, before any other record and at close."""
+        with self._lock:
+            self._feeders.append(feeder)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._flushing, name="kinspect-log", daemon=True)
+                self._thread.start()
+
+    def unfeed(self, feeder: Callable[[LiveLog], None]) -> None:
+        """Write what `feeder` holds, then stop asking it."""
+        with self._lock:
+            if feeder in self._feeders:
+                feeder(self)
+                self._feeders.remove(feeder)
+
+    def flush(self) -> None:
+        """Write every event the feeders hold back now."""
+        with self._lock:
+            for feeder in list(self._feeders):
+                feeder(self)
+
+    def _flushing(self) -> None:
+        while not self._stop.wait(FLUSH_S):
+            try:
+                self.flush()
+            except (OSError, ValueError):  # a full disk or a closed map: close says so, in its own thread
+                return
+
+    def events(self, ids: Sequence[int], times: Sequence[int], records: Sequence[DispatchRecord]) -> None:
+        """Dispatches in order: `records[ids[i]]` at `times[i]`, each new combination's line
+        (and its key's record, the first time) formatted once, copied in in batches."""
+        lines = self._lines
+        for start in range(0, len(ids), _BATCH):
+            out = []
+            for cid, t in zip(ids[start:start + _BATCH], times[start:start + _BATCH]):
+                line = lines.get(cid)
+                out.append(self._new_combo(cid, records, t) if line is None else line % t)
+            self._write(b"".join(out))
+
+    # ------------------------------------------------------------ records
+
     def record(self, obj: Any) -> None:
-        """Write any JSON record (sites, findings, measurements: the rare ones)."""
-        self._write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+        """Write any JSON record (sites, steps, findings, measurements: the rare ones), after
+        the events held back before it."""
+        with self._lock:
+            self.flush()
+            self._write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
 
     def symbols(self, symbols: Iterable[SymbolInfo]) -> None:
         self.record({"type": "symbols", "symbols": [symbol_json(s) for s in symbols]})
@@ -153,33 +213,12 @@ class LiveLog:
     def finding(self, f: Finding) -> None:
         self.record({"type": "finding", "finding": finding_json(f)})
 
-    def expect_key(self, key: Key) -> None:
-        """Format the record of a key a run is about to meet, so that meeting it (a cache
-        miss, on the model's hot path) only writes it."""
-        if key not in self._key_ids and key not in self._key_lines:
-            self._key_lines[key] = _key_record(key)
-
-    def hot_path(self) -> tuple[dict[int, bytes], Callable[[bytes], Any]]:
-        """The event lines formatted so far (record id -> line with `%d` for the time) and
-        the raw write, for a caller that inlines `event` on a cache hit. The write raises
-        ValueError when the file is full; `event` then grows it."""
-        return self._lines, self._mm.write
-
     def event(self, combo_id: int, records: Sequence[DispatchRecord], t_ns: int) -> None:
-        """One dispatch: `records[combo_id]` is formatted once per id; after that an event
-        is one int format and a copy, written inline because this runs on every cache hit.
-        (`get`, not an exception, finds a new record: raising costs a miss a third of a
-        microsecond.)"""
-        line = self._lines.get(combo_id)
-        line = self._new_combo(combo_id, records, t_ns) if line is None else line % t_ns
-        try:
-            self._mm.write(line)
-        except ValueError:
-            self._grow_and_write(line)
+        """One dispatch, written now."""
+        self.events((combo_id,), (t_ns,), records)
 
     def _new_combo(self, combo_id: int, records: Sequence[DispatchRecord], t_ns: int) -> bytes:
-        """The event line of a record met first, after its key's record if the key is new
-        (formatted together: on a miss nobody foresaw, this is the whole log's cost)."""
+        """The event line of a record met first, after its key's record if the key is new."""
         rec = records[combo_id]
         key = rec.key
         kid = self._key_ids.get(key)
@@ -188,25 +227,25 @@ class LiveLog:
             return line % t_ns
         kid = self._key_ids[key] = len(self._key_ids)
         line = self._lines[combo_id] = rec.json_line(kid)
-        foreseen = self._key_lines.pop(key, None) if self._key_lines else None
-        if foreseen is not None:
-            return foreseen % kid + line % t_ns
         return _KEY_RECORD % (kid, key) + line % t_ns
 
     def close(self) -> None:
-        if self._mm.closed:
-            return
-        self.record({"type": "end"})
-        end = self._mm.tell()
-        self._mm.flush()
-        self._mm.close()
-        os.ftruncate(self._fd, end)
-        os.close(self._fd)
+        with self._lock:
+            if self._mm.closed:
+                return
+            self._stop.set()
+            self.record({"type": "end"})
+            self._feeders.clear()
+            end = self._mm.tell()
+            self._mm.flush()
+            self._mm.close()
+            os.ftruncate(self._fd, end)
+            os.close(self._fd)
 
 
 _KEY_RECORD = b'{"type":"key","id":%d,"key":"%a"}\n'
-"""A key's record: the key as Python writes a tuple, one C-level format on a cache miss's
-path (a JSON list of lists costs it four times as long), read back by `_key_text` as data."""
+"""A key's record: the key as Python writes a tuple, one C-level format (a JSON list of
+lists costs four times as long), read back by `_key_text` as data."""
 
 
 def _locked(path: Path) -> int:
@@ -239,11 +278,6 @@ def _lock_holder(fd: int) -> int | None:
     except OSError:
         pass
     return None
-
-
-def _key_record(key: Key) -> bytes:
-    """A key's record with `%d` where its id goes."""
-    return b'{"type":"key","id":%%d,"key":"%a"}\n' % (key,)
 
 
 _KEY_CHARS = frozenset("0123456789(), ")
