@@ -167,7 +167,15 @@ def test_under_torchrun_each_rank_records_its_own_session(here):
     assert [(s.environment.rank, s.environment.world_size) for s in sessions] == [(0, 2), (1, 2)]
     assert [[e.key[0][0] for e in s.events] for s in sessions] == [[64, 100, 1000], [128, 200, 2000]]
     assert [[e.picked for e in s.events] for s in sessions] == [[0, 0, 1], [0, 1, 2]]
+    assert [[e.step for e in s.events] for s in sessions] == [[0, 1, 2], [0, 1, 2]]  # a step per compiled call
     assert "kinspect: rank 1: saved ranks.rank1.session.json: 1 sites, 3 dispatches" in done.stderr
+    merged = kinspect(here, "explain", ".", COLUMNS="200")
+    assert merged.returncode == 0, merged.stderr
+    rows = [[c.strip() for c in line.split("│")[1:5]] for line in merged.stdout.splitlines() if "t0_0=" in line]
+    assert rows == [  # step, rank, the sizes it ran, its pick: the ranks side by side
+        ["0", "0", "t0_0=64 t1_0=64", "v0"], ["0", "1", "t0_0=128 t1_0=128", "v0"],
+        ["1", "0", "t0_0=100 t1_0=100", "v0"], ["1", "1", "t0_0=200 t1_0=200", "v1"],
+        ["2", "0", "t0_0=1000 t1_0=1000", "v1"], ["2", "1", "t0_0=2000 t1_0=2000", "v2"]]
 
 
 def test_the_python_api_records_a_block_and_importing_kinspect_imports_no_torch(tmp_path, monkeypatch):

@@ -17,6 +17,13 @@ change what it computes:
   those of its last `FLUSH_S` seconds (SIGKILL), or all of them (SIGTERM, where the
   program has no handler of its own: the log is written, then the signal kills it as it
   would have);
+- a workload step is a call of a module the program compiled (`torch.compile(model)`,
+  an `OptimizedModule`) from outside any other: one forward of a training loop (its
+  backward and optimizer step run before the next one), one call of a generation loop.
+  It needs nothing from the program, counts the same on every rank of a torchrun job
+  (each rank runs the same loop), so the ranks' sessions line up step by step, and a
+  recompile for new sizes is still the same entry. A compiled function
+  (`torch.compile(fn)`) starts no step;
 - with `hints` set, a program that sets no `multi_kernel_hints` is compiled with them
   (and max-autotune with Triton GEMMs), through the config patches of each compile: the
   program's own settings stay as they are, and a program that sets hints keeps its own.
@@ -113,6 +120,7 @@ class ProgramRecording:
             self._stack.enter_context(self.recorder.everywhere())
             self._stack.enter_context(self.hints.installed())
             self._stack.enter_context(self._written_at_sigterm())
+            self._stack.enter_context(_steps(self.recorder))
         except BaseException:
             self._stack.close()
             raise
@@ -428,6 +436,40 @@ class _HintPolicy:
             yield
         finally:
             module.compile_fx = original
+
+
+@contextlib.contextmanager
+def _steps(recorder: Recorder) -> Iterator[None]:
+    """Each outermost call of a compiled module starts the next workload step (see the
+    module's docstring); a torch without `OptimizedModule` records no steps."""
+    try:
+        from torch._dynamo.eval_frame import OptimizedModule
+    except ImportError:
+        yield
+        return
+    own = OptimizedModule.__dict__.get("__call__")  # None: it has nn.Module's
+    original = OptimizedModule.__call__
+    inside = threading.local()
+    count = iter(range(1 << 62))
+
+    def __call__(module: Any, *args: Any, **kwargs: Any) -> Any:
+        if getattr(inside, "call", False):  # a compiled module inside another's call: the same step
+            return original(module, *args, **kwargs)
+        recorder.set_step(next(count))
+        inside.call = True
+        try:
+            return original(module, *args, **kwargs)
+        finally:
+            inside.call = False
+
+    OptimizedModule.__call__ = __call__
+    try:
+        yield
+    finally:
+        if own is None:
+            del OptimizedModule.__call__
+        else:
+            OptimizedModule.__call__ = own
 
 
 def _config(hints: _HintPolicy) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """A plain torchrun program on the CPU: it joins its gloo process group itself, each rank
-serves its own batch sizes through Inductor's real SizeHintMultiKernelCall (stand-in
-kernels), and the ranks all-reduce a count."""
+serves its own batch sizes through a compiled module (one call per request) that
+dispatches through Inductor's real SizeHintMultiKernelCall (stand-in kernels, called
+eagerly from the compiled forward), and the ranks all-reduce a count."""
 
 import os
 
@@ -24,9 +25,22 @@ rank = dist.get_rank()
 multi_kernel_0 = SizeHintMultiKernelCall(
     "multi_kernel_0", {((h, 1024), (h, 4096)): Kernel(f"triton_tem_fused_mm_{i}") for i, h in enumerate((64, 256, 4096))},
     {i: [slice(0, 2)] for i in range(3)})
-for b in (64, 100, 1000):
-    b *= 1 + rank
+
+
+@torch._dynamo.disable
+def dispatch(b):
     multi_kernel_0.run(torch.empty(b, 1024, device="meta"), torch.empty(b, 4096, device="meta"))
+
+
+class Server(torch.nn.Module):
+    def forward(self, x):
+        dispatch(x.shape[0])
+        return x + 1
+
+
+serve = torch.compile(Server(), backend="eager", dynamic=True)
+for b in (64, 100, 1000):
+    serve(torch.zeros(b * (1 + rank)))
 count = torch.tensor([3])
 dist.all_reduce(count)
 print(f"rank {rank}: {int(count)} requests in all")
