@@ -288,3 +288,30 @@ def test_a_fitted_pipelines_session_states_the_patch_and_keeps_the_capture_findi
     mine = Finding(rule.KIND, "at hint 4096, bmm's a ...", "error", site=s.sites[0].name)
     refresh(s, Recorder(), None, captured=[mine])
     assert s.findings[-1] == mine
+
+
+def test_a_sticky_cuda_fault_in_the_autotune_child_restarts_it_while_a_fit_is_on():
+    """One config that faults must cost only itself: the next config gets a fresh child."""
+    import functools
+
+    ap = pytest.importorskip("torch._inductor.autotune_process")
+    from kinspect.inductor import benchmark_fit
+
+    benchmark_fit._install()
+    fault = functools.partial(exec, "raise RuntimeError('CUDA error: an illegal memory access was encountered')")
+    child = ap.TuningProcess(device=None)
+    try:
+        first = child.process.pid
+        child.put(fault)
+        with pytest.raises(RuntimeError, match="illegal memory access"):
+            child.get(120)
+        assert child.process.pid == first  # no fit: Inductor's own behaviour, the child kept
+        with benchmark_fit.watching(lambda seen: None, fit=True):
+            child.put(fault)
+            with pytest.raises(RuntimeError, match="illegal memory access"):
+                child.get(120)
+        assert child.process.pid != first and child.alive()
+        child.put(functools.partial(int, "7"))
+        assert child.get(120) == 7  # the fresh child runs the next benchmark
+    finally:
+        child.shutdown()

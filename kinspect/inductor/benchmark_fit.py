@@ -17,6 +17,15 @@ on at a hint is checked against what the kernel reads there (the rule is
 strides left as Inductor made them: the kernel indexes with its own strides from its
 base pointer, so only the storage was short. Keys, kernels and size arguments are
 Inductor's own. Outside `watching`, every wrapper only calls Inductor.
+
+A config that still faults in the autotune subprocess must cost only itself: a CUDA fault
+is sticky, so the child's context then fails every later benchmark it runs, and one
+faulting config at one hint would fail every config of every later GEMM of the compile
+(`NoValidChoicesError`). Inductor restarts its child only when the error names
+`cudaErrorIllegalAddress` or `cudaErrorLaunchFailure`, which the messages torch and
+Triton raise for such a fault ("an illegal memory access was encountered") do not. While
+a fit is on, a child whose benchmark died of a sticky fault is restarted before it runs
+the next one.
 """
 
 from __future__ import annotations
@@ -58,18 +67,31 @@ class Operand:
 _local = threading.local()
 _lock = threading.Lock()
 _installed = False
+_fitting = 0
+"""Fits in progress on any thread: the autotune pool's threads, which run the subprocess's
+benchmarks, see no thread-local watch."""
+
+STICKY_FAULTS = ("illegal memory access", "misaligned address", "unspecified launch failure",
+                 "illegal instruction", "device-side assert")
+"""CUDA errors after which a context fails every later call."""
+_RESTARTED_BY_INDUCTOR = ("cudaErrorLaunchFailure", "cudaErrorIllegalAddress")
 
 
 @contextlib.contextmanager
 def watching(sink: Callable[[Seen], None], fit: bool = False) -> Iterator[None]:
     """Check (and with `fit`, fit) every benchmark tensor built on this thread meanwhile."""
+    global _fitting
     _install()
     prev = getattr(_local, "watch", None)
     _local.watch = (sink, fit)
+    with _lock:
+        _fitting += fit
     try:
         yield
     finally:
         _local.watch = prev
+        with _lock:
+            _fitting -= fit
 
 
 def _watch() -> tuple[Callable[[Seen], None], bool] | None:
@@ -275,6 +297,22 @@ def _fit_meta(meta: Any, node: Any, hint: int, names: tuple[str, ...], index: in
                                offset=rule.enlarged(used, m.needed.storage))
 
 
+def sticky(message: str) -> bool:
+    """Whether an error leaves the CUDA context that raised it failing every later call."""
+    return any(f in message for f in STICKY_FAULTS) and not any(r in message for r in _RESTARTED_BY_INDUCTOR)
+
+
+def _get(orig: Any) -> Any:
+    def wrapped(process: Any, *a: Any, **k: Any) -> Any:
+        try:
+            return orig(process, *a, **k)
+        except Exception as e:
+            if _fitting and sticky(str(e)) and process.alive():
+                process.restart()  # a fresh context for the next config
+            raise
+    return wrapped
+
+
 # ---------------------------------------------------------------- install
 
 def _install() -> None:
@@ -291,4 +329,9 @@ def _install() -> None:
             asc.benchmark_example_value = _example_value(asc.benchmark_example_value)
         if hasattr(sa, "TritonTemplate") and hasattr(sa.TritonTemplate, "generate"):
             sa.TritonTemplate.generate = _generate(sa.TritonTemplate.generate)
+        from torch._inductor import autotune_process as ap
+
+        tp = getattr(ap, "TuningProcess", None)
+        if tp is not None and all(hasattr(tp, n) for n in ("get", "alive", "restart")):
+            tp.get = _get(tp.get)
         _installed = True
