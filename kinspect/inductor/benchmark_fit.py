@@ -21,11 +21,12 @@ Inductor's own. Outside `watching`, every wrapper only calls Inductor.
 A config that still faults in the autotune subprocess must cost only itself: a CUDA fault
 is sticky, so the child's context then fails every later benchmark it runs, and one
 faulting config at one hint would fail every config of every later GEMM of the compile
-(`NoValidChoicesError`). Inductor restarts its child only when the error names
-`cudaErrorIllegalAddress` or `cudaErrorLaunchFailure`, which the messages torch and
-Triton raise for such a fault ("an illegal memory access was encountered") do not. While
-a fit is on, a child whose benchmark died of a sticky fault is restarted before it runs
-the next one.
+(`NoValidChoicesError`): on the H200 with torch 2.11, one config of samples/generate.py's
+second c_attn at hint 256 faulted and every config of the next GEMM failed so.
+torch 2.11 keeps its child whatever it raised (later releases restart it after the two
+faults they name). While a fit is on, a child whose benchmark died of a sticky fault is
+restarted before it runs the next one, and a restart Inductor asks for right after that
+one is not made twice.
 """
 
 from __future__ import annotations
@@ -74,7 +75,6 @@ benchmarks, see no thread-local watch."""
 STICKY_FAULTS = ("illegal memory access", "misaligned address", "unspecified launch failure",
                  "illegal instruction", "device-side assert")
 """CUDA errors after which a context fails every later call."""
-_RESTARTED_BY_INDUCTOR = ("cudaErrorLaunchFailure", "cudaErrorIllegalAddress")
 
 
 @contextlib.contextmanager
@@ -299,17 +299,28 @@ def _fit_meta(meta: Any, node: Any, hint: int, names: tuple[str, ...], index: in
 
 def sticky(message: str) -> bool:
     """Whether an error leaves the CUDA context that raised it failing every later call."""
-    return any(f in message for f in STICKY_FAULTS) and not any(r in message for r in _RESTARTED_BY_INDUCTOR)
+    return any(f in message for f in STICKY_FAULTS)
 
 
 def _get(orig: Any) -> Any:
     def wrapped(process: Any, *a: Any, **k: Any) -> Any:
+        process.kinspect_restarted = False
         try:
             return orig(process, *a, **k)
         except Exception as e:
             if _fitting and sticky(str(e)) and process.alive():
                 process.restart()  # a fresh context for the next config
+                process.kinspect_restarted = True
             raise
+    return wrapped
+
+
+def _restart(orig: Any) -> Any:
+    def wrapped(process: Any, *a: Any, **k: Any) -> Any:
+        if getattr(process, "kinspect_restarted", False):  # this fault's child is already fresh
+            process.kinspect_restarted = False
+            return None
+        return orig(process, *a, **k)
     return wrapped
 
 
@@ -334,4 +345,5 @@ def _install() -> None:
         tp = getattr(ap, "TuningProcess", None)
         if tp is not None and all(hasattr(tp, n) for n in ("get", "alive", "restart")):
             tp.get = _get(tp.get)
+            tp.restart = _restart(tp.restart)
         _installed = True
