@@ -309,7 +309,10 @@ def _get(orig: Any) -> Any:
             return orig(process, *a, **k)
         except Exception as e:
             if _fitting and sticky(str(e)) and process.alive():
-                process.restart()  # a fresh context for the next config
+                # A fresh context for the next config. Killed, not asked to exit: a child
+                # whose context faulted has nothing to finish, and may not finish exiting.
+                process.kill()
+                process.start()
                 process.kinspect_restarted = True
             raise
     return wrapped
@@ -343,7 +346,7 @@ def _install() -> None:
         from torch._inductor import autotune_process as ap
 
         tp = getattr(ap, "TuningProcess", None)
-        if tp is not None and all(hasattr(tp, n) for n in ("get", "alive", "restart")):
+        if tp is not None and all(hasattr(tp, n) for n in ("get", "alive", "kill", "start", "restart")):
             tp.get = _get(tp.get)
             tp.restart = _restart(tp.restart)
         _installed = True
