@@ -1,6 +1,6 @@
 """How the debugger reads on screen: the current event, breakpoints and the timeline.
 
-Like `present`, these build Rich `Text` from session data as plain text (site names and
+Like the widgets, these build Rich `Text` from session data as plain text (site names and
 conditions pass through `literal`), so the widgets only place what is built here.
 """
 
@@ -15,7 +15,7 @@ from kinspect.core.dispatch.shapes import format_key
 from kinspect.core.debugger.timeline import Cell, Timeline
 from kinspect.core.session.timings import method_title
 from kinspect.tui.debugger import PAUSED, RUNNING, Current
-from kinspect.tui.present import literal
+from kinspect.tui.text import literal
 
 VARIANT_STYLES = ("cyan", "magenta", "green", "yellow", "blue", "bright_red", "bright_cyan", "bright_magenta")
 LABEL_MAX = 24

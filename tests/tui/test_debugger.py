@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from tui_helpers import footer_dimmed, screen_segments, screen_text, session_with_finding, toasts, wait_until
+from tui_helpers import footer_dimmed, screen_text, session_with_finding, toasts, wait_until, widget_segments
 
 from kinspect.core.store import load
 from kinspect.core.dispatch.shapes import format_key
@@ -150,7 +150,8 @@ async def test_timeline_marks_misses_and_overrides(session):
     app = InspectorApp(RecordedSource(session))
     async with app.run_test(size=(140, 30)) as pilot:
         await pilot.press("7")  # 60 events, one column each
-        cells = [seg for seg in screen_segments(app) if seg.text.strip() and set(seg.text) <= set("012")]
+        cells = [seg for seg in widget_segments(app.query_one(TimelineView))
+                 if seg.text.strip() and set(seg.text) <= set("012")]
         overrides = "".join(seg.text for seg in cells if seg.style.reverse)
         misses = "".join(seg.text for seg in cells if seg.style.underline)
         assert overrides == str(forced)

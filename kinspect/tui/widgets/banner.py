@@ -7,7 +7,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from kinspect.tui.present import literal
+from kinspect.tui.text import literal
 
 
 RECORDED = "m, a, o need the live model on a CUDA GPU"

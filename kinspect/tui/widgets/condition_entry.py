@@ -14,7 +14,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Input, Label, Static
 
-from kinspect.tui.present import literal
+from kinspect.tui.text import literal
 from kinspect.tui.widgets.condition_input import ConditionInput, FieldSuggester
 
 

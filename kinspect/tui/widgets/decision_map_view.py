@@ -26,7 +26,7 @@ from textual.widgets import Static
 from kinspect.core.quality.comparison import Comparison
 from kinspect.core.quality.decision_map import DecisionMap, Heatmap, MapPoint
 from kinspect.tui.widgets.comparison_chart import comparison_chart
-from kinspect.tui.present import literal
+from kinspect.tui.text import literal
 from kinspect.tui.widgets.map_plot import MapPlot
 
 PICK_OK, PICK_SLOW, BOUNDARY, CROSSOVER, CURSOR = "green", "red", "red", "green", "white"

@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import ProgressBar, Static
 
-from kinspect.tui.present import literal
+from kinspect.tui.text import literal
 
 
 class MeasureBar(Horizontal):
