@@ -14,26 +14,16 @@ import pytest
 from kinspect.core.errors import KinspectError
 from kinspect.core.quality.findings import derive_findings
 from kinspect.core.quality.overview import site_quality
-from kinspect.core.session.model import Baseline, Measurement, Recompile
+from kinspect.core.session.model import Baseline, Measurement
 from kinspect.core.store import load, save
-from kinspect.core.quality.variance import compiles, regret_spread, spreads, unstable_autotune, variants_of
+from recompiles import again
+from kinspect.core.quality.variance import compiles, regret_spread, spreads, unstable_autotune
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 
 
 def recorded():
     return load(SAMPLES / "linear.session.json")
-
-
-def again(session, factor: float, kernel_changed: bool, hint: int = 256) -> Recompile:
-    """The recording's compile again, `hint`'s variant `factor` times slower, its kernel another one or not."""
-    (site,) = session.sites
-    index = next(v.index for v in site.variants if v.hint == hint)
-    variants = {site.name: tuple((h, k + ("-other" if kernel_changed and h == hint else ""))
-                                 for h, k in variants_of(session)[site.name])}
-    ms = tuple(replace(m, median_us=m.median_us * factor, p20_us=None, p80_us=None)
-               if m.variant == index and m.median_us is not None else m for m in session.measurements)
-    return Recompile(session.model.hints, "variance", variants, ms)
 
 
 def test_a_hint_whose_kernel_changed_with_a_real_difference_is_unstable_autotune():

@@ -13,7 +13,7 @@ from kinspect.commands import inspect, recording
 from kinspect.core.store import save
 from kinspect.core.session.format.log import log_header
 from kinspect.tui.app import InspectorApp
-from tui_helpers import screen_text
+from tui_helpers import screen_text, wait_until
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "models"
 
@@ -141,14 +141,9 @@ def test_without_cuda_a_model_that_parses_opens_its_recording_before_loading(tmp
 
 async def _checked(app: InspectorApp) -> str:
     async with app.run_test(size=(120, 30)) as pilot:
-        started = False
-        for _ in range(600):  # the check starts after the first frame and loads the model in its own process
-            checks = [w for w in app.workers if w.group == "check"]
-            started = started or bool(checks)
-            if started and all(w.is_finished for w in checks):
-                break
-            await pilot.pause(0.05)
-        assert started
+        # the check starts after the first frame and loads the model in its own process
+        await wait_until(pilot, lambda: any(w.group == "check" for w in app.workers), timeout=30)
+        await wait_until(pilot, lambda: all(w.is_finished for w in app.workers if w.group == "check"), timeout=30)
         await pilot.pause()
         return screen_text(app)
 

@@ -17,7 +17,7 @@ from kinspect.tui.widgets.shape_input import ShapeInput
 from kinspect.tui.widgets.variants_table import VariantsTable
 
 from painted import painting_terminal
-from tui_helpers import screen_text, screenshot, session_with_finding, type_shape
+from tui_helpers import screen_text, screenshot, session_with_finding, type_shape, wait_until
 
 
 CHOSEN_ROW = re.compile(r"▶!?\s+v\d+\s{2,}")
@@ -72,7 +72,7 @@ async def test_the_frame_painting_a_typed_character_paints_its_decision():
         for key in ("2", "9", "backspace", "0", "2", "4"):
             frames.clear()
             await pilot.press(key)
-            await pilot.pause(0.05)
+            await wait_until(pilot, lambda: any(f[0] == entry.value for f in frames))
             typed.append(entry.value)
             shown = [f for f in frames if f[0] == entry.value]
             assert shown, f"no frame painted {entry.value!r}"
@@ -352,11 +352,8 @@ async def test_a_map_drawn_ahead_in_the_background_looks_as_one_drawn_on_the_spo
         await type_shape(pilot, "B=1000")
         await pilot.press("enter", "8")
         plot = app.query_one(MapPlot)
-        for _ in range(200):  # the sizes either side are built after the first frame
-            await pilot.pause(0.02)
-            if len(plot._built) == 3 and not any(w.is_running for w in app.workers):
-                break
-        assert len(plot._built) == 3
+        # the sizes either side are built after the first frame
+        await wait_until(pilot, lambda: len(plot._built) == 3 and not any(w.is_running for w in app.workers))
         await pilot.press("left")
         await pilot.pause()
         assert len(plot._built) >= 3 and "B=1000" not in app.query_one(ShapeInput).value

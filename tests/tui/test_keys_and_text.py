@@ -9,7 +9,7 @@ import pytest
 from rich.console import Console
 from textual.command import CommandList
 from textual.widgets import Static
-from tui_helpers import screen_colours, screenshot, screen_text, session_with_finding
+from tui_helpers import palette_offers, screen_colours, screen_text, screenshot, session_with_finding, wait_until
 
 from kinspect.core.session.model import Variant
 from kinspect.core.source import RecordedSource
@@ -36,7 +36,7 @@ def _unwrapped(renderable) -> str:
 async def test_help_lists_every_key(recorded_app):
     async with recorded_app.run_test(size=(160, 60)) as pilot:
         await pilot.press("question_mark")
-        assert "kinspect inspector — keys" in screen_text(recorded_app)
+        await wait_until(pilot, lambda: "kinspect inspector — keys" in screen_text(recorded_app))
         table = recorded_app.screen.query(Static).last().content  # the rows, scrolled through
         text = _unwrapped(table)
         for _, b in recorded_app.help_bindings():
@@ -55,7 +55,7 @@ async def test_every_action_is_in_the_palette_and_runs_from_it(recorded_app):
             assert any(line.startswith(b.description) for line in listed), b.description
         assert "Measure" not in [b.description for b in recorded_app.palette_bindings()]  # a recording can't
         await pilot.press(*"terms")
-        await pilot.pause(0.3)
+        await palette_offers(pilot, "Terms")
         await pilot.press("enter")
         await pilot.pause()
         assert "terms (tensor[dim] distance)" in screen_text(recorded_app)
@@ -64,12 +64,12 @@ async def test_every_action_is_in_the_palette_and_runs_from_it(recorded_app):
 async def test_palette_offers_sites_and_heuristics(recorded_app):
     async with recorded_app.run_test(size=(160, 40)) as pilot:
         await pilot.press("ctrl+p", *"decide by l1")
-        await pilot.pause(0.3)
+        await palette_offers(pilot, "What-if heuristic: decide by l1")
         await pilot.press("enter")
         await pilot.pause()
         assert "heuristic l1 (what-if" in screen_text(recorded_app)
         await pilot.press("ctrl+p", *"Site: multi_kernel_2")
-        await pilot.pause(0.3)
+        await palette_offers(pilot, "Site: multi_kernel_2")
         await pilot.press("enter")
         await pilot.pause()
         assert recorded_app.site.name == "multi_kernel_2"

@@ -12,6 +12,8 @@ from rich.cells import cell_len
 from rich.segment import Segment
 from rich.terminal_theme import SVG_EXPORT_THEME
 from synthetic import synthetic_session
+from textual.command import CommandList
+from textual.css.query import NoMatches
 from textual.geometry import Region
 from textual.widget import Widget
 
@@ -135,6 +137,19 @@ async def wait_until(pilot, condition, timeout: float = 10.0) -> None:
         if loop.time() >= deadline:
             raise AssertionError("condition not met in time; the screen:\n" + screen_text(pilot.app))
         await pilot.pause(0.02)
+
+
+async def palette_offers(pilot, title: str) -> None:
+    """Wait until the command palette's first entry is `title` (its search has run)."""
+
+    def first() -> str:
+        try:
+            options = pilot.app.screen.query_one(CommandList).options
+        except NoMatches:
+            return ""
+        return str(getattr(options[0].prompt, "plain", options[0].prompt)) if options else ""
+
+    await wait_until(pilot, lambda: first().startswith(title))
 
 
 def footer_dimmed(app: InspectorApp, key: str) -> bool | None:
