@@ -6,8 +6,8 @@ re-implement axis ticks and scaling badly. Inductor's pick is marked along each 
 green where it is the fastest within noise and red where it is slower; decision
 boundaries (where the pick changes) are red verticals, crossovers (where the fastest
 changes) green ones, the cursor a white one. ←/→ (or a click) move the cursor between
-measured sizes and post `SizesChosen`, so the app types that shape and every other tab
-follows. Two swept sizes show a regret heatmap instead, as a table of colored cells
+measured sizes and post `SizesChosen`, so the Map pane asks for that shape and every
+other tab follows. Two swept sizes show a regret heatmap instead, as a table of colored cells
 (plotext's matrix plot drew one thin mark per cell).
 """
 
