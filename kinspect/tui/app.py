@@ -76,6 +76,8 @@ class InspectorApp(LiveWork, App[None]):
         Binding("q", "quit", "Quit", id="kinspect.quit", tooltip="Leave the inspector"),
         Binding("question_mark", "help", "Help", id="kinspect.help",
                 tooltip="Every key, and how to type a shape"),
+        Binding("ctrl+p", "command_palette", "Palette", id="kinspect.palette",
+                tooltip="Search every command, site and heuristic by name"),
         *TABS.bindings(),
         Binding("left_square_bracket", "step_site(-1)", "Previous site", id="kinspect.site.prev",
                 tooltip="Go to the previous site", group=SITES),
@@ -158,7 +160,7 @@ class InspectorApp(LiveWork, App[None]):
                         if tab.pane.wanted(ctx):
                             yield tab.pane(tab.title, ctx, id=tab.id)
         yield MeasureBar(id="measure-bar")
-        yield Footer(compact=True)
+        yield Footer(compact=True, show_command_palette=False)  # docked, its cell kept a stale character
 
     def _site_list(self) -> SiteList:
         d = self.data
@@ -390,8 +392,8 @@ class InspectorApp(LiveWork, App[None]):
     def palette_bindings(self) -> list[Binding]:
         """The keyed actions that apply now, for the command palette: the app's, and the
         debugger's from any tab (running one shows the debugger)."""
-        out = [b for b in self.BINDINGS if isinstance(b, Binding) and self.check_action(
-            *_action(b.action)) is True]
+        out = [b for b in self.BINDINGS if isinstance(b, Binding) and b.action != "command_palette"
+               and self.check_action(*_action(b.action)) is True]
         debugger = self._pane("debugger")
         if debugger is not None:
             out += [b for _, b in TABS.pane_bindings() if debugger.check_action(b.action, ()) is True]

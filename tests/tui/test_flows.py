@@ -19,6 +19,8 @@ from kinspect.tui.widgets.variants_table import VariantsTable
 from painted import painting_terminal
 from tui_helpers import screen_text, screenshot, session_with_finding, type_shape, wait_until
 
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+
 
 CHOSEN_ROW = re.compile(r"▶!?\s+v\d+\s{2,}")
 
@@ -183,7 +185,15 @@ async def test_symbolic_view_flags_keys_that_are_not_the_true_size(recorded_app)
         text = screen_text(recorded_app)
         b_row = next(line for line in text.splitlines() if "2*N" in line)
         assert "64 (true 128)" in b_row and "256 (true 512)" in b_row
-        assert b_row.rstrip().endswith("128")  # runtime: N=64 makes 2*s1 = 128
+        assert b_row.split("▕")[-1].split()[1:3] == ["2*N", "128"]  # runtime, beside the size: N=64 makes 2*s1 = 128
+
+
+async def test_the_symbolic_header_is_whole_where_gpt2s_hint_columns_run_past_the_pane():
+    app = InspectorApp(RecordedSource(load(SAMPLES / "gpt2.session.json"), "gpt2.session.json"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("4")
+        header = next(line for line in screen_text(app).splitlines() if " dim " in line)
+        assert header.split("▕")[-1].split()[:4] == ["tensor", "dim", "size", "runtime"]
 
 
 async def test_terms_show_which_dimension_drives_the_distance(recorded_app):
@@ -301,13 +311,13 @@ async def test_the_symbolic_tab_caps_a_hostile_size_at_2_62():
         assert "size (((((((B**62)**62)**62)**62)**62)**62)**62)**62 exceeds 2**62 at B=2" in screen_text(app)
         await pilot.press("escape", "4")
         row = next(line for line in screen_text(app).splitlines() if "(B**62)" in line and "true" in line)
-        assert "64 (true more than 2**62)" in row and row.rstrip().endswith("> 2**62")
+        assert "64 (true more than 2**62)" in row and "**62  > 2**62  64 (true" in row  # runtime beside the size
 
 
 async def test_the_map_cursor_types_the_shape_and_the_table_follows():
     """The linear sample, swept on the H200: on the Map tab, ← moves to the next smaller
     measured size, the shape entry takes it, and the variants table decides that key."""
-    session = load(Path(__file__).resolve().parents[2] / "samples" / "linear.session.json")
+    session = load(SAMPLES / "linear.session.json")
     app = InspectorApp(RecordedSource(session))
     async with app.run_test(size=(160, 48)) as pilot:
         await type_shape(pilot, "B=1000")
@@ -329,7 +339,7 @@ async def test_the_map_tab_shows_the_comparison_under_the_map_when_compare_made_
     geometric-mean slowdown as a bar and the per-shape times; without them, nothing extra."""
     from kinspect.core.session.model import Baseline
 
-    session = load(Path(__file__).resolve().parents[2] / "samples" / "linear.session.json")
+    session = load(SAMPLES / "linear.session.json")
     app = InspectorApp(RecordedSource(session))
     async with app.run_test(size=(160, 60)) as pilot:
         await pilot.press("8")
@@ -357,7 +367,7 @@ async def test_a_map_drawn_ahead_in_the_background_looks_as_one_drawn_on_the_spo
     plot is built as the frame is drawn."""
     from kinspect.tui.widgets.map_plot import MapPlot
 
-    session = load(Path(__file__).resolve().parents[2] / "samples" / "linear.session.json")
+    session = load(SAMPLES / "linear.session.json")
     app = InspectorApp(RecordedSource(session))
     async with app.run_test(size=(120, 40)) as pilot:
         await type_shape(pilot, "B=1000")

@@ -117,11 +117,20 @@ class ShapeEntry(Vertical):
     def watch_showing(self) -> None:
         self._show_status()
 
+    def on_descendant_focus(self) -> None:
+        self._show_status()
+
+    def on_descendant_blur(self) -> None:
+        self._show_status()
+
     def _show_status(self) -> None:
+        """Errors stay until mended; the keys line says what the keys do where focus is."""
         error = self.parse_error or self.site_error
         status = self.query_one("#shape-status", Static)
         if error is None:
-            status.update(Text("→ completes a symbol name · enter: back to the table", style="dim"))
+            editing = self.query_one(ShapeInput).has_focus
+            status.update(Text("→ completes a symbol name · enter: back to the table" if editing
+                               else "/ or a size's name edits the shape", style="dim"))
         else:
             text = Text("✗ " + literal(error), style="bold red")
             if self.parse_error is not None and self.showing:

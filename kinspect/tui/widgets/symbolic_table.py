@@ -41,21 +41,22 @@ class SymbolicTable(DataTable):
 
 
 SYMBOLIC_LEGEND = (
-    "Each hint column holds the size Inductor put in that variant's key (and tuned "
+    "runtime is the size at the typed shape. Each hint column holds the size Inductor put in that variant's key (and tuned "
     "for); (true N) marks where the size expression is really N at that hint. "
     "i: Inductor's names (s33, arg3_1) or yours (B, x)."
 )
 
 
 def symbolic_columns(site: Site) -> list[str]:
-    cols = ["tensor", "dim", "size"]
-    cols += [f"v{v.index} @{v.hint}" for v in site.variants if v.hint is not None]
-    return cols + ["runtime"]
+    """The size at the typed shape sits beside its expression: the hint columns after it
+    can run past a narrow pane (GPT-2's `4096 (true 16777216)`) and scroll, it cannot."""
+    return ["tensor", "dim", "size", "runtime"] + [f"v{v.index} @{v.hint}" for v in site.variants if v.hint is not None]
 
 
 def symbolic_rows(site: Site, env: Mapping[str, int] | None, key: Key | None,
                   aliases: Mapping[str, str] | None = None) -> list[list[Text]]:
-    """Per tensor dim: the expression, the key value and true value at each hint, and now.
+    """Per tensor dim: the expression, its size now, and the key value and true value at
+    each hint.
 
     A hint cell reads `64` when the key holds the expression's true value and
     `64 (true 128)` when Inductor keyed (and benchmarked) a size the expression never
@@ -70,14 +71,14 @@ def symbolic_rows(site: Site, env: Mapping[str, int] | None, key: Key | None,
         at = [t.at_hint(v.hint) for v in hinted]  # type: ignore[arg-type]
         for di, expr in enumerate(t.sizes):
             text = expr.text if aliases is None else expr.text_with(aliases)
-            row = [plain(names[ti]) if di == 0 else Text(""), Text(str(di)), plain(text)]
+            row = [plain(names[ti]) if di == 0 else Text(""), Text(str(di)), plain(text),
+                   _runtime_cell(t, di, env, key[ti] if use_key else None)]
             for dims in at:
                 dim = dims[di]
                 if dim.differs:
                     row.append(Text(f"{dim.key_value} (true {dim.true_text})", style="bold red"))
                 else:
                     row.append(Text(str(dim.key_value), style="dim" if expr.is_constant else ""))
-            row.append(_runtime_cell(t, di, env, key[ti] if use_key else None))
             rows.append(row)
     return rows
 
