@@ -14,6 +14,7 @@ from kinspect.commands.options import check_points, parse_hints, progress, sessi
 from kinspect.commands.quality_view import quality_table, what_if_table
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.errors import KinspectError
+from kinspect.core.numbers import seconds
 from kinspect.core.store import output_path
 from kinspect.core.quality.overview import model_quality
 from kinspect.core.quality.sweep_plan import describe, parse_ranges
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         took = time.perf_counter() - started
         session = live.session
     kept = len(sweep.points)
-    say(f"saved {target}: {describe(spans, kept)} in {took:.1f} s" +
+    say(f"saved {target}: {describe(spans, kept)} in {seconds(took)}" +
         (f"; {len(sweep.skipped)} skipped" if sweep.skipped else ""))
     for sizes, why in sweep.skipped[:10]:
         say(f"  skipped {' '.join(f'{k}={v}' for k, v in sizes.items())}: {why}")

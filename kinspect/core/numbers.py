@@ -48,6 +48,11 @@ def share(value: float | None) -> str:
     return "" if value is None else f"{100 * value:.0f}%"
 
 
+def share_range(low: float | None, high: float | None) -> str:
+    """The least and the most of several fractions: `0–3%`."""
+    return "" if low is None or high is None else f"{100 * low:.0f}–{share(high)}"
+
+
 def distance(value: float) -> str:
     """A heuristic's distance, always three decimals (ties show as equal text)."""
     return f"{value:.3f}"
