@@ -221,13 +221,14 @@ def _sites(r: _Names) -> list[str]:
 
 
 def _call_sites(site: Site) -> list[str]:
-    """Where the model calls the site from; several call sites share one shape cache."""
+    """Where the model calls the site from (by its module path and class, its line of code,
+    and the wrapper's line and buffer); several call sites share one shape cache."""
     if not site.call_sites:
         return []
     head = (f"Called from {len(site.call_sites)} places, sharing one shape cache: the first call at a new "
             "shape decides the variant for all of them." if len(site.call_sites) > 1 else "Called from:")
     rows = (
-        (code(c.module if c.module or c.module_class else c.label), code(c.module_class or ""),
+        (code(c.module or ""), code(c.module_class or ""),
          code(c.where or ""), code(c.code or ""), _value(c.line), code(c.node or ""))
         for c in site.call_sites
     )
