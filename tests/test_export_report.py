@@ -3,13 +3,16 @@ them: by the user's names and sizes, in order, rounded, with nothing to read pas
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
 
 import pytest
 
+from kinspect.core.dispatch.shapes import sizes_text
 from kinspect.core.export import render
+from kinspect.core.quality.overview import SizeNamer
 from kinspect.core.store import load
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
@@ -141,3 +144,16 @@ def test_the_inspectors_export_writes_the_same_report_and_map(sessions, tmp_path
     assert written.images == ["linear.map.png"] and written.notes == []
     assert out.read_text() == render(sessions["linear"], "md", ["linear.map.png"]) + "\n"
     assert (tmp_path / "linear.map.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_shared_multi_kernels_say_which_layer_decided_how_many_shapes(sessions, reports):
+    shared = section(reports["gpt2"], "Decisions").split("Shared multi-kernels")[1]
+    assert "| `multi_kernel_0` | `h.0.attn.c_attn` | 35 of 35 |" in shared
+    s = sessions["gpt2"]
+    events = list(s.events)
+    i = next(i for i, e in enumerate(events) if e.site == "multi_kernel_0" and not e.cache_hit)
+    events[i] = dataclasses.replace(events[i], call_site=1)  # the second layer met this shape first
+    text = section(render(dataclasses.replace(s, events=events), "md"), "Decisions")
+    sizes = SizeNamer(s)(s.site("multi_kernel_0"), events[i].key)
+    assert f"| `multi_kernel_0` | `h.1.attn.c_attn` | 1 of 35 | `{sizes_text(sizes)}` |" in text
+    assert "| `multi_kernel_0` | `h.0.attn.c_attn` | 34 of 35 |  |" in text

@@ -75,11 +75,15 @@ class _Names:
         """`B=157` (the whole key where no size names it, or with Inductor's names)."""
         return format_key(key) if self.inductor else sizes_or_key(self._sizes(site, key), key)
 
+    def site_index(self, site: str) -> int:
+        known = self._sites.get(site)
+        return len(self._sites) if known is None else known[0]
+
     def order(self, site: str, key: Key) -> tuple[Any, ...]:
         sizes = self._sizes(site, key)
         named = tuple(sizes.get(n, -1) for n in self._symbols)
         rest = tuple(sorted((n, v) for n, v in sizes.items() if n not in self._symbols))
-        return self._sites.get(site, (len(self._sites),))[0], named, rest, key
+        return self.site_index(site), named, rest, key
 
     def sorted(self, pairs: Iterable[tuple[str, Key]]) -> list[tuple[str, Key]]:
         return sorted(pairs, key=lambda p: self.order(*p))
@@ -326,16 +330,29 @@ def _decisions(r: _Names) -> list[str]:
 
 
 def _deciders(r: _Names) -> list[str]:
-    """For shared multi-kernels: which call site's miss chose each key's variant for all."""
+    """For shared multi-kernels: which call site's miss chose the variant for all, per site
+    and call site, with the shapes it decided where it decided only a few of them."""
     s = r.session
     shared = {site.name: site for site in s.sites if len(site.call_sites) > 1}
-    first = {where: c for where, c in deciders(s.events).items() if where[0] in shared}
+    first = {where: c for where, c in deciders(s.events).items()
+             if where[0] in shared and c < len(shared[where[0]].call_sites)}
     if not first:
         return []
-    rows = ((code(site), code(r.shape(site, key)), code(shared[site].call_sites[first[(site, key)]].label))
-            for site, key in r.sorted(first) if first[(site, key)] < len(shared[site].call_sites))
-    return ["", "Shared multi-kernels: the call site whose cache miss decided each shape for every call site.", "",
-            *table(("site", r.shape_header, "decided by"), rows)]
+    by: dict[tuple[str, int], list[Key]] = {}
+    for site, key in r.sorted(first):
+        by.setdefault((site, first[(site, key)]), []).append(key)
+    totals = Counter(site for site, _ in first)
+    rows = []
+    for (site, c), keys in sorted(by.items(), key=lambda item: (r.site_index(item[0][0]), item[0][1])):
+        few = len(keys) < totals[site] and len(keys) <= FEW_SHAPES
+        rows.append((code(site), code(shared[site].call_sites[c].label), f"{len(keys)} of {totals[site]}",
+                     ", ".join(code(r.shape(site, k)) for k in keys) if few else ""))
+    return ["", "Shared multi-kernels: the call site whose cache miss decided a shape's variant for every call site "
+            "of the site.", "", *table(("site", "decided by", "shapes", "at"), rows)]
+
+
+FEW_SHAPES = 10
+"""A call site that decided at most this many of a site's shapes (and not all) lists them."""
 
 
 def _measurements(r: _Names) -> list[str]:
