@@ -46,8 +46,10 @@ def render(session: Session, images: Sequence[str] = (), chart: str | None = Non
     for name, part in zip(SECTIONS, (_environment, _symbols, _sites, _findings, _quality, _comparison,
                                          _decisions, _measurements, _baselines)):
         lines += [f"## {name}", ""]
-        lines += part(names) or ["None recorded."]
-        lines.append("")
+        body = part(names) or ["None recorded."]
+        while body and not body[-1]:
+            body.pop()
+        lines += [*body, ""]
         if name == "Quality" and images:
             lines += [f"![decision map]({quote(image)})" for image in images] + [""]
         if name == "Comparison" and chart:
@@ -154,6 +156,15 @@ def _value(v: Any) -> str:
     return code(str(v))
 
 
+PEAK_TITLES = {
+    "tflops_bf16": "GPU peak, bf16 GEMM",
+    "gbps": "GPU peak, memory bandwidth",
+    "launch_gap_us": "timing overhead, launch gap in a CUDA graph",
+    "event_pair_us": "timing overhead, a CUDA event pair",
+}
+"""What the measured peaks and overheads are, in words (`e.peaks`' keys are field names)."""
+
+
 def _peak(name: str, v: Any) -> str:
     """A measured peak in its unit, rounded (`800 TFLOP/s`, `0.6 µs`): its last digits are
     the noise of its measurement."""
@@ -183,7 +194,7 @@ def _environment(r: _Names) -> list[str]:
     rows += [(prose(f"config {k}"), _value(v)) for k, v in e.config.items()]
     if patched_note(e.config):
         rows.append((prose("hint autotuning"), prose(patched_note(e.config) or "")))
-    rows += [(prose(f"peak {k}"), _peak(k, v)) for k, v in e.peaks.items()]
+    rows += [(prose(PEAK_TITLES.get(k, f"peak {k}")), _peak(k, v)) for k, v in e.peaks.items()]
     return table(("field", "value"), rows)
 
 
