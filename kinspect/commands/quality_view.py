@@ -13,6 +13,7 @@ from kinspect.core.numbers import ratio, ratio_range, share
 from kinspect.core.quality.overview import ModelQuality, ShapePoint
 from kinspect.core.quality.whatif import WhatIf, current
 from kinspect.core.session.model import Session
+from kinspect.core.session.timings import NOISE_RATIO
 
 
 def _at(p: ShapePoint, inductor_names: bool) -> str:
@@ -25,7 +26,7 @@ def quality_table(q: ModelQuality, spread: Mapping[str, Sequence[float]] | None 
     """`spread`: per site, each compile's geometric-mean regret (`kinspect.core.quality.variance`),
     shown beside the one compile's figure where several compiles were timed."""
     t = Table(title=Text("dispatch quality over the measured shapes (one compile)"), title_justify="left",
-              caption=Text(f"fastest picked: within noise (the pick's p20 above the fastest's p80 and ≥ {ratio(1.05)} "
+              caption=Text(f"fastest picked: within noise (the pick's p20 above the fastest's p80 and ≥ {ratio(NOISE_RATIO)} "
                            "counts as slower); lost: GPU time lost over the workload, share of the fastest possible"),
               caption_justify="left")
     for col in ("site", "shapes", "fastest picked", "geomean", "worst", "workload lost"):

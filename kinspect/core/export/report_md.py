@@ -27,7 +27,7 @@ from kinspect.core.quality.variance import regret_spread, spreads, widest
 from kinspect.core.quality.whatif import current, what_ifs
 from kinspect.core.session.eventlog import deciders
 from kinspect.core.session.model import DispatchEvent, Session, Site
-from kinspect.core.session.timings import method_title
+from kinspect.core.session.timings import NOISE_RATIO, method_title
 
 SECTIONS = ("Environment", "Symbols", "Sites", "Findings", "Quality", "Comparison", "Decisions", "Measurements",
             "Baselines")
@@ -125,7 +125,7 @@ def _quality(r: _Names) -> list[str]:
     lines = [
         "At every measured shape, Inductor's pick against the fastest variant by the same rule as "
         "everywhere in kinspect (CUDA-event timings preferred; slower only beyond noise: the pick's p20 "
-        f"above the fastest's p80 and at least {ratio(1.05)}). Lost = GPU time lost over the workload, as a share "
+        f"above the fastest's p80 and at least {ratio(NOISE_RATIO)}). Lost = GPU time lost over the workload, as a share "
         "of the fastest possible. All from one compile: autotuning differs between compiles (where the same "
         "hints were compiled again, the geometric mean's range over those compiles follows it).",
         "",
@@ -390,7 +390,7 @@ def _measurements(r: _Names) -> list[str]:
         "Latency in µs, the latest measurement of each variant, by site and then size (CUDA events when "
         "taken, with CUPTI's kernel duration beside it as the cross-check); regret is the "
         "variant's median over the fastest's at the same shape, and slower beyond noise where "
-        f"its p20 is above the fastest's p80 and it takes at least {ratio(1.05)} as long.",
+        f"its p20 is above the fastest's p80 and it takes at least {ratio(NOISE_RATIO)} as long.",
         "",
         *table(("site", r.shape_header, "variant", "method", "median µs", "p20–p80 µs", "samples", "CUPTI µs",
                 "regret"), rows),
