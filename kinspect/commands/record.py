@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from kinspect.commands import recording
 from kinspect.commands.options import parse_baselines, parse_hints, parse_steps, progress, session_and_hints, fit_flag
 from kinspect.commands.stderr_log import log_path_for
+from kinspect.core.dispatch.shapes import sizes_text
 from kinspect.core.errors import KinspectError
 from kinspect.core.store import output_path
 
@@ -89,11 +90,11 @@ def _record(model: str, out: str | None, hint_list: list[int] | None, steps: lis
             try:
                 live.time_at(sizes, measure=measure, kinds=kinds, l2_flush=l2_flush)
             except KinspectError as e:  # e.g. too large to measure: say so, keep going
-                say(f"not measured at {' '.join(f'{k}={v}' for k, v in sizes.items())}: {e}")
+                say(f"not measured at {sizes_text(sizes)}: {e}")
         live.save(target)
     for r in results:
         if r.error:
-            say(f"step {r.step} ({' '.join(f'{k}={v}' for k, v in r.sizes.items())}): {r.error}")
+            say(f"step {r.step} ({sizes_text(r.sizes)}): {r.error}")
     s = live.session
     say(f"saved {target}: {len(s.sites)} sites, {len(s.events)} dispatches, {len(s.findings)} findings")
     return 0

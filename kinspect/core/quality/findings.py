@@ -20,7 +20,7 @@ from kinspect.core.session.eventlog import EventLog
 from kinspect.core.session.model import AutotuneRow, DispatchEvent, Finding, Session, Site, Variant
 from kinspect.core.dispatch.operands import operand_names
 from kinspect.core.dispatch.shapes import format_key
-from kinspect.core.numbers import us_text
+from kinspect.core.numbers import ratio, us_text
 
 
 @site_rule("identical-variants")
@@ -222,7 +222,7 @@ def slow_picks(session: Session) -> list[Finding]:
         out.append(Finding(
             "slow-pick",
             f"Inductor's pick is slower than the fastest variant beyond noise at {len(slow)} of {q.shapes} "
-            f"measured shapes, worst ×{worst.regret:.2f} (one compile): {text}",
+            f"measured shapes, worst {ratio(worst.regret)} (one compile): {text}",
             "warning", site=site.name, graph=site.graph,
             variants=tuple(sorted({p.picked for p in slow} | {p.fastest for p in slow})),
         ))
