@@ -523,10 +523,11 @@ class InspectorApp(LiveWork, App[None]):
         self.action_show_tab("diff")
 
     def action_export(self, fmt: str = "json") -> None:
-        def written(result: tuple[str, str] | None) -> None:
+        def written(result: tuple[str, str, str] | None) -> None:
             if result is not None:
-                self.notify(literal(f"wrote {result[1]} ({result[0]}, {len(self.session.events)} events)"),
-                            markup=False)
+                fmt, path, beside = result
+                self.notify(literal(f"wrote {path} ({fmt}, {len(self.session.events)} events)"
+                                    + (f"; {beside}" if beside else "")), markup=False)
 
         path = getattr(self.source, "path", None) or self.session.model.path
         self.push_screen(ExportScreen(self.session, export_stem(str(path) if path else None), fmt), written)

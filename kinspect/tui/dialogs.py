@@ -22,9 +22,10 @@ from textual.worker import Worker, WorkerState
 
 from kinspect.core.dispatch.shapes import FullKey, Key, ParsedShape, SymbolShape, format_key, sizes_text
 from kinspect.core.errors import KinspectError
-from kinspect.core.export import FORMATS, export
+from kinspect.core.export import FORMATS
 from kinspect.core.session.model import Session, Site
 from kinspect.core.session.timings import KeyTimings
+from kinspect.report_files import write
 from kinspect.tui.text import literal
 
 CANCEL = Binding("escape", "dismiss(None)", "Cancel", id="kinspect.dialog.cancel",
@@ -169,7 +170,7 @@ class FormatButton(RadioButton):
         return "●" if self.value else "○"
 
 
-class ExportScreen(ModalScreen[tuple[str, str] | None]):
+class ExportScreen(ModalScreen[tuple[str, str, str] | None]):
     """`e`: choose a format (↑/↓), edit the path, enter writes it (in a thread: a trace
     takes a second); a file already there is replaced only on a second enter."""
 
@@ -237,9 +238,12 @@ class ExportScreen(ModalScreen[tuple[str, str] | None]):
         self._write(self._fmt, path)
 
     @work(thread=True, exclusive=True, group="export", exit_on_error=False)
-    def _write(self, fmt: str, path: str) -> tuple[str, str]:
-        export(self._session, fmt, Path(path).expanduser())
-        return fmt, path
+    def _write(self, fmt: str, path: str) -> tuple[str, str, str]:
+        """The report `kinspect export` writes, images beside it; the third part says what
+        was written beside it, or why an image was not."""
+        written = write(self._session, fmt, Path(path).expanduser())
+        beside = [f"with {name}" for name in (*written.images, *([written.chart] if written.chart else []))]
+        return fmt, path, "; ".join(beside + written.notes)
 
     @on(Worker.StateChanged)
     def _written(self, event: Worker.StateChanged) -> None:

@@ -12,6 +12,7 @@ from textual.keys import _character_to_key
 from textual.widgets import Input
 from tui_helpers import palette_offers, screen_text, toasts, type_shape, wait_until
 
+from kinspect import cli
 from kinspect.core.store import load
 from kinspect.core.source import RecordedSource
 from kinspect.tui.app import InspectorApp
@@ -224,6 +225,12 @@ async def test_export_is_named_after_the_file_asks_before_replacing_and_marks_th
         await wait_until(pilot, lambda: (tmp_path / "linear.md").read_text().startswith("#"))
         mode = stat.S_IMODE(os.stat(tmp_path / "linear.md").st_mode)
         assert mode & 0o044 == 0o044  # readable by others, as a session file is
+        await wait_until(pilot, lambda: any("wrote linear.md (md," in t for t in toasts(app)))
+        assert any("with linear.map.png" in t for t in toasts(app))
+    # the same report, decision map included, as kinspect export writes it
+    assert cli.main(["export", str(SAMPLES / "linear.session.json"), "--format", "md", "-o", "cli.md"]) == 0
+    assert (tmp_path / "linear.md").read_text() == (tmp_path / "cli.md").read_text().replace("cli.map.png", "linear.map.png")
+    assert "linear.map.png" in (tmp_path / "linear.md").read_text() and (tmp_path / "linear.map.png").stat().st_size > 0
 
 
 # 8. help and palette
