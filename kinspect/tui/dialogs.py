@@ -27,6 +27,7 @@ from kinspect.core.session.model import Session, Site
 from kinspect.core.session.timings import KeyTimings
 from kinspect.report_files import write
 from kinspect.tui.text import literal
+from kinspect.core import numbers
 
 CANCEL = Binding("escape", "dismiss(None)", "Cancel", id="kinspect.dialog.cancel",
                  tooltip="Close this prompt without doing anything")
@@ -287,6 +288,6 @@ def measured_shapes(session: Session, site: Site, timings: Mapping[tuple[str, Ke
             if t.is_fastest(picked):
                 line.append(" (the fastest)", style="green")
             elif regret is not None:
-                line.append(f" ×{regret:.2f}", style="red" if t.slower(picked) else "yellow")
+                line.append(" " + numbers.ratio(regret), style="red" if t.slower(picked) else "yellow")
         out.append((shape, text, line))
     return out

@@ -202,7 +202,7 @@ async def test_terms_show_which_dimension_drives_the_distance(recorded_app):
         await pilot.press("enter", "t")
         text = screen_text(recorded_app)
         assert "terms (tensor[dim] distance)" in text
-        assert "x[0] 1 out[0] 1" in text
+        assert "x[0] 1.000 out[0] 1.000" in text
 
 
 async def test_heuristic_what_if(recorded_app):
@@ -356,9 +356,9 @@ async def test_the_map_tab_shows_the_comparison_under_the_map_when_compare_made_
         assert "the whole model, five ways: geometric-mean slowdown vs the best kind per shape (2 shapes" in text
         lines = [line.strip("▕ ") for line in text.splitlines()]
         bars = {line.split("█")[0].strip(): line for line in lines if "×" in line and "█" in line}
-        assert bars["eager"].count("█") == 30 and bars["eager"].split()[-1] == "×2.425"  # the slowest: longest bar
+        assert bars["eager"].count("█") == 30 and bars["eager"].split()[-1] == "×2.43"  # the slowest: longest bar
         assert bars["oracle (this compile, fastest forced)"].count("█") == 1
-        assert bars["oracle (this compile, fastest forced)"].split()[-1] == "×1.029"
+        assert bars["oracle (this compile, fastest forced)"].split()[-1] == "×1.03"
         assert any(line.split() == ["B=1000", "30.0", "24.0", "25.0", "26.0", "60.0"] for line in lines)
 
 

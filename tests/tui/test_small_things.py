@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_helpers import screen_text
+from tui_helpers import screen_text, wait_until
 
 from kinspect.core.source import RecordedSource
 from kinspect.core.store import load
@@ -48,7 +48,7 @@ async def test_the_palette_key_sits_with_the_others_and_the_entry_hint_follows_f
     (`t ▏^p palettee`); the completion hint stayed while the table had focus."""
     app = sample("gpt2")
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
+        await wait_until(pilot, lambda: screen_text(app).splitlines()[-1].strip() != "")
         lines = screen_text(app).splitlines()
         assert lines[-1].startswith("q Quit ? Help ^p Palette ") and "palette" not in lines[-1]
         status = next(line for line in lines if "edits the shape" in line)

@@ -30,6 +30,7 @@ from kinspect.tui.widgets.comparison_chart import comparison_chart
 from kinspect.tui.text import literal
 from kinspect.tui.widgets.map_heat import cell_sizes, heatmap, nearest
 from kinspect.tui.widgets.map_plot import MapPlot
+from kinspect.core import numbers
 
 PICK_OK, PICK_SLOW, BOUNDARY, CROSSOVER, CURSOR = "green", "red", "red", "green", "white"
 PICK_OK_MARK, PICK_SLOW_MARK = "●", "✗"
@@ -234,12 +235,12 @@ def _caption(m: DecisionMap, cursor: int) -> Text:
     out = _legend(m)
     sizes = sizes_text(p.sizes)
     out.append(f"{literal(sizes)}: ", style="bold")
-    out.append(f"Inductor picks {literal(m.labels[q.picked])} ({q.pick_us:.1f} µs); ")
-    out.append(f"fastest {literal(m.labels[q.fastest])} ({q.best_us:.1f} µs)")
+    out.append(f"Inductor picks {literal(m.labels[q.picked])} ({numbers.us_text(q.pick_us)}); ")
+    out.append(f"fastest {literal(m.labels[q.fastest])} ({numbers.us_text(q.best_us)})")
     if q.picked == q.fastest:
         out.append(" — the pick", style=PICK_OK)
     else:
-        out.append(f" — regret ×{q.regret:.2f}", style=PICK_SLOW if q.slower else "yellow")
+        out.append(f" — regret {numbers.ratio(q.regret)}", style=PICK_SLOW if q.slower else "yellow")
         out.append(" beyond noise" if q.slower else " (within noise)", style="dim")
     out.append("\n")
     if m.boundaries:

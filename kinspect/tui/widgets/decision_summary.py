@@ -16,6 +16,7 @@ from kinspect.core.session.timings import method_title
 from kinspect.tui.observed import Observed
 from kinspect.tui.text import literal
 from kinspect.tui.widgets.variants_table import CHOSEN, MISMATCH
+from kinspect.core import numbers
 
 
 class DecisionSummary(Static):
@@ -83,9 +84,9 @@ def _baselines_line(out: Text, baselines: Sequence[Baseline]) -> None:
         if b.gpu_us is None:
             out.append(f"failed ({literal(b.error or 'no time')})", style="red")
             continue
-        out.append(f"{b.gpu_us:.1f}", style="green" if b.gpu_us == best else "")
+        out.append(numbers.us(b.gpu_us), style="green" if b.gpu_us == best else "")
         if b.kind == "hinted" and best is not None and b.gpu_us > best * 1.05:
-            out.append(f" (×{b.gpu_us / best:.2f} the best)", style="red")
+            out.append(f" ({numbers.ratio(b.gpu_us / best)} the best)", style="red")
     out.append("\n")
 
 
@@ -103,16 +104,16 @@ def _measured_line(out: Text, expl: SiteExplanation, labels: list[str], can_meas
     d = expl.decision
     assert d is not None and expl.measured is not None
     best = expl.measured[fastest]
-    out.append(f"fastest: {labels[fastest]} at {best.median_us:.1f} µs")
+    out.append(f"fastest: {labels[fastest]} at {numbers.us_text(best.median_us)}")
     regret = expl.regret
     if expl.timings is not None and expl.timings.is_fastest(d.chosen):
         out.append(" — the chosen variant", style="green")
     elif expl.slower:
-        out.append(f" — the chosen variant takes ×{regret:.2f} as long", style="red")
+        out.append(f" — the chosen variant takes {numbers.ratio(regret)} as long", style="red")
     elif regret is not None:
-        out.append(f" — the chosen variant is within noise of it (×{regret:.2f})", style="yellow")
+        out.append(f" — the chosen variant is within noise of it ({numbers.ratio(regret)})", style="yellow")
     if spread:
-        out.append(f" (×{min(spread):.2f}–×{max(spread):.2f} over {len(spread)} compiles)")
+        out.append(f" ({numbers.ratio_range(min(spread), max(spread))} over {len(spread)} compiles)")
     assert expl.timings is not None
     out.append(f" · timed by {method_title(expl.timings.method)}", style="dim")
     out.append("\n")
@@ -132,7 +133,7 @@ def _what_if_line(out: Text, expl: SiteExplanation, d: Decision, labels: list[st
 
 
 def _observed_line(out: Text, observed: Observed, labels: list[str]) -> None:
-    picks = ", ".join(f"v{v}×{n}" for v, n in sorted(observed.picked.items()))
+    picks = ", ".join(f"v{v} " + ("once" if n == 1 else f"{n} times") for v, n in sorted(observed.picked.items()))
     out.append(f"recorded calls at this key: {observed.calls} (Inductor ran {picks})")
     if observed.mispredicted:
         out.append(f"; {observed.mispredicted} differ from kinspect's prediction", style="red")

@@ -13,6 +13,7 @@ from textual.widgets.option_list import Option
 
 from kinspect.core.session.model import CallSite, Site
 from kinspect.tui.text import literal
+from kinspect.core import numbers
 
 
 class SiteList(OptionList):
@@ -87,7 +88,7 @@ def site_prompt(site: Site, findings: int, calls: int, worst: float | None = Non
     out.append("! " if findings else "  ", style="bold yellow")
     out.append(literal(site.name))
     if worst is not None:
-        out.append(f" ×{worst:.2f}", style="bold red" if worst > 1.0 else "green")
+        out.append(" " + numbers.ratio(worst), style="bold red" if worst > 1.0 else "green")
     detail = f"{literal(site.op)} · {len(site.variants)}v"
     if len(site.call_sites) > 1:
         detail += f" · {len(site.call_sites)} callers"

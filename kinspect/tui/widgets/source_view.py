@@ -17,6 +17,7 @@ from kinspect.core.quality.findings import emitted_choice
 from kinspect.core.session.model import Site, Variant
 from kinspect.tui.text import literal
 from kinspect.tui.widgets.variants_table import identical_to
+from kinspect.core import numbers
 
 
 class SourceView(ScrollableContainer):
@@ -100,4 +101,4 @@ def _choice_line(out: Text, site: Site, v: Variant) -> None:
     else:
         out.append(f" — not this hint's autotune winner {winner}", style="yellow")
         if c.tuned_at == v.hint and c.row is not None and c.winner is not None and c.row.time_us and c.winner.time_us:
-            out.append(f" ({c.row.time_us:.1f} µs against {c.winner.time_us:.1f} µs)", style="yellow")
+            out.append(f" ({numbers.us_text(c.row.time_us)} against {numbers.us_text(c.winner.time_us)})", style="yellow")

@@ -18,6 +18,7 @@ from kinspect.core.quality.explain import SiteExplanation
 from kinspect.core.session.model import Measurement, Site
 from kinspect.tui.text import literal, plain
 from kinspect.tui.widgets.columns import aligned_row, column_widths
+from kinspect.core import numbers
 
 
 class VariantsTable(DataTable):
@@ -119,14 +120,14 @@ def _terms_text(terms: tuple[tuple[float, ...], ...], labels: list[list[str]]) -
         for di, term in enumerate(tensor):
             if term:
                 name = labels[ti][di] if ti < len(labels) and di < len(labels[ti]) else f"t{ti}[{di}]"
-                parts.append(f"{name} {term:.3g}")
+                parts.append(f"{name} {numbers.distance(term)}")
     return Text(" ".join(parts) if parts else "all 0", style="" if parts else "dim")
 
 
 def _spread(m: Measurement) -> str:
     if m.p20_us is None or m.p80_us is None:
         return ""
-    return f"{m.p20_us:.1f}–{m.p80_us:.1f}"
+    return numbers.spread(m.p20_us, m.p80_us)
 
 
 def variant_rows(
@@ -184,8 +185,8 @@ def _measure_cells(m: Measurement | None, ratio: float | None, fastest: bool, pe
     if fastest:
         rel = Text("fastest", style="green")
     elif ratio is not None:
-        rel = Text(f"×{ratio:.2f}")
+        rel = Text(numbers.ratio(ratio))
     else:
         rel = Text("")
-    share = Text(f"{100 * m.tflops / peak:.0f}%") if m.tflops is not None and peak else Text("")
-    return [Text(f"{m.median_us:.1f}"), Text(_spread(m), style="dim"), rel, share]
+    share = Text(numbers.share(m.tflops / peak)) if m.tflops is not None and peak else Text("")
+    return [Text(numbers.us(m.median_us)), Text(_spread(m), style="dim"), rel, share]
