@@ -23,7 +23,7 @@ from typing import Any
 from kinspect.core.quality import benchmark_fit
 from kinspect.core.quality.findings import derive_findings
 from kinspect.core.session.format.log import LiveLog
-from kinspect.core.session.model import Environment, Finding, Graph, Measurement, ModelInfo, Session, Site, SymbolInfo
+from kinspect.core.session.model import Environment, Graph, Measurement, ModelInfo, Session, Site, SymbolInfo
 from kinspect.inductor import translate
 from kinspect.inductor.capture import GraphRecord
 from kinspect.inductor.kernels import variant_facts
@@ -155,14 +155,12 @@ class SessionLog:
         self.writer.close()
 
 
-def refresh(session: Session, recorder: Recorder, log: SessionLog | None,
-            captured: Sequence[Finding] = ()) -> None:
+def refresh(session: Session, recorder: Recorder, log: SessionLog | None) -> None:
     """After a run or a compile: the events as the recorder holds them, each tied to its
-    call site by the wrapper line that ran it, the findings derived afresh (with those the
-    capture alone could see, `captured`), the log in step."""
+    call site by the wrapper line that ran it, the findings derived afresh, the log in step."""
     lines = {site.name: {c.line: c.index for c in site.call_sites} for site in session.sites}
     session.events = recorder.dispatch_events(call_site=lambda name, line: lines.get(name, {}).get(line))
-    session.findings = derive_findings(session) + list(captured)
+    session.findings = derive_findings(session)
     if log is not None:
         log.sync(session)
 

@@ -26,7 +26,7 @@ from typing import Any
 from kinspect.core.errors import KinspectError
 from kinspect.core.dispatch.shapes import sizes_text
 from kinspect.core.session.model import Baseline, Measurement, Session
-from kinspect.inductor import fault_probe, fit_findings, reproducer, translate
+from kinspect.inductor import fault_probe, reproducer, translate
 from kinspect.inductor.assembly import (
     SessionLog,
     WrapperCodes,
@@ -370,7 +370,7 @@ class LivePipeline:
         s.symbols, s.graphs, s.sites = compile_facts(
             self.capture.graphs, dyn=self._dyn, input_names=self.mf.input_names, examples=self._examples,
             hints=self.hints, code_of=self._codes, facts_of=kernel_facts(self.recorder))
-        refresh(s, self.recorder, self._log, captured=fit_findings.findings(self.capture.graphs, s.symbols))
+        refresh(s, self.recorder, self._log)
 
     def save(self, path: str | Path) -> None:
         from kinspect.core.store import save

@@ -1,8 +1,9 @@
 """What kinspect points out about a session, each in one sentence a user can act on.
 
 Findings are derived from the session's facts, never stored by hand, so a recording made
-by an older kinspect gains new findings when opened by a newer one. The capture layer adds
-only what cannot be derived later (why a graph has no size-hint site). Each rule is
+by an older kinspect gains new findings when opened by a newer one. What only a compile
+could see (why a graph has no size-hint site, which benchmark tensors misfit) is stored as
+facts of the graph, and the findings are derived from those. Each rule is
 declared on its function (`kinspect.core.quality.rules`); the rules of other modules
 (variance's) are imported here so that deriving runs them all.
 """
@@ -259,7 +260,8 @@ def refreshed(session: Session) -> list[Finding]:
     return derive_findings(session) + [f for f in session.findings if f.kind not in kinds]
 
 
-# Imported last, so that their rules (unstable-autotune, then far-below-peak) are listed after
-# this module's.
+# Imported last, so that their rules (unstable-autotune, far-below-peak, then
+# hint-benchmark-tensor) are listed after this module's.
 from kinspect.core.quality import variance  # noqa: E402,F401
 from kinspect.core.quality import roofline  # noqa: E402,F401
+from kinspect.core.quality import benchmark_fit  # noqa: E402,F401
