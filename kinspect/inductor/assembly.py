@@ -24,7 +24,7 @@ from kinspect.core.quality import benchmark_fit
 from kinspect.core.quality.findings import derive_findings
 from kinspect.core.session.format.log import LiveLog
 from kinspect.core.session.model import Environment, Graph, Measurement, ModelInfo, Session, Site, SymbolInfo
-from kinspect.inductor import translate
+from kinspect.inductor import compile_caches, translate
 from kinspect.inductor.capture import GraphRecord
 from kinspect.inductor.kernels import variant_facts
 from kinspect.inductor.modelfile import DynamicDim, ModelFile
@@ -68,7 +68,7 @@ def environment(hints: Sequence[int], *, train: bool, allow_caches: bool, rank: 
         "multi_kernel_hints": list(hints),
         "max_autotune": True,
         "max_autotune_gemm_backends": "TRITON",
-        "force_disable_caches": not allow_caches,
+        "inductor_caches": compile_caches.described(allow_caches),
         "train": train,
         **({benchmark_fit.PATCH_KEY: True} if fit else {}),
     })
