@@ -1,6 +1,6 @@
 """How the debugger reads on screen: the current event, breakpoints and the timeline.
 
-Like `present`, these build Rich `Text` from session data as plain text (site names and
+Like the widgets, these build Rich `Text` from session data as plain text (site names and
 conditions pass through `literal`), so the widgets only place what is built here.
 """
 

@@ -6,6 +6,7 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
+from kinspect.core.dispatch.shapes import parse_shape
 from kinspect.core.session.model import Measurement
 from kinspect.core.store import load
 from kinspect.core.source import RecordedSource
@@ -16,7 +17,7 @@ from kinspect.tui.widgets.shape_input import ShapeInput
 from kinspect.tui.widgets.variants_table import VariantsTable
 
 from painted import painting_terminal
-from tui_helpers import screen_text, session_with_finding, type_shape
+from tui_helpers import screen_text, screenshot, session_with_finding, type_shape, wait_until
 
 
 CHOSEN_ROW = re.compile(r"▶!?\s+v\d+\s{2,}")
@@ -71,7 +72,7 @@ async def test_the_frame_painting_a_typed_character_paints_its_decision():
         for key in ("2", "9", "backspace", "0", "2", "4"):
             frames.clear()
             await pilot.press(key)
-            await pilot.pause(0.05)
+            await wait_until(pilot, lambda: any(f[0] == entry.value for f in frames))
             typed.append(entry.value)
             shown = [f for f in frames if f[0] == entry.value]
             assert shown, f"no frame painted {entry.value!r}"
@@ -212,7 +213,7 @@ async def test_heuristic_what_if(recorded_app):
 
 async def test_measured_latency_spread_regret_and_share_of_peak():
     session = session_with_finding()
-    key = session.runtime_key(session.sites[0], __import__("kinspect.core.dispatch.shapes").core.dispatch.shapes.parse_shape("B=1000"))
+    key = session.runtime_key(session.sites[0], parse_shape("B=1000"))
     session.measurements = [
         Measurement("multi_kernel_0", key, 2, "cupti", 20.0, 19.0, 21.0, 20, tflops=395.0),
         Measurement("multi_kernel_0", key, 1, "cupti", 10.0, 9.5, 10.5, 20, tflops=79.0),
@@ -354,8 +355,6 @@ async def test_the_map_tab_shows_the_comparison_under_the_map_when_compare_made_
 async def test_a_map_drawn_ahead_in_the_background_looks_as_one_drawn_on_the_spot():
     """←/→ paint the plot built ahead in a thread: the screen is the same as when the
     plot is built as the frame is drawn."""
-    from tui_helpers import screen_segments
-
     from kinspect.tui.widgets.map_plot import MapPlot
 
     session = load(Path(__file__).resolve().parents[2] / "samples" / "linear.session.json")
@@ -364,16 +363,13 @@ async def test_a_map_drawn_ahead_in_the_background_looks_as_one_drawn_on_the_spo
         await type_shape(pilot, "B=1000")
         await pilot.press("enter", "8")
         plot = app.query_one(MapPlot)
-        for _ in range(200):  # the sizes either side are built after the first frame
-            await pilot.pause(0.02)
-            if len(plot._built) == 3 and not any(w.is_running for w in app.workers):
-                break
-        assert len(plot._built) == 3
+        # the sizes either side are built after the first frame
+        await wait_until(pilot, lambda: len(plot._built) == 3 and not any(w.is_running for w in app.workers))
         await pilot.press("left")
         await pilot.pause()
         assert len(plot._built) >= 3 and "B=1000" not in app.query_one(ShapeInput).value
-        ahead = [(s.text, s.style) for s in screen_segments(app)]
+        ahead = screenshot(app)
         plot._built.clear()
         plot.refresh()
         await pilot.pause()
-        assert [(s.text, s.style) for s in screen_segments(app)] == ahead
+        assert screenshot(app) == ahead

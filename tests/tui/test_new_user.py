@@ -10,7 +10,7 @@ from pathlib import Path
 from textual import events
 from textual.keys import _character_to_key
 from textual.widgets import Input
-from tui_helpers import screen_text, toasts, type_shape, wait_until
+from tui_helpers import palette_offers, screen_text, toasts, type_shape, wait_until
 
 from kinspect.core.store import load
 from kinspect.core.source import RecordedSource
@@ -50,8 +50,8 @@ async def test_a_shape_typed_in_a_burst_arrives_whole_and_in_order():
         await pilot.pause()
         for ch in "B=16 S=512":
             app.post_message(events.Key(_character_to_key(ch), ch))
-        await pilot.pause(0.3)
-        assert app.query_one(ShapeInput).value == "B=16 S=512" and app.active_tab() == "variants"
+        await wait_until(pilot, lambda: app.query_one(ShapeInput).value == "B=16 S=512")
+        assert app.active_tab() == "variants"
 
 
 async def test_a_shape_pasted_on_the_table_goes_into_the_entry_on_one_line():
@@ -59,12 +59,12 @@ async def test_a_shape_pasted_on_the_table_goes_into_the_entry_on_one_line():
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause()
         app.post_message(events.Paste("B=129\n"))
-        await pilot.pause(0.2)
-        assert app.query_one(ShapeInput).value == "B=129" and app.active_tab() == "variants"
+        await wait_until(pilot, lambda: app.query_one(ShapeInput).value == "B=129")
+        assert app.active_tab() == "variants"
         await pilot.press("enter")
         assert "runtime key ((4096,), (129, 1024), (4096, 1024), (129, 4096))" in screen_text(app)
         app.post_message(events.Paste("not a shape"))  # text that starts no size name: not taken
-        await pilot.pause(0.2)
+        await pilot.pause()
         assert app.query_one(ShapeInput).value == "B=129"
 
 
@@ -242,7 +242,7 @@ async def test_the_palette_finds_breakpoints_by_the_word_break():
     app = sample("linear")
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.press("ctrl+p", *"break")
-        await pilot.pause(0.3)
+        await palette_offers(pilot, "Break")
         text = screen_text(app)
         assert "Break at site" in text and "Break on miss" in text
 

@@ -451,7 +451,11 @@ class Session:
                 raise ShapeError(f"this key does not fit {named}: {why}")
             return shape.key
         assert isinstance(shape, SymbolShape)
-        env = self.resolve(shape.values)
+        return self.site_key(site, self.resolve(shape.values))
+
+    def site_key(self, site: Site, env: Mapping[str, int]) -> Key:
+        """The runtime key a site sees at sizes already resolved (`resolve`): the
+        inspector resolves a typed shape once and reads every site's key from that."""
         missing = sorted(site.symbols - env.keys())
         if missing:
             names = ", ".join(self.label_of(m) for m in missing)

@@ -8,6 +8,8 @@ brackets, and its row and column labels are reversed.
 
 from __future__ import annotations
 
+from kinspect.core.dispatch.shapes import sizes_text
+
 import math
 from collections.abc import Sequence
 
@@ -67,7 +69,7 @@ def _table(m: Heatmap, xi: int, yi: int) -> Table:
 
 def _caption(m: Heatmap, xi: int, yi: int) -> Text:
     out = Text()
-    sizes = " ".join(f"{k}={v}" for k, v in cell_sizes(m, xi, yi).items())
+    sizes = sizes_text(cell_sizes(m, xi, yi))
     out.append(f"{literal(sizes)}: ", style="bold")
     regret, picked = m.regret[yi][xi], m.picked[yi][xi]
     if regret is None:
