@@ -28,7 +28,9 @@ def add_args(r: argparse.ArgumentParser) -> None:
                         "eager,static,exact_hint,hinted (each compiled kind costs a compile per shape)")
     r.add_argument("--train", action="store_true", help="compile for training (default: inference under no_grad)")
     r.add_argument("--allow-caches", action="store_true",
-                   help="keep Inductor's caches on: faster, but a cache hit skips the compile-time facts (autotune tables, symbolic sizes)")
+                   help="use Inductor's own caches and cache directory: a graph compiled in an earlier run loads "
+                        "without its compile-time facts (autotune tables, symbolic sizes). Without it the recording "
+                        "has a cache directory of its own, FX graph cache off, each GEMM layout autotuned once per hint")
     fit_flag(r)
 
 

@@ -20,6 +20,7 @@ from kinspect.core.dispatch.operands import operand_names
 from kinspect.core.errors import KinspectError, ShapeError
 from kinspect.core.dispatch.shapes import FullKey, Key, ParsedShape, SymbolShape
 from kinspect.core.dispatch.symbolic import SizeOverflow, TensorSpec
+from kinspect.core.session.misfit import TemplateMisfit
 from kinspect.core.session.timings import KeyTimings, first_of_kernel, key_timings, timings_by_key
 
 FORMAT = "kinspect-session"
@@ -262,6 +263,8 @@ class Graph:
     """Why this graph has no size-hint multi-kernel, when it has none."""
     wrapper_code: str | None = None
     """The output code Inductor wrote (the wrapper file lives on the recording machine)."""
+    misfits: tuple[TemplateMisfit, ...] = ()
+    """The benchmark tensors of this compile that did not hold what their kernel reads at a hint."""
 
 
 @dataclass(slots=True)
