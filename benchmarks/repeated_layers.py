@@ -1,75 +1,143 @@
-"""Repeated layers on the GPU: does a recording cost what a plain compile costs, and does
-GPT-2 at 12 layers compile in little more time than at 2?
+"""Repeated layers on the GPU: does GPT-2's compile under kinspect grow with its layers
+(which share every GEMM layout), and does it cost what a stock compile costs?
 
-Each figure is one compile in a fresh process (Dynamo's and Inductor's in-process caches
-start empty): the wall time of the first call of `torch.compile` with kinspect's settings
-(multi_kernel_hints, max-autotune, Triton GEMMs, caches off), against `kinspect record`'s
-compile of the same model, and kinspect's compile of GPT-2 at 12 layers against 2.
-Prints each ratio against its target.
+Each figure is one compile in a fresh process with cold caches (Inductor's and Triton's
+cache directories fresh for it): the wall time of `kinspect record`'s compile
+(`LivePipeline.compile`) of samples/gpt2.py at each layer count, and of a stock
+`torch.compile` with the same settings (multi_kernel_hints, max-autotune, Triton GEMMs,
+Inductor's default caches) at one of them. Beside each, where the time went: Inductor's
+template benchmarks (how many ran, against the distinct op/layout/hint triples they
+cover: more runs than triples means identical GEMMs were tuned again) and its fused
+epilogue benchmarks (run, and reused from its own benchmark cache).
 
-Usage (CUDA, transformers installed): python benchmarks/repeated_layers.py [--fit-benchmark-tensors]
+Prints each layer count's compile time against the smallest's (target x1.5 or less) and
+kinspect against the stock compile (target x1.2 or less).
+
+Usage (CUDA, transformers installed):
+    python benchmarks/repeated_layers.py [--layers 1,2,4] [--stock 2] [--fit-benchmark-tensors]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = ROOT / "samples" / "gpt2.py"
+LAYER_TARGET = 1.5
+STOCK_TARGET = 1.2
 
-STOCK = """
-import sys, time, torch, torch._inductor.config as ic
-sys.path.insert(0, {samples!r})
+COUNTERS = """
+import json, os, time
+import torch
+from torch._inductor.codegen.triton import TritonScheduling
+from torch._inductor.select_algorithm import AlgorithmSelectorCache
+COUNTS = {"tuned": 0, "tune_s": 0.0, "fused": 0, "fused_reused": 0, "fused_s": 0.0}
+TUNED = set()
+_autotune = AlgorithmSelectorCache.autotune
+def autotune(self, name, input_nodes, layout, input_gen_fns, choices, *a, **k):
+    t = time.perf_counter()
+    try:
+        return _autotune(self, name, input_nodes, layout, input_gen_fns, choices, *a, **k)
+    finally:
+        COUNTS["tuned"] += 1
+        COUNTS["tune_s"] += time.perf_counter() - t
+        TUNED.add((name, repr([AlgorithmSelectorCache.key_of(n) for n in input_nodes]), k.get("hint_override")))
+AlgorithmSelectorCache.autotune = autotune
+_bench = TritonScheduling.benchmark_codegened_module
+def bench(self, mod, *a, **k):
+    reused = os.path.exists(os.path.splitext(mod.__file__)[0] + ".kernel_perf")
+    t = time.perf_counter()
+    try:
+        return _bench(self, mod, *a, **k)
+    finally:
+        COUNTS["fused"] += 1
+        COUNTS["fused_reused"] += reused
+        COUNTS["fused_s"] += time.perf_counter() - t
+TritonScheduling.benchmark_codegened_module = bench
+def report(seconds):
+    print("RESULT " + json.dumps({"seconds": seconds, "distinct": len(TUNED), **COUNTS}))
+"""
+
+STOCK = COUNTERS + """
+import sys, torch._inductor.config as ic
+sys.path.insert(0, @SAMPLES@)
 import gpt2
 ic.multi_kernel_hints = list(gpt2.hints); ic.max_autotune = True; ic.max_autotune_gemm = True
-ic.max_autotune_gemm_backends = "TRITON"; ic.force_disable_caches = True; ic.autotune_in_subproc = {subproc}
+ic.max_autotune_gemm_backends = "TRITON"; ic.autotune_in_subproc = @FIT@
 m = gpt2.model.cuda().eval(); x = gpt2.inputs().cuda()
 torch._dynamo.mark_dynamic(x, 0); torch._dynamo.mark_dynamic(x, 1)
 t = time.perf_counter()
 with torch.no_grad():
     torch.compile(m)(x)
-torch.cuda.synchronize(); print(time.perf_counter() - t)
+torch.cuda.synchronize(); report(time.perf_counter() - t)
 """
 
-KINSPECT = """
-import sys, time
+KINSPECT = COUNTERS + """
 from kinspect.inductor.modelfile import load_model_file
 from kinspect.inductor.pipeline import LivePipeline, Options
-mf = load_model_file({model!r})
+mf = load_model_file(@MODEL@)
 t = time.perf_counter()
-with LivePipeline(mf, Options(fit_benchmark_tensors={fit})) as live:
+with LivePipeline(mf, Options(fit_benchmark_tensors=@FIT@)) as live:
     live.compile()
-print(time.perf_counter() - t)
+report(time.perf_counter() - t)
 """
 
 
-def _seconds(code: str, layers: int) -> float:
-    env = {**os.environ, "GPT2_LAYERS": str(layers), "PYTHONPATH": f"{ROOT}:{os.environ.get('PYTHONPATH', '')}"}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=1500)
-    if done.returncode != 0:
-        raise SystemExit(f"{layers} layers: the compile failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
-    return float(done.stdout.strip().splitlines()[-1])
+def _code(template: str, fit: bool) -> str:
+    return (template.replace("@SAMPLES@", repr(str(MODEL.parent))).replace("@MODEL@", repr(str(MODEL)))
+            .replace("@FIT@", repr(fit)))
+
+
+def _run(code: str, layers: int, what: str) -> dict[str, float]:
+    with tempfile.TemporaryDirectory(prefix="repeated-layers-") as cold:
+        env = {**os.environ, "GPT2_LAYERS": str(layers), "TORCHINDUCTOR_CACHE_DIR": cold,
+               "TRITON_CACHE_DIR": os.path.join(cold, "triton"),
+               "PYTHONPATH": f"{ROOT}:{os.environ.get('PYTHONPATH', '')}"}
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=1500)
+    result = next((line for line in done.stdout.splitlines() if line.startswith("RESULT ")), None)
+    if done.returncode != 0 or result is None:
+        raise SystemExit(f"{what}, {layers} layers: the compile failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
+    got = json.loads(result[len("RESULT "):])
+    print(f"GPT-2, {layers} layer{'s' if layers > 1 else ''}: {what} {got['seconds']:.0f} s (template benchmarks "
+          f"{got['tuned']} for {got['distinct']} distinct op/layout/hint: {got['tune_s']:.0f} s; fused-kernel benchmarks "
+          f"{got['fused'] - got['fused_reused']} run, {got['fused_reused']} reused: {got['fused_s']:.0f} s)", flush=True)
+    return got
+
+
+def _verdict(ratio: float, target: float) -> str:
+    return "met" if ratio <= target else "NOT met"
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--layers", default="1,2,4", help="GPT-2 layer counts to compile under kinspect (default 1,2,4)")
+    p.add_argument("--stock", type=int, default=2, help="the layer count a stock torch.compile is timed at (0: none)")
     p.add_argument("--fit-benchmark-tensors", action="store_true", help="record with kinspect's fit (and the "
-                   "plain compile autotuning in a subprocess, as the fit does)")
+                   "stock compile autotuning in a subprocess, as the fit does)")
     a = p.parse_args()
+    counts = sorted({int(n) for n in a.layers.split(",")})
     started = time.perf_counter()
-    stock = _seconds(STOCK.format(samples=str(MODEL.parent), subproc=a.fit_benchmark_tensors), 2)
-    two = _seconds(KINSPECT.format(model=str(MODEL), fit=a.fit_benchmark_tensors), 2)
-    twelve = _seconds(KINSPECT.format(model=str(MODEL), fit=a.fit_benchmark_tensors), 12)
-    print(f"GPT-2, 2 layers: torch.compile {stock:.0f} s, kinspect record's compile {two:.0f} s: "
-          f"x{two / stock:.2f} (target x1.2 or less)")
-    print(f"kinspect record's compile, GPT-2 at 12 layers {twelve:.0f} s against 2 layers {two:.0f} s: "
-          f"x{twelve / two:.2f} (target x1.5 or less)")
-    print(f"({time.perf_counter() - started:.0f} s in all, one compile each, fresh processes)")
+    fit = a.fit_benchmark_tensors
+    kinspect = {n: _run(_code(KINSPECT, fit), n, "kinspect record's compile") for n in counts}
+    base = counts[0]
+    for n in counts[1:]:
+        ratio = kinspect[n]["seconds"] / kinspect[base]["seconds"]
+        print(f"kinspect record's compile at {n} layers against {base}: x{ratio:.2f} "
+              f"(target x{LAYER_TARGET} or less: {_verdict(ratio, LAYER_TARGET)})")
+    if a.stock:
+        stock = _run(_code(STOCK, fit), a.stock, "stock torch.compile")
+        mine = kinspect.get(a.stock) or _run(_code(KINSPECT, fit), a.stock, "kinspect record's compile")
+        ratio = mine["seconds"] / stock["seconds"]
+        print(f"kinspect record's compile against stock torch.compile at {a.stock} layers: x{ratio:.2f} "
+              f"(target x{STOCK_TARGET} or less: {_verdict(ratio, STOCK_TARGET)})")
+    print(f"({time.perf_counter() - started:.0f} s in all, one compile each, fresh processes, cold caches)")
 
 
 if __name__ == "__main__":

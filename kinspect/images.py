@@ -17,6 +17,7 @@ from kinspect.core.quality.comparison import TITLES, comparison, series
 from kinspect.core.quality.decision_map import DecisionMap, Heatmap, decision_map
 from kinspect.core.dispatch.shapes import sizes_text
 from kinspect.core.errors import KinspectError
+from kinspect.core.numbers import US, ratio
 from kinspect.core.session.model import Session
 
 FORMATS = (".png", ".svg")
@@ -76,14 +77,14 @@ def draw_comparison(session: Session, out: str | Path) -> None:
     for kind, times in chart.lines.items():
         pts = [(x, t) for x, t in zip(chart.xs, times) if t is not None]
         slow = c.slowdown(kind)
-        label = TITLES[kind] + ("" if slow is None else f": ×{slow:.2f}")
+        label = TITLES[kind] + ("" if slow is None else f": {ratio(slow)}")
         ax.plot([x for x, _ in pts], [t for _, t in pts], marker="o", linewidth=1.2, label=label)
     if chart.axis != "shape":
         ax.set_xscale("log", base=2)
         ax.xaxis.set_major_formatter(lambda v, _pos: f"{v:g}")
     ax.set_xlabel(chart.axis)
     ax.set_yscale("log")
-    ax.set_ylabel("whole model, GPU µs per call (log)")
+    ax.set_ylabel(f"whole model, GPU {US} per call (log)")
     ax.set_title("the whole model five ways (×: geomean slowdown vs the best per shape; fresh compiles autotune anew)",
                  fontsize="medium")
     ax.legend(fontsize="small")
@@ -112,9 +113,9 @@ def _curves(ax, m: DecisionMap) -> None:  # type: ignore[no-untyped-def]
     ax.xaxis.set_major_formatter(lambda v, _pos: f"{v:g}")
     ax.set_xlabel(f"{m.symbol}" + (f" ({sizes_text(m.fixed)})" if m.fixed else ""))
     ax.set_yscale("log")
-    ax.set_ylabel("kernel µs (log)")
+    ax.set_ylabel(f"kernel {US} (log)")
     worst = max(m.points, key=lambda p: p.point.regret)
-    ax.set_title(f"{m.site}: worst pick ×{worst.point.regret:.2f} at {m.symbol}={worst.x} (one compile)")
+    ax.set_title(f"{m.site}: worst pick {ratio(worst.point.regret)} at {m.symbol}={worst.x} (one compile)")
     ax.legend(fontsize="small")
     ax.grid(True, which="both", alpha=0.3)
 

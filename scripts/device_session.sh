@@ -12,8 +12,11 @@
 #   scripts/device_session.sh run      kinspect run --hints ... --measure on samples/generate.py (an ordinary
 #                                      script compiling GPT-2 itself) as a user runs it; its session into
 #                                      $OUT/samples
-#   scripts/device_session.sh layers   repeated layers: kinspect record against torch.compile on GPT-2,
-#                                      and GPT-2 at 12 layers against 2 (benchmarks/repeated_layers.py)
+#   scripts/device_session.sh layers   repeated layers (benchmarks/repeated_layers.py): kinspect record's
+#                                      compile of GPT-2 at 1, 2 and 4 layers, against each other and against a
+#                                      stock torch.compile at 2, with the template and fused-kernel benchmarks
+#                                      each ran (extra arguments go to the benchmark: --layers 2,12,
+#                                      --fit-benchmark-tensors)
 #   scripts/device_session.sh hints    Inductor's benchmark tensors at a hint: the stock bmm misfit, its
 #                                      reproducer on stock torch, and --fit-benchmark-tensors on the bmm,
 #                                      samples/vit.py (recorded and swept into $OUT/samples) and GPT-2 with
@@ -71,8 +74,8 @@ bench)
     scale || scale --fit-benchmark-tensors || scale --hints 256,4096
     ;;
 layers)
-    timeout "${LAYERS_TIMEOUT:-560}" python3 benchmarks/repeated_layers.py --fit-benchmark-tensors 2>&1 \
-        | grep -v "^[EW][0-9]\{4\} " | tail -6 | tee "$out/repeated-layers.txt"
+    timeout "${LAYERS_TIMEOUT:-560}" python3 benchmarks/repeated_layers.py "${@:2}" 2>&1 \
+        | grep -v "^[EW][0-9]\{4\} " | tail -12 | tee "$out/repeated-layers.txt"
     ;;
 hints)
     gpu_tests tests/gpu/test_gpu_hint_tensors.py "${@:2}"

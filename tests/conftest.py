@@ -18,6 +18,12 @@ from kinspect.core.store import save
 
 REPO = Path(__file__).resolve().parent.parent
 
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # pytest-xdist starts its workers with COLUMNS=80 and LINES=24, which a pipe never has:
+    # the tables that print wide into a pipe would think they were on an 80-column terminal
+    for name in ("COLUMNS", "LINES"):
+        os.environ.pop(name, None)
+
 
 @pytest.fixture
 def synthetic() -> Session:

@@ -187,11 +187,21 @@ def seen_bmm(graph):
     return seen
 
 
+def _findings(records, symbols=()):
+    """The hint-benchmark-tensor findings a session holding these graph records derives."""
+    from kinspect.core.quality.findings import derive_findings
+    from kinspect.core.session.model import Environment, Session
+    from kinspect.inductor import translate
+
+    s = Session(Environment("2026-12-01T00:00:00Z"), symbols=list(symbols),
+                graphs=[translate.graph(r, None, [4096]) for r in records])
+    return [f for f in derive_findings(s) if f.kind == rule.KIND]
+
+
 def test_each_misfit_is_a_finding_naming_the_site_the_op_part_and_the_users_sizes(seen_bmm, graph):
     from kinspect.core.session.model import SymbolInfo
-    from kinspect.inductor.fit_findings import findings
 
-    found = findings([_graph_record(seen_bmm)], [SymbolInfo(str(graph.s), "S")])
+    found = _findings([_graph_record(seen_bmm)], [SymbolInfo(str(graph.s), "S")])
     assert [(f.kind, f.site, f.severity) for f in found] == [("hint-benchmark-tensor", "multi_kernel_0", "error")] * 3
     assert found[0].message.startswith("at hint 4096, bmm's a was autotuned on a tensor of shape (8, 4096, 128)")
     assert "bmm's b was" in found[1].message and "bmm's out was" in found[2].message
@@ -204,15 +214,14 @@ def test_a_site_many_layers_share_speaks_once_and_fitted_tensors_are_one_note(se
     from dataclasses import replace
 
     from kinspect.core.session.model import SymbolInfo
-    from kinspect.inductor.fit_findings import findings
 
     rec = _graph_record(seen_bmm)
     rec.sites.append(replace(rec.sites[0], tensors=[("q2", "input", ()), ("k2", "input", ()), ("buf9", "output", ())]))
     rec.misfits += [replace(s, inputs=("q2", "k2")) for s in seen_bmm]
-    found = findings([rec], [SymbolInfo(str(graph.s), "S")])
+    found = _findings([rec], [SymbolInfo(str(graph.s), "S")])
     assert len(found) == 3 and all("the same in 2 templates that share this site" in f.message for f in found)
     rec.misfits = [replace(s, fitted=True) for s in rec.misfits]
-    (note,) = findings([rec], [])
+    (note,) = _findings([rec])
     assert note.severity == "info" and note.site == "multi_kernel_0"
     assert note.message.startswith("bmm: 6 benchmark tensors in 2 templates (one per layer) did not hold what the "
                                    "kernel reads at hints 4096 (in-process autotuning); kinspect gave each the storage")
@@ -220,12 +229,11 @@ def test_a_site_many_layers_share_speaks_once_and_fitted_tensors_are_one_note(se
 
 def test_a_compile_that_died_before_its_site_names_the_op_autotuned(seen_bmm, tmp_path):
     from kinspect.inductor.capture import GraphRecord
-    from kinspect.inductor.fit_findings import findings
 
     rec = GraphRecord(0, "inference", None)
     rec.misfits.extend(seen_bmm)
     rec.misfit_ops[("q", "k")] = "bmm"
-    found = findings([rec], [])
+    found = _findings([rec])
     assert found[0].site is None and found[0].message.startswith("at hint 4096, bmm's a (q) was autotuned")
     from kinspect.core.session.model import SymbolInfo
     from kinspect.inductor import reproducer
@@ -233,6 +241,57 @@ def test_a_compile_that_died_before_its_site_names_the_op_autotuned(seen_bmm, tm
     (files,) = reproducer.write_for([rec], [SymbolInfo(str(seen_bmm[0].operands[0].base[1]), "S", example=100)],
                                     [4096], {}, tmp_path, set())
     assert files.script.name == "q_k-hint4096.py" and "torch.bmm(" in files.script.read_text()
+
+
+def test_the_finding_is_derived_on_load_from_the_misfits_the_session_holds(seen_bmm, graph, tmp_path):
+    """A saved session keeps each graph's misfits (expressions as text) and derives the
+    finding from them when opened: a stale stored one is replaced, and a file whose
+    misfits were taken out has none left."""
+    import json
+
+    from kinspect.core.session.model import Finding, SymbolInfo
+    from kinspect.core.store import load, save
+    from kinspect.inductor import translate
+    from synthetic import synthetic_session
+
+    s = synthetic_session(sites=1, measured=False)
+    s.symbols.append(SymbolInfo(str(graph.s), "S"))
+    s.graphs[0] = translate.graph(_graph_record(seen_bmm), None, [4096])
+    s.findings = [Finding(rule.KIND, "stale: at hint 4096, bmm's a was autotuned on ...", "error", site="multi_kernel_0")]
+    save(s, tmp_path / "s.json")
+    data = json.loads((tmp_path / "s.json").read_text())
+    held = data["graphs"][0]["misfits"]
+    assert [m["layout"]["stride"][0] for m in held] == ["128*" + str(graph.s), "128*" + str(graph.s), str(graph.s) + "**2"]
+    got = [f for f in load(tmp_path / "s.json").findings if f.kind == rule.KIND]
+    assert len(got) == 3 and not any(f.message.startswith("stale") for f in got)
+    assert "stride[0] 128*S: given 4,096, 524,288 at S=4096" in got[0].message
+    del data["graphs"][0]["misfits"]
+    (tmp_path / "s.json").write_text(json.dumps(data))
+    assert [f for f in load(tmp_path / "s.json").findings if f.kind == rule.KIND] == []
+
+
+def test_misfit_expressions_in_a_session_are_never_parsed(seen_bmm, tmp_path):
+    """The expressions are a file's text: an expression sympy would evaluate is only shown."""
+    import json
+
+    from kinspect.core.store import load, save
+    from kinspect.inductor import translate
+    from synthetic import synthetic_session
+
+    s = synthetic_session(sites=1, measured=False)
+    s.graphs[0] = translate.graph(_graph_record(seen_bmm), None, [4096])
+    save(s, tmp_path / "s.json")
+    data = json.loads((tmp_path / "s.json").read_text())
+    data["graphs"][0]["misfits"][0]["replaced"][0]["expr"] = "__import__('os').system('false')"
+    (tmp_path / "s.json").write_text(json.dumps(data))
+    (first, *_) = [f for f in load(tmp_path / "s.json").findings if f.kind == rule.KIND]
+    assert "stride[0] __import__('os').system('false'): given 4,096" in first.message
+    data["graphs"][0]["misfits"][0]["index"] = 7
+    (tmp_path / "s.json").write_text(json.dumps(data))
+    from kinspect.core.errors import SessionError
+
+    with pytest.raises(SessionError, match=r"graphs\[0\]\.misfits\[0\]\.index: names input 7 of a template with 2"):
+        load(tmp_path / "s.json")
 
 
 def test_the_reproducer_is_a_standalone_script_and_the_report_holds_it(seen_bmm, graph, tmp_path):
@@ -275,19 +334,11 @@ def test_a_view_no_plain_call_makes_gets_a_report_without_a_script(seen_bmm):
     assert "No standalone script: an input's view is not a permute" in text
 
 
-def test_a_fitted_pipelines_session_states_the_patch_and_keeps_the_capture_findings():
-    from synthetic import synthetic_session
-
-    from kinspect.core.session.model import Finding
-    from kinspect.inductor.assembly import environment, refresh
-    from kinspect.inductor.recorder import Recorder
+def test_a_fitted_pipelines_session_states_the_patch():
+    from kinspect.inductor.assembly import environment
 
     assert environment([64], train=False, allow_caches=False, rank=None, fit=True).config[rule.PATCH_KEY] is True
     assert rule.PATCH_KEY not in environment([64], train=False, allow_caches=False, rank=None).config
-    s = synthetic_session(sites=1, measured=False)
-    mine = Finding(rule.KIND, "at hint 4096, bmm's a ...", "error", site=s.sites[0].name)
-    refresh(s, Recorder(), None, captured=[mine])
-    assert s.findings[-1] == mine
 
 
 def test_a_sticky_cuda_fault_in_the_autotune_child_restarts_it_while_a_fit_is_on():

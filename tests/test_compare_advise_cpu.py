@@ -49,7 +49,7 @@ def test_compare_times_five_kinds_per_shape_saves_them_and_the_spread_of_two_com
     assert rows["best at"] == ["1/2", "0/2", "1/2", "0/2", "0/2"]  # a tie goes to the first kind
     assert "the same hints over 2 compiles (fresh caches)" in printed
     assert ("unstable-autotune: multi_kernel_0: hint 256 emitted 2 different kernels over 2 compiles; at B=1000 it ran "
-            "29.7-44.5 us (×1.50): one compile's figures for this hint may mislead") in printed.splitlines()
+            "29.7–44.5 µs (×1.50): one compile's figures for this hint may mislead") in printed.splitlines()
     assert "multi_kernel_0: geomean regret ×" in printed and "over 2 compiles)" in printed
     assert printed.splitlines()[-1].startswith("phases: shapes (variants, whole model, fresh-compile kinds) ")
     assert "compile 2/2: hints [64, 256, 4096] again in a fresh process, timing 2 sizes" in err
@@ -86,11 +86,11 @@ def test_advise_predicts_verifies_by_recompiling_and_ends_with_the_line_to_paste
                         "1 of its sizes outside B=16..4096 left out")
     proposed = next(cells(line) for line in lines if line.startswith("│ proposed"))
     default = next(cells(line) for line in lines if line.startswith("│ default"))
-    assert proposed[1] == "128, 1024" and proposed[2] == "×1.135"
-    assert proposed[3] == "×1.135 (×1.135–×1.135 over 2 compiles)"  # hint 256 is not in it: nothing unstable
-    assert default[1:3] == ["64, 256, 4096", "×2.107"]
+    assert proposed[1] == "128, 1024" and proposed[2] == "×1.14"
+    assert proposed[3] == "×1.14 (×1.14–×1.14 over 2 compiles)"  # hint 256 is not in it: nothing unstable
+    assert default[1:3] == ["64, 256, 4096", "×2.11"]
     assert default[3].startswith("×2.") and "over 2 compiles" in default[3]
-    assert default[3] != "×2.107 (×2.107–×2.107 over 2 compiles)"  # its hint 256 autotuned otherwise
+    assert default[3] != "×2.11 (×2.11–×2.11 over 2 compiles)"  # its hint 256 autotuned otherwise
     assert lines[-2].startswith("phases: candidate compile ") and "verification compiles" in lines[-2]
     assert lines[-1] == "torch._inductor.config.multi_kernel_hints = [128, 1024]"
     session = load(out)

@@ -219,18 +219,20 @@ def test_report_folds_decisions_per_site_and_key(synthetic):
     pairs = Counter((e.site, e.key) for e in events)
     assert len(rows) == len(pairs)
     assert sum(int(row.split(" | ")[2]) for row in rows) == len(events)
-    assert f"{len(events)} dispatch events, {len(pairs)} distinct site and key pairs" in decisions
+    assert f"{len(events)} dispatch events at {len(pairs)} distinct shapes of a site" in decisions
     assert "differed from Inductor's pick 1 times" in decisions
-    first = next(r for r in rows if r.startswith(f"| `{events[0].site}` | `{format_key(events[0].key)}` |"))
-    assert f"no ×1 (predicted v{events[0].predicted})" in first
+    wrong = [r for r in rows if "| no, " in r]
+    assert len(wrong) == 1 and wrong[0].startswith(f"| `{events[0].site}` | `B=")
+    assert f"no, 1 call (predicted v{events[0].predicted})" in wrong[0]
 
 
 def test_report_measurements_show_regret_against_the_fastest(synthetic):
     text = render(synthetic, "md")
     measured = text.split("## Measurements")[1]
-    row = next(line for line in measured.split("\n") if line.startswith("| `multi_kernel_0`") and "| v0 |" in line)
-    assert row.endswith("| 15.00 | 14.55–15.60 | 50 |  | 1.50 (slower beyond noise) |")
-    assert "| v1 | `synthetic` | 10.00 | 9.70–10.40 | 50 |  | 1.00 (fastest) |" in measured
+    assert "| site | sizes | variant | method | median µs | p20–p80 µs | samples | regret |" in measured  # no CUPTI here
+    assert "| `multi_kernel_0` | `B=1000 N=64` | v0 (hint 64) | synthetic | 15.0 | 14.5–15.6 | 50 | " \
+           "×1.50 (slower beyond noise) |" in measured
+    assert "| v1 (hint 256) | synthetic | 10.0 | 9.7–10.4 | 50 | ×1.00 (fastest) |" in measured
 
 
 def test_report_prefers_event_timing_and_shows_cupti_beside_it(synthetic):
@@ -243,8 +245,8 @@ def test_report_prefers_event_timing_and_shows_cupti_beside_it(synthetic):
                                  p20_us=None, p80_us=None, samples=20) for m in here]
     s = dataclasses.replace(synthetic, measurements=[*events, *cross])
     measured = render(s, "md").split("## Measurements")[1]
-    row = next(line for line in measured.split("\n") if line.startswith(f"| `{first.site}`") and "| v0 |" in line)
-    assert "| `cuda_events` | 15.00 | 14.55–15.60 | 50 | 14.20 | 1.50 (slower beyond noise) |" in row
+    row = next(line for line in measured.split("\n") if line.startswith(f"| `{first.site}`") and "| v0 " in line)
+    assert "| CUDA events | 15.0 | 14.5–15.6 | 50 | 14.2 | ×1.50 (slower beyond noise) |" in row
 
 
 def test_report_lists_baselines():
@@ -252,7 +254,8 @@ def test_report_lists_baselines():
     s.baselines = [Baseline({"B": 1000}, "exact_hint", 77.6, 15.1), Baseline({"B": 1000}, "hinted", 117.8, 34.4),
                    Baseline({"B": 1000}, "static", None, None, "CUDA out of memory")]
     based = render(s, "md").split("## Baselines")[1]
-    assert "| B=1000 | `exact_hint` | 15.10 | 77.60 |  |" in based
+    assert "| sizes | kind | GPU µs | wall µs | error |" in based
+    assert "| B=1000 | `exact_hint` | 15.1 | 77.6 |  |" in based
     assert "| B=1000 | `static` |  |  | CUDA out of memory |" in based
 
 

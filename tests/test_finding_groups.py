@@ -22,8 +22,8 @@ def gpt2():
 def test_gpt2s_findings_fold_into_groups_worst_first(gpt2):
     groups = group_findings(gpt2.findings)
     titles = [g.title for g in groups]
-    assert "key-not-true-size at 4 sites (12 findings)" in titles
-    assert len(groups) < len(gpt2.findings) / 3
+    assert "key-not-true-size at 4 sites" in titles
+    assert len(groups) < len(gpt2.findings) / 2
     ranks = ["error", "warning", "info"]
     assert [ranks.index(g.severity) for g in groups] == sorted(ranks.index(g.severity) for g in groups)
     assert sum(len(g.members) for g in groups) == len(gpt2.findings)
@@ -31,7 +31,7 @@ def test_gpt2s_findings_fold_into_groups_worst_first(gpt2):
 
 def test_findings_name_tensors_and_sizes_as_the_user_does(gpt2):
     texts = [f.message for f in gpt2.findings if f.kind == "key-not-true-size"]
-    assert "at hint 64, out dim 0 is B*S = 4096 but Inductor keys (and tunes) it as 64" in texts
+    assert "out dim 0 is B*S (4096 at hint 64, 65536 at hint 256, 16777216 at hint 4096)" in texts[0]
     assert not [t for t in texts if "buf" in t or "s33" in t]
 
 
@@ -39,5 +39,5 @@ def test_the_report_groups_findings_and_is_titled_after_the_model(gpt2):
     text = render(gpt2, "md")
     assert text.startswith("# kinspect report: gpt2\n")
     findings = text.split("## Findings")[1].split("## ")[0]
-    assert "- **key-not-true-size at 4 sites (12 findings)** (info)" in findings
-    assert "  - `multi_kernel_0`: at hint 64, out dim 0 is B\\*S = 4096" in findings
+    assert "- **key-not-true-size at 4 sites** (info)" in findings
+    assert "  - `multi_kernel_0`: Inductor keys (and tunes) each hint's variant with the hint itself" in findings

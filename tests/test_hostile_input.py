@@ -28,7 +28,7 @@ from kinspect.core.session.format.log import LiveLog
 from kinspect.core.store import load, output_path, save, write_text
 from kinspect.inductor import modelfile
 from kinspect.inductor.modelfile import ModelFileError, load_model_file
-from kinspect.tui.present import literal
+from kinspect.tui.text import literal
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples"

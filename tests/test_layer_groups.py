@@ -45,5 +45,5 @@ def test_explain_lists_a_twelve_layer_site_on_one_line(kinspect_cli, synthetic, 
     path = tmp_path / "twelve.session.json"
     save(synthetic, path)
     out = kinspect_cli("explain", path).stdout
-    assert "h.{0..11}.attn.c_attn ×12 (Conv1D) modeling_gpt2.py:312" in out
+    assert "h.{0..11}.attn.c_attn (Conv1D) modeling_gpt2.py:312 · 12 callers" in out
     assert "h.5.attn.c_attn" not in out

@@ -70,8 +70,8 @@ def test_a_pick_of_the_fastest_kernels_copy_is_the_fastest(mlp):
 
 
 def test_the_measured_keys_list_never_calls_a_copy_of_the_fastest_slower(mlp):
-    from kinspect.tui.present import measured_shapes
+    from kinspect.tui.dialogs import measured_shapes
 
-    lines = [line.plain for _, line in measured_shapes(mlp, mlp.site("multi_kernel_0"), mlp.timings())]
+    lines = [line.plain for _, _, line in measured_shapes(mlp, mlp.site("multi_kernel_0"), mlp.timings())]
     assert not [x for x in lines if "×1.00" in x]
     assert "B=280  fastest v1 = v2 · Inductor picks v1 (the fastest)" in lines

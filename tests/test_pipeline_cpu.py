@@ -188,6 +188,29 @@ def test_a_closed_recording_reads_back_as_the_session_it_saved(live, tmp_path):
     assert saved.graphs[0].wrapper_code == live.inductor.graphs[0].path.read_text()
 
 
+def test_the_compile_and_its_recompile_share_the_recordings_own_inductor_caches(live, monkeypatch):
+    """Both graphs compile in one fresh cache directory, with the FX graph cache off (a hit
+    would skip the hooks) and the autotune cache on (a layout both tune is benchmarked once)."""
+    import os
+
+    import torch._inductor.config as cfg
+
+    seen = []
+    load = Compiled.load
+
+    def noting(self, capture):
+        seen.append((os.environ.get("TORCHINDUCTOR_CACHE_DIR"), cfg.force_disable_caches, cfg.fx_graph_cache,
+                     cfg.autotune_local_cache))
+        load(self, capture)
+
+    monkeypatch.setattr(Compiled, "load", noting)
+    live.compile()
+    live.run_workload()
+    assert len(seen) == 2 and seen[0] == seen[1] == (live.caches.directory, False, False, True)
+    assert os.environ.get("TORCHINDUCTOR_CACHE_DIR") != live.caches.directory
+    assert "own" in live.session.environment.config["inductor_caches"]
+
+
 def test_measuring_grabs_the_arguments_of_each_sites_last_real_call_and_puts_run_back(live):
     from kinspect.inductor.measurements import grabbed_arguments
 

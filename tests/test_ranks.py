@@ -35,7 +35,7 @@ def test_a_pick_that_costs_the_others_more_than_a_tenth_of_the_step_is_a_straggl
     (f,) = [f for f in merged.findings if f.kind == "straggler"]
     assert f.message == (
         "rank 1's pick in multi_kernel_0 holds the other ranks up in 1 step (0): at step 0 (B=1000) its v1 "
-        "makes the step take 50.0 us in this site, 10.0 us (20%) more than with the fastest variant, which "
+        "makes the step take 50.0 µs in this site, 10.0 µs (20%) more than with the fastest variant, which "
         "every other rank waits (measured on each rank, one compile)")
     assert f.variants == (1,) and f.severity == "warning"
 

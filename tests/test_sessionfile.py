@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from synthetic import synthetic_session
 
 from kinspect.core.errors import KinspectError, SessionError
+from kinspect.core.session.misfit import Concrete, Layout, Misfit, Replaced, TemplateMisfit
 from kinspect.core.session.model import Baseline, CallSite, Finding, Recompile, Site, Sweep, TensorSpec
 from kinspect.core.store import load, read, save
 from kinspect.core.session.format.log import DispatchRecord, LiveLog
@@ -40,7 +41,14 @@ def everything():
     s.events = [replace(e, site=s.sites[1].name) if e.site == "multi_kernel_1" else e for e in s.events]
     s.measurements = [replace(m, site=s.sites[1].name) if m.site == "multi_kernel_1" else m for m in s.measurements]
     s.environment = replace(s.environment, cuda="13.0", rank=1, world_size=2, local_rank=1)
-    s.graphs[0] = replace(s.graphs[0], wrapper_code="import torch\n\tmulti_kernel_0.run(arg0_1, buf0)\n")
+    misfit = Misfit("arg0_1", 4096, "in-process", Layout(("8", "s0", "128"), ("128*s0", "128", "1"), "64*s0"),
+                    Concrete((8, 4096, 128), (4096, 128, 1), 64, 552_960),
+                    Concrete((8, 4096, 128), (524_288, 128, 1), 262_144, 4_456_448),
+                    (Replaced("stride[0]", "128*s0", 4096, 524_288),))
+    s.graphs[0] = replace(s.graphs[0], wrapper_code="import torch\n\tmulti_kernel_0.run(arg0_1, buf0)\n",
+                          misfits=(TemplateMisfit(misfit, "bmm", ("arg0_1", "arg1_1"), 0, True, "multi_kernel_0"),
+                                   TemplateMisfit(replace(misfit, path="subprocess"), "a template", ("q",), None,
+                                                  False)))
     calls = tuple(CallSite(i, f"buf{i}", "multi_kernel_0.run(arg0_1, buf0)", 40 + i, f"h.{i}.mlp", "Linear",
                            "/home/me/model.py", 12, "return self.fc(x)") for i in range(2))
     variants = (*variants[:2], replace(variants[2], source_path="/tmp/k.py", emitted="triton_mm_7"))

@@ -67,7 +67,7 @@ def test_with_both_methods_every_reader_says_v0_is_fastest(tmp_path, capsys):
     assert not parse_condition("picked != fastest", ctx).predicate(ctx)(e)
     panel = debugger_text(s, Current(e, 0, 1, ()), live=False, state=IDLE, pending=None, preparing=False, runs=0).plain
     assert "measured (CUDA events): v0 12.0 µs, v1 12.9 µs, v2 20.0 µs — v0 (hint 64) is the fastest" in panel
-    assert "| v0 | `cuda_events` | 12.00 | 11.90–12.10 | 50 | 11.00 | 1.00 (fastest) |" in render(s)
+    assert "| v0 (hint 64) | CUDA events | 12.0 | 11.9–12.1 | 50 | 11.0 | ×1.00 (fastest) |" in render(s)
 
     path = tmp_path / "s.json"
     save(s, path)

@@ -20,6 +20,7 @@ from kinspect.commands.options import check_points, parse_hints, progress, fit_f
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.quality import advise
 from kinspect.core.errors import KinspectError
+from kinspect.core.numbers import ratio
 from kinspect.core.store import output_path, read_text
 from kinspect.core.quality.sweep_plan import parse_ranges
 
@@ -121,7 +122,7 @@ def proposals_table(proposals: list[advise.Proposal], rows: int = 5) -> Table:
     t.add_column("hints")
     t.add_column("predicted regret", justify="right")
     for p in proposals[:rows]:
-        t.add_row(Text(", ".join(map(str, p.hints))), f"×{p.regret:.3f}")
+        t.add_row(Text(", ".join(map(str, p.hints))), ratio(p.regret))
     return t
 
 
@@ -129,7 +130,7 @@ def advice_table(advice: Advice) -> Table:
     t = Table(title=Text("verified by compiling afresh: predicted vs measured workload regret against the oracle"),
               title_justify="left", min_width=80,
               caption=Text("predicted: the candidate compile's kernels; measured: each hint set compiled afresh and "
-                           "timed at the same sizes, over the same oracle (a measured figure below ×1.0 means a "
+                           "timed at the same sizes, over the same oracle (a measured figure below ×1.00 means a "
                            "fresh compile found a kernel faster than every candidate's)"), caption_justify="left")
     for col in ("", "hints", "predicted (one compile)", "measured"):
         t.add_column(col, justify="right" if col.startswith(("predicted", "measured")) else "left")
@@ -138,7 +139,7 @@ def advice_table(advice: Advice) -> Table:
         sets.append(("default", advise.DEFAULT_HINTS, advice.default))
     for label, hints, predicted in sets:
         t.add_row(label, Text(", ".join(map(str, hints))),
-                  "not a candidate subset" if predicted is None else f"×{predicted.regret:.3f}",
+                  "not a candidate subset" if predicted is None else ratio(predicted.regret),
                   advise.spread_text(advice.measured.get(hints, [])))
     return t
 

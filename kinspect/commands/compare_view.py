@@ -9,15 +9,17 @@ from collections.abc import Mapping
 from rich.table import Table
 from rich.text import Text
 
+from kinspect.core.dispatch.shapes import sizes_or_key, sizes_text
+from kinspect.core.numbers import US, ratio, seconds, us
 from kinspect.core.quality.advise import spread_text
 from kinspect.core.quality.comparison import TITLES, Comparison
+from kinspect.core.quality.overview import SizeNamer
 from kinspect.core.session.model import Session
-from kinspect.core.dispatch.shapes import format_key, sizes_text
 from kinspect.core.quality.variance import UNSTABLE_RATIO, compiles, regret_spread, spreads, widest
 
 
 def comparison_table(c: Comparison) -> Table:
-    t = Table(title=Text("the whole model, GPU µs per call (summed CUPTI kernel time); best per shape in bold"),
+    t = Table(title=Text(f"the whole model, GPU {US} per call (summed CUPTI kernel time); best per shape in bold"),
               title_justify="left",
               caption=Text(f"slowdown: geometric mean over the {len(c.complete)} shapes where every kind was timed, "
                            "vs the best kind at each shape. hinted and oracle are the compile under inspection; "
@@ -34,10 +36,10 @@ def comparison_table(c: Comparison) -> Table:
             if v is None:
                 cells.append(Text(r.errors.get(k, "")[:40], style="red"))
             else:
-                cells.append(Text(f"{v:.1f}", style="bold" if r.best == k else ""))
+                cells.append(Text(us(v), style="bold" if r.best == k else ""))
         t.add_row(Text(sizes_text(r.sizes)), *cells)
     t.add_row(Text("geomean slowdown", style="bold"),
-              *(Text("" if (s := c.slowdown(k)) is None else f"×{s:.3f}") for k in c.kinds))
+              *(Text(ratio(c.slowdown(k))) for k in c.kinds))
     t.add_row(Text("best at"), *(Text(f"{c.wins(k)}/{len(c.complete)}") for k in c.kinds))
     return t
 
@@ -50,14 +52,16 @@ def spread_table(session: Session, rows: int = 12) -> Table | None:
         return None
     t = Table(title=Text(f"the same hints over {len(runs)} compiles (fresh caches): each variant's widest spread"),
               title_justify="left")
-    for col in ("site", "hint", "at key", "µs per compile", "spread", "kernels"):
+    namer = SizeNamer(session)
+    for col in ("site", "hint", "at", f"{US} per compile", "spread", "kernels"):
         t.add_column(col, justify="right" if col in ("hint", "spread") else "left")
     for s in found[:rows]:
-        times = ", ".join("-" if x is None else f"{x:.1f}" for x in s.times)
+        times = ", ".join("-" if x is None else us(x) for x in s.times)
         kernels = len({k for k in s.kernels if k is not None})
         unstable = kernels > 1 and (s.ratio or 0) > UNSTABLE_RATIO
-        t.add_row(Text(s.site), str(s.hint), Text(format_key(s.key)), Text(times),
-                  Text(f"×{s.ratio:.2f}", style="red" if unstable else ""),
+        at = sizes_or_key(namer(session.site(s.site), s.key), s.key)
+        t.add_row(Text(s.site), str(s.hint), Text(at), Text(times),
+                  Text(ratio(s.ratio), style="red" if unstable else ""),
                   Text("same" if kernels == 1 else f"{kernels} different", style="red" if kernels > 1 else ""))
     return t
 
@@ -68,5 +72,5 @@ def regret_lines(session: Session) -> list[str]:
 
 
 def phases_line(phases: Mapping[str, float]) -> str:
-    return "phases: " + ", ".join(f"{name} {secs:.1f} s" for name, secs in phases.items()) + \
-        f" (total {sum(phases.values()):.1f} s)"
+    return "phases: " + ", ".join(f"{name} {seconds(secs)}" for name, secs in phases.items()) + \
+        f" (total {seconds(sum(phases.values()))})"

@@ -53,7 +53,7 @@ from kinspect.commands.terminal import say
 from kinspect.core.quality.variance import regret_spread
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.dispatch.heuristics import distance_text
-from kinspect.core.dispatch.operands import operand_names
+from kinspect.core.dispatch.operands import tensor_texts
 from kinspect.core.errors import KinspectError
 from kinspect.core.numbers import US, ratio as fmt_ratio, spread, us
 from kinspect.core.quality.benchmark_fit import patched_note
@@ -82,6 +82,9 @@ def add_args(e: argparse.ArgumentParser) -> None:
                    help="distance to decide by: " + ", ".join(f"{h.name} ({h.title})" for h in HEURISTICS.values())
                    + "; default: inductor")
     e.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    e.add_argument("--inductor-names", action="store_true",
+                   help="shapes and tensors by Inductor's names (the whole key, arg3_1 (s33, 1024)), "
+                        "not yours (B=1000, x (B, 1024))")
     e.add_argument("--measure", action="store_true", help="with model.py: time every variant at --shape on the GPU")
     e.add_argument("--hints", help="with model.py: multi_kernel_hints, comma-separated")
     e.add_argument("--l2-flush", action="store_true", help="with --measure: flush L2 between launches (cold-cache timings)")
@@ -93,6 +96,7 @@ def add_args(e: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     paths, shape, site, heuristic, as_json = list(args.session), args.shape, args.site, args.heuristic, args.json
     measure, hints, l2_flush, baselines = args.measure, args.hints, args.l2_flush, args.baselines
+    inductor_names = args.inductor_names
     if is_merged(paths):
         return _ranks(paths, shape, measure or bool(baselines) or bool(hints), as_json)
     path = paths[0]
@@ -112,8 +116,8 @@ def run(args: argparse.Namespace) -> int:
         else:
             console = terminal.table_console()
             if quality.shapes:
-                console.print(quality_table(quality, regret_spread(session)))
-            _print_overview(session, console)
+                console.print(quality_table(quality, regret_spread(session), inductor_names))
+            _print_overview(session, console, inductor_names)
             if results:
                 console.print(what_if_table(results, session))
         return 0
@@ -125,9 +129,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         console = terminal.table_console()
         if quality.shapes:
-            console.print(quality_table(quality, regret_spread(session)))
+            console.print(quality_table(quality, regret_spread(session), inductor_names))
         for r in results:
-            console.print(_site_table(r, console.width >= 150))
+            console.print(_site_table(r, console.width >= 150, _shape_named(parsed, r, inductor_names)))
         if baselines:
             console.print(_baseline_table(baselines))
     return 0
@@ -222,7 +226,14 @@ def _model_sizes(mf: ModelFile, shape: str) -> dict[str, int]:
     return dict(parsed.values)
 
 
-def _print_overview(session: Session, console: Console) -> None:
+def _shape_named(parsed: object, r: SiteExplanation, inductor_names: bool) -> str | None:
+    """The shape a site's table is at, as the user gave it (`B=157`); None for the key."""
+    if inductor_names or r.decision is None or not isinstance(parsed, SymbolShape):
+        return None
+    return sizes_text(parsed.values)
+
+
+def _print_overview(session: Session, console: Console, inductor_names: bool = False) -> None:
     env = session.environment
     console.print(Text(f"recorded {env.created} on {env.gpu or 'no GPU'} with torch {env.torch}"))
     if patched_note(env.config):
@@ -241,8 +252,7 @@ def _print_overview(session: Session, console: Console) -> None:
     for s in session.sites:
         sites.add_row(
             Text(s.name), Text(s.op), Text("\n".join(_call_text(g) for g in group_layers(s.call_sites))),
-            Text("\n".join(f"{n} {t.text_with(session.aliases)}"
-                            for n, t in zip(operand_names(s.op, s.tensors), s.tensors))),
+            Text("\n".join(tensor_texts(s.op, s.tensors, None if inductor_names else session.aliases))),
             Text("\n".join(f"{v.hint}: {v.kernel_name}" for v in s.variants)),
         )
     console.print(sites)
@@ -262,26 +272,29 @@ def _print_findings(session: Session, console: Console) -> None:
 
 
 def _call_text(g: LayerGroup) -> str:
-    """`h.{0..11}.attn.c_attn ×12 (Conv1D) modeling_gpt2.py:312`: the user's names for the
-    call sites, repeated layers on one line."""
+    """`h.{0..11}.attn.c_attn (Conv1D) modeling_gpt2.py:312 · 12 callers`: the user's names
+    for the call sites, repeated layers on one line (a count, not `×12`, which reads as a regret)."""
     c = g.first
-    parts = [g.label] + ([f"×{len(g.members)}"] if len(g.members) > 1 else [])
+    parts = [g.label]
     if c.module_class and c.module_class != c.label and not g.label.endswith(f"({c.module_class})"):
         parts.append(f"({c.module_class})")
     if c.where:
         parts.append(c.where)
+    if len(g.members) > 1:
+        parts.append(f"· {len(g.members)} callers")
     return " ".join(parts)
 
 
-def _site_table(r: SiteExplanation, wide: bool) -> Table | Text:
-    """One site's decision; the hint keys only on wide terminals (they repeat the hint)."""
+def _site_table(r: SiteExplanation, wide: bool, shape: str | None = None) -> Table | Text:
+    """One site's decision at `shape` (else at its runtime key); the hint keys only on wide
+    terminals (they repeat the hint)."""
     if r.decision is None:
         return Text(f"{r.site.name}: {r.error}", style="yellow")
     d = r.decision
     mismatches = [f"! key mismatch, v{x.index}: {x.mismatch}" for x in d.scores if x.mismatch]
     caption = "\n".join(filter(None, (d.reason(r.site.labels()), _timing_line(r), *mismatches)))
     called = f" · {r.site.title}" if r.site.call_sites else ""
-    t = Table(title=Text(f"{r.site.name} ({r.site.op}){called} at {format_key(d.runtime_key)}"),
+    t = Table(title=Text(f"{r.site.name} ({r.site.op}){called} at {shape or format_key(d.runtime_key)}"),
               caption=Text(caption), title_justify="left", caption_justify="left")
     cols = ["", "v", "hint", "distance", f"median {US}", f"p20–p80 {US}", "× fastest", "kernel"]
     if wide:

@@ -3,39 +3,30 @@ JSON (`explain --json`'s top-level "quality" list)."""
 
 from __future__ import annotations
 
-
 from collections.abc import Mapping, Sequence
 
 from rich.table import Table
 from rich.text import Text
 
-from kinspect.core.quality.overview import ModelQuality, SiteQuality
-from kinspect.core.session.model import Session
+from kinspect.core.dispatch.shapes import format_key, sizes_or_key
+from kinspect.core.numbers import ratio, ratio_range, share
+from kinspect.core.quality.overview import ModelQuality, ShapePoint
 from kinspect.core.quality.whatif import WhatIf, current
-from kinspect.core.dispatch.shapes import sizes_text
+from kinspect.core.session.model import Session
+from kinspect.core.session.timings import NOISE_RATIO
 
 
-def _share(x: float | None) -> str:
-    return "" if x is None else f"{100 * x:.0f}%"
+def _at(p: ShapePoint, inductor_names: bool) -> str:
+    """Where a regret was measured: `B=157`, or the whole key by Inductor's names."""
+    return format_key(p.key) if inductor_names else sizes_or_key(p.sizes, p.key)
 
 
-def _times(x: float | None) -> str:
-    return "" if x is None else f"×{x:.2f}"
-
-
-def _worst(q: SiteQuality) -> str:
-    w = q.worst
-    if w is None:
-        return ""
-    where = sizes_text(w.sizes) or "?"
-    return f"{_times(w.regret)} at {where}"
-
-
-def quality_table(q: ModelQuality, spread: Mapping[str, Sequence[float]] | None = None) -> Table:
+def quality_table(q: ModelQuality, spread: Mapping[str, Sequence[float]] | None = None,
+                  inductor_names: bool = False) -> Table:
     """`spread`: per site, each compile's geometric-mean regret (`kinspect.core.quality.variance`),
     shown beside the one compile's figure where several compiles were timed."""
     t = Table(title=Text("dispatch quality over the measured shapes (one compile)"), title_justify="left",
-              caption=Text("fastest picked: within noise (the pick's p20 above the fastest's p80 and ≥ ×1.05 "
+              caption=Text(f"fastest picked: within noise (the pick's p20 above the fastest's p80 and ≥ {ratio(NOISE_RATIO)} "
                            "counts as slower); lost: GPU time lost over the workload, share of the fastest possible"),
               caption_justify="left")
     for col in ("site", "shapes", "fastest picked", "geomean", "worst", "workload lost"):
@@ -43,13 +34,15 @@ def quality_table(q: ModelQuality, spread: Mapping[str, Sequence[float]] | None 
     for s in q.sites:
         if s.points:
             across = (spread or {}).get(s.site, ())
-            geomean = _times(s.geomean_regret) + (f" (×{min(across):.2f}–×{max(across):.2f} over {len(across)} compiles)"
-                                                  if len(across) > 1 else "")
-            t.add_row(Text(s.site), str(s.shapes), _share(s.fastest_picked), geomean,
-                      Text(_worst(s), style="red" if s.worst and s.worst.slower else ""), _share(s.workload_lost))
-    worst = q.worst
-    t.add_row(Text("whole model", style="bold"), str(q.shapes), _share(q.fastest_picked), _times(q.geomean_regret),
-              Text(f"{_times(worst[1].regret)} at {worst[0]}" if worst else ""), _share(q.workload_lost))
+            geomean = ratio(s.geomean_regret) + (f" ({ratio_range(min(across), max(across))} over {len(across)} "
+                                                 "compiles)" if len(across) > 1 else "")
+            worst = "" if s.worst is None else f"{ratio(s.worst.regret)} at {_at(s.worst, inductor_names)}"
+            t.add_row(Text(s.site), str(s.shapes), share(s.fastest_picked), geomean,
+                      Text(worst, style="red" if s.worst and s.worst.slower else ""), share(s.workload_lost))
+    top = q.worst
+    t.add_row(Text("whole model", style="bold"), str(q.shapes), share(q.fastest_picked), ratio(q.geomean_regret),
+              Text(f"{ratio(top[1].regret)} at {top[0]} {_at(top[1], inductor_names)}" if top else ""),
+              share(q.workload_lost))
     return t
 
 
@@ -63,6 +56,6 @@ def what_if_table(results: list[WhatIf], session: Session, rows: int = 5) -> Tab
         t.add_column(col, justify="right" if col in ("geomean", "worst", "workload lost") else "left")
     for w in shown:
         mark = "best" if w is results[0] else ("current" if w is now else "")
-        t.add_row(Text(w.heuristic), Text(", ".join(map(str, w.hints))), _times(w.geomean_regret),
-                  _times(w.worst_regret), _share(w.workload_lost), Text(mark, style="green" if mark == "best" else ""))
+        t.add_row(Text(w.heuristic), Text(", ".join(map(str, w.hints))), ratio(w.geomean_regret),
+                  ratio(w.worst_regret), share(w.workload_lost), Text(mark, style="green" if mark == "best" else ""))
     return t

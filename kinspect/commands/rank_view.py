@@ -7,6 +7,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from kinspect.core.numbers import US
 from kinspect.core.ranks.merged import MergedRanks
 
 
@@ -32,11 +33,11 @@ def print_ranks(merged: MergedRanks, console: Console) -> None:
 def steps_table(merged: MergedRanks) -> Table:
     t = merged.table()
     timed = any(s.measurements for s in merged.sessions)
-    note = "picks and measured us per site (each rank's own measurements, one compile)" if timed else \
+    note = f"picks and measured {US} per site (each rank's own measurements, one compile)" if timed else \
         "picks per site (nothing measured: record with --measure for times and waits)"
     table = Table(title=Text(f"steps by rank: {note}"), title_justify="left")
     for col in t.columns:
-        table.add_column(col, justify="right" if col in ("step", "rank", "GPU us", "waits us") else "left")
+        table.add_column(col, justify="right" if col in ("step", "rank", f"GPU {US}", f"waits {US}") else "left")
     for row, slowest in zip(t.rows, t.slowest):
         table.add_row(*(Text(c, style="bold" if slowest else "") for c in row))
     return table

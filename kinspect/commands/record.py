@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from kinspect.commands import recording
 from kinspect.commands.options import parse_baselines, parse_hints, parse_steps, progress, session_and_hints, fit_flag
 from kinspect.commands.stderr_log import log_path_for
+from kinspect.core.dispatch.shapes import sizes_text
 from kinspect.core.errors import KinspectError
 from kinspect.core.store import output_path
 
@@ -27,7 +28,9 @@ def add_args(r: argparse.ArgumentParser) -> None:
                         "eager,static,exact_hint,hinted (each compiled kind costs a compile per shape)")
     r.add_argument("--train", action="store_true", help="compile for training (default: inference under no_grad)")
     r.add_argument("--allow-caches", action="store_true",
-                   help="keep Inductor's caches on: faster, but a cache hit skips the compile-time facts (autotune tables, symbolic sizes)")
+                   help="use Inductor's own caches and cache directory: a graph compiled in an earlier run loads "
+                        "without its compile-time facts (autotune tables, symbolic sizes). Without it the recording "
+                        "has a cache directory of its own, FX graph cache off, each GEMM layout autotuned once per hint")
     fit_flag(r)
 
 
@@ -89,11 +92,11 @@ def _record(model: str, out: str | None, hint_list: list[int] | None, steps: lis
             try:
                 live.time_at(sizes, measure=measure, kinds=kinds, l2_flush=l2_flush)
             except KinspectError as e:  # e.g. too large to measure: say so, keep going
-                say(f"not measured at {' '.join(f'{k}={v}' for k, v in sizes.items())}: {e}")
+                say(f"not measured at {sizes_text(sizes)}: {e}")
         live.save(target)
     for r in results:
         if r.error:
-            say(f"step {r.step} ({' '.join(f'{k}={v}' for k, v in r.sizes.items())}): {r.error}")
+            say(f"step {r.step} ({sizes_text(r.sizes)}): {r.error}")
     s = live.session
     say(f"saved {target}: {len(s.sites)} sites, {len(s.events)} dispatches, {len(s.findings)} findings")
     return 0

@@ -13,7 +13,9 @@ from kinspect.commands import recording
 from kinspect.commands.options import check_points, parse_hints, progress, session_and_hints, fit_flag
 from kinspect.commands.quality_view import quality_table, what_if_table
 from kinspect.commands.stderr_log import log_path_for
+from kinspect.core.dispatch.shapes import sizes_text
 from kinspect.core.errors import KinspectError
+from kinspect.core.numbers import seconds
 from kinspect.core.store import output_path
 from kinspect.core.quality.overview import model_quality
 from kinspect.core.quality.sweep_plan import describe, parse_ranges
@@ -65,10 +67,10 @@ def run(args: argparse.Namespace) -> int:
         took = time.perf_counter() - started
         session = live.session
     kept = len(sweep.points)
-    say(f"saved {target}: {describe(spans, kept)} in {took:.1f} s" +
+    say(f"saved {target}: {describe(spans, kept)} in {seconds(took)}" +
         (f"; {len(sweep.skipped)} skipped" if sweep.skipped else ""))
     for sizes, why in sweep.skipped[:10]:
-        say(f"  skipped {' '.join(f'{k}={v}' for k, v in sizes.items())}: {why}")
+        say(f"  skipped {sizes_text(sizes)}: {why}")
     console = terminal.table_console()
     console.print(quality_table(model_quality(session)))
     results = what_ifs(session)

@@ -1,6 +1,9 @@
 """How kinspect writes a number, in every view: the inspector, `explain`, the Markdown
-report and the Ranks tab say `22.5 µs`, `×1.49`, `22.4–22.7` and `3.932` alike, so a
-figure copied from one reads the same in another.
+report, the Perfetto trace's labels and the Ranks tab say `22.5 µs`, `×1.49`, `22.4–22.7`
+and `3.932` alike, so a figure copied from one reads the same in another.
+
+Each takes None for a figure that is not known and gives an empty string, which is what
+a table cell shows for it.
 
 Lies under every core subpackage, beside `errors`.
 """
@@ -10,30 +13,61 @@ from __future__ import annotations
 US = "µs"
 
 
-def us(value: float) -> str:
+def us(value: float | None) -> str:
     """Microseconds without the unit (a column titled `µs`): one decimal."""
-    return f"{value:.1f}"
+    return "" if value is None else f"{value:.1f}"
 
 
-def us_text(value: float) -> str:
-    return f"{us(value)} {US}"
+def us_text(value: float | None) -> str:
+    """Microseconds in running text: `22.5 µs`."""
+    return "" if value is None else f"{us(value)} {US}"
 
 
 def spread(low: float | None, high: float | None) -> str:
-    """A p20–p80 range (empty where either end is unknown)."""
+    """A range of times, such as p20–p80, in µs without the unit (empty where either end is unknown)."""
     return "" if low is None or high is None else f"{us(low)}–{us(high)}"
 
 
-def ratio(value: float) -> str:
+def spread_text(low: float | None, high: float | None) -> str:
+    """A range of times in running text: `22.4–22.7 µs`."""
+    return "" if low is None or high is None else f"{spread(low, high)} {US}"
+
+
+def ratio(value: float | None) -> str:
     """A time over another (regret, slowdown): `×1.49`."""
-    return f"×{value:.2f}"
+    return "" if value is None else f"×{value:.2f}"
 
 
-def share(value: float) -> str:
+def ratio_range(low: float | None, high: float | None) -> str:
+    """The least and the most of several ratios (one per compile): `×1.02–×1.09`."""
+    return "" if low is None or high is None else f"{ratio(low)}–{ratio(high)}"
+
+
+def share(value: float | None) -> str:
     """A fraction as a whole percentage: `93%`."""
-    return f"{100 * value:.0f}%"
+    return "" if value is None else f"{100 * value:.0f}%"
+
+
+def share_range(low: float | None, high: float | None) -> str:
+    """The least and the most of several fractions: `0–3%`."""
+    return "" if low is None or high is None else f"{100 * low:.0f}–{share(high)}"
 
 
 def distance(value: float) -> str:
     """A heuristic's distance, always three decimals (ties show as equal text)."""
     return f"{value:.3f}"
+
+
+def seconds(value: float | None) -> str:
+    """A wall-clock span of a command's phase: `12.3 s`."""
+    return "" if value is None else f"{value:.1f} s"
+
+
+def tflops(value: float | None) -> str:
+    """A compute rate, whole TFLOP/s: `800 TFLOP/s` (a peak's decimals are noise of its measurement)."""
+    return "" if value is None else f"{value:.0f} TFLOP/s"
+
+
+def gbps(value: float | None) -> str:
+    """A memory bandwidth, whole GB/s: `4225 GB/s`."""
+    return "" if value is None else f"{value:.0f} GB/s"

@@ -23,8 +23,8 @@ from typing import Any
 from kinspect.core.quality import benchmark_fit
 from kinspect.core.quality.findings import derive_findings
 from kinspect.core.session.format.log import LiveLog
-from kinspect.core.session.model import Environment, Finding, Graph, Measurement, ModelInfo, Session, Site, SymbolInfo
-from kinspect.inductor import translate
+from kinspect.core.session.model import Environment, Graph, Measurement, ModelInfo, Session, Site, SymbolInfo
+from kinspect.inductor import compile_caches, translate
 from kinspect.inductor.capture import GraphRecord
 from kinspect.inductor.kernels import variant_facts
 from kinspect.inductor.modelfile import DynamicDim, ModelFile
@@ -68,7 +68,7 @@ def environment(hints: Sequence[int], *, train: bool, allow_caches: bool, rank: 
         "multi_kernel_hints": list(hints),
         "max_autotune": True,
         "max_autotune_gemm_backends": "TRITON",
-        "force_disable_caches": not allow_caches,
+        "inductor_caches": compile_caches.described(allow_caches),
         "train": train,
         **({benchmark_fit.PATCH_KEY: True} if fit else {}),
     })
@@ -155,14 +155,12 @@ class SessionLog:
         self.writer.close()
 
 
-def refresh(session: Session, recorder: Recorder, log: SessionLog | None,
-            captured: Sequence[Finding] = ()) -> None:
+def refresh(session: Session, recorder: Recorder, log: SessionLog | None) -> None:
     """After a run or a compile: the events as the recorder holds them, each tied to its
-    call site by the wrapper line that ran it, the findings derived afresh (with those the
-    capture alone could see, `captured`), the log in step."""
+    call site by the wrapper line that ran it, the findings derived afresh, the log in step."""
     lines = {site.name: {c.line: c.index for c in site.call_sites} for site in session.sites}
     session.events = recorder.dispatch_events(call_site=lambda name, line: lines.get(name, {}).get(line))
-    session.findings = derive_findings(session) + list(captured)
+    session.findings = derive_findings(session)
     if log is not None:
         log.sync(session)
 

@@ -2,7 +2,8 @@
 
 One `LivePipeline` owns one compiled model. It marks the dims the input builder moves
 as dynamic, compiles under max-autotune with the Triton GEMM backend and Inductor's
-caches off (a cache hit would skip the compile-time facts), and keeps the compile
+caches in a directory of the recording's own (`compile_caches`: nothing that skips the
+compile-time facts, each GEMM layout autotuned once per hint), and keeps the compile
 capture and the dispatch recorder installed for its whole life, so a recompile met
 later in the workload is captured like the first compile.
 
@@ -26,7 +27,7 @@ from typing import Any
 from kinspect.core.errors import KinspectError
 from kinspect.core.dispatch.shapes import sizes_text
 from kinspect.core.session.model import Baseline, Measurement, Session
-from kinspect.inductor import fault_probe, fit_findings, reproducer, translate
+from kinspect.inductor import fault_probe, reproducer, translate
 from kinspect.inductor.assembly import (
     SessionLog,
     WrapperCodes,
@@ -38,6 +39,7 @@ from kinspect.inductor.assembly import (
     refresh,
 )
 from kinspect.inductor.capture import CompileCapture
+from kinspect.inductor.compile_caches import RecordingCaches
 from kinspect.inductor.measurements import check_memory, measure_sites, with_peaks
 from kinspect.inductor.modelfile import DynamicDim, ModelFile, distinct_examples
 from kinspect.inductor.recorder import Recorder
@@ -112,6 +114,7 @@ class LivePipeline:
         self._log: SessionLog | None = None
         self._codes = WrapperCodes()
         self._reproduced: set[tuple[str, int]] = set()
+        self.caches = RecordingCaches(self.options.allow_caches)
         o = self.options
         self.session = Session(
             environment=environment(self.hints, train=o.train, allow_caches=o.allow_caches, rank=o.rank,
@@ -185,8 +188,6 @@ class LivePipeline:
         cfg.max_autotune = True
         cfg.max_autotune_gemm = True
         cfg.max_autotune_gemm_backends = "TRITON"
-        if not self.options.allow_caches:
-            cfg.force_disable_caches = True
         # Set every time: an earlier pipeline in this process may have fitted, this one may not.
         cfg.autotune_in_subproc = self.options.fit_benchmark_tensors or _user_autotunes_in_subproc()
 
@@ -214,7 +215,7 @@ class LivePipeline:
         result = StepResult(step, dict(sizes), 0)
         # The hooks are installed only while this pipeline runs its model, so that two
         # pipelines in one process (tests, baselines) never capture each other's graphs.
-        with self.lock, self.capture, self.recorder:
+        with self.lock, self.caches.active(), self.capture, self.recorder:
             self.recorder.set_step(step)
             try:
                 args = self._inputs(sizes)
@@ -349,7 +350,7 @@ class LivePipeline:
         import torch
 
         sizes = {**self._examples, **sizes}
-        with self.lock, self.recorder.unrecorded(forced):
+        with self.lock, self.caches.active(), self.recorder.unrecorded(forced):
             args = self._inputs(sizes)
             grad = torch.enable_grad() if self.options.train else torch.no_grad()
             with grad:
@@ -370,7 +371,7 @@ class LivePipeline:
         s.symbols, s.graphs, s.sites = compile_facts(
             self.capture.graphs, dyn=self._dyn, input_names=self.mf.input_names, examples=self._examples,
             hints=self.hints, code_of=self._codes, facts_of=kernel_facts(self.recorder))
-        refresh(s, self.recorder, self._log, captured=fit_findings.findings(self.capture.graphs, s.symbols))
+        refresh(s, self.recorder, self._log)
 
     def save(self, path: str | Path) -> None:
         from kinspect.core.store import save

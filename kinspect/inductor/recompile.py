@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from kinspect.core.errors import KinspectError
+from kinspect.core.numbers import seconds
 from kinspect.core.session.model import Recompile
 from kinspect.core.quality.variance import variants_of
 
@@ -46,7 +47,7 @@ def recompile(model: str | Path, hints: Sequence[int], sizes: Sequence[Mapping[s
         tail = f"took longer than {timeout:.0f} s"
     took = time.perf_counter() - started
     if not out.exists():
-        progress(f"  the compile with hints {list(hints)} failed after {took:.0f} s: {tail}")
+        progress(f"  the compile with hints {list(hints)} failed after {seconds(took)}: {tail}")
         return Recompile(tuple(hints), purpose, {}, (), f"compile process failed: {tail}")
     try:
         session = load(out)
@@ -55,7 +56,7 @@ def recompile(model: str | Path, hints: Sequence[int], sizes: Sequence[Mapping[s
     finally:
         out.unlink(missing_ok=True)
         out.with_suffix(".jsonl").unlink(missing_ok=True)
-    progress(f"  compiled with hints {list(hints)} and timed {len(sizes)} sizes in {took:.0f} s (fresh process)")
+    progress(f"  compiled with hints {list(hints)} and timed {len(sizes)} sizes in {seconds(took)} (fresh process)")
     return Recompile(tuple(hints), purpose, variants_of(session), tuple(session.measurements))
 
 

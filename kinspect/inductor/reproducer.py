@@ -22,7 +22,7 @@ from kinspect.core.quality import benchmark_fit as rule
 from kinspect.core.session.model import Environment, SymbolInfo
 from kinspect.inductor.benchmark_fit import Operand
 from kinspect.inductor.capture import GraphRecord
-from kinspect.inductor.fit_findings import op_of
+from kinspect.inductor.translate import op_of
 
 CALLS = {
     "mm": "torch.mm({0}, {1})",

@@ -19,8 +19,10 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from kinspect.core.session.misfit import TemplateMisfit
 from kinspect.core.session.model import AutotuneRow, CallSite, Graph, Site, SymbolInfo, Variant
 from kinspect.core.dispatch.symbolic import SizeExpr, TensorSpec
+from kinspect.inductor.benchmark_fit import Seen
 from kinspect.inductor.capture import GraphRecord, SiteRecord
 from kinspect.inductor.modelfile import DynamicDim
 
@@ -64,7 +66,25 @@ def symbols(graphs: Sequence[GraphRecord], dyn: Sequence[DynamicDim], params: Se
 
 def graph(g: GraphRecord, code: str | None, hints: Sequence[int]) -> Graph:
     names = tuple(dict.fromkeys(site_name(g.index, r.name) for r in g.sites))
-    return Graph(g.name, g.wrapper_path, names, None if names else no_site_reason(g, hints), code)
+    return Graph(g.name, g.wrapper_path, names, None if names else no_site_reason(g, hints), code, misfits(g))
+
+
+def op_of(g: GraphRecord, seen: Seen) -> tuple[str, str | None]:
+    """The op of the template a misfit was seen in and the session's site name for it (None:
+    no site was made, as when the compile died first)."""
+    for r in g.sites:
+        if tuple(n for n, role, _ in r.tensors if role == "input") == seen.inputs:
+            return r.op, site_name(g.index, r.name)
+    return g.misfit_ops.get(seen.inputs, "a template"), None
+
+
+def misfits(g: GraphRecord) -> tuple[TemplateMisfit, ...]:
+    """The benchmark tensors the graph's compile saw misfit, each tied to its site."""
+    out = []
+    for seen in g.misfits:
+        op, site = op_of(g, seen)
+        out.append(TemplateMisfit(seen.misfit, op, seen.inputs, seen.index, seen.fitted, site))
+    return tuple(out)
 
 
 def call_lines(code: str | None, name: str) -> list[tuple[int, str]]:

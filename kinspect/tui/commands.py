@@ -1,43 +1,30 @@
-"""The command palette's entries: every keyed action, plus sites and heuristics.
+"""The command palette's entries: every keyed action, plus exports, heuristics and sites.
 
-Actions come from the app's own bindings, so a new key is in the palette without being
-listed twice; actions that do not apply now (measuring a recording) are left out, as
-the footer dims them.
+The app lists them (`palette_commands`), from its own bindings and its tabs', so a new
+key is in the palette without being listed twice; actions that do not apply now
+(measuring a recording) are left out, as the footer dims them. This provider only
+offers and matches them; it needs nothing of the app but that list.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
-from typing import TYPE_CHECKING
+from typing import Protocol, cast
 
 from rich.text import Text
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from kinspect.core.dispatch.heuristics import HEURISTICS
-from kinspect.tui.dialogs import FORMAT_TITLES
-from kinspect.tui.text import literal
+PaletteCommand = tuple[str, str, Callable[[], object]]
+"""A title, its help (parsed as markup by the palette: no session text), what it runs."""
 
-if TYPE_CHECKING:
-    from kinspect.tui.app import InspectorApp
+
+class PaletteHost(Protocol):
+    def palette_commands(self) -> list[PaletteCommand]: ...
 
 
 class InspectorCommands(Provider):
-    def _commands(self) -> list[tuple[str, str, Callable[[], object]]]:
-        app: InspectorApp = self.app  # type: ignore[assignment]
-        out: list[tuple[str, str, Callable[[], object]]] = []
-        for b in app.palette_bindings():
-            out.append((b.description, b.tooltip, partial(app.run_from_palette, b.action)))
-        for fmt, title in FORMAT_TITLES.items():
-            out.append((f"Export: {title}", f"Write the session as a {title}", partial(app.action_export, fmt)))
-        for name, h in HEURISTICS.items():
-            out.append((f"What-if heuristic: decide by {name} ({h.title})", h.doc,
-                        partial(app.use_heuristic, name)))
-        for site in app.source.session.sites:
-            # help text is parsed as markup by the palette: keep session text out of it
-            out.append((f"Site: {literal(site.name)}", f"Show this site ({len(site.variants)} variants)",
-                        partial(app.show_site, site.name)))
-        return out
+    def _commands(self) -> list[PaletteCommand]:
+        return cast(PaletteHost, self.app).palette_commands()
 
     async def discover(self) -> Hits:
         for title, help, command in self._commands():

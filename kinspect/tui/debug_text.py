@@ -1,6 +1,6 @@
 """How the debugger reads on screen: the current event, breakpoints and the timeline.
 
-Like `present`, these build Rich `Text` from session data as plain text (site names and
+Like the widgets, these build Rich `Text` from session data as plain text (site names and
 conditions pass through `literal`), so the widgets only place what is built here.
 """
 
@@ -16,6 +16,7 @@ from kinspect.core.debugger.timeline import Cell, Timeline
 from kinspect.core.session.timings import method_title
 from kinspect.tui.debugger import PAUSED, RUNNING, Current
 from kinspect.tui.text import literal
+from kinspect.core import numbers
 
 VARIANT_STYLES = ("cyan", "magenta", "green", "yellow", "blue", "bright_red", "bright_cyan", "bright_magenta")
 LABEL_MAX = 24
@@ -133,16 +134,16 @@ def _measured_line(out: Text, session: Session, e: DispatchEvent, labels: dict[i
         out.append("not measured at this key\n", style="dim")
         return
     out.append(f"measured ({method_title(t.method)}): ")
-    out.append(", ".join(f"v{v} {ms:.1f} µs" for v, ms in measured.items()))
+    out.append(", ".join(f"v{v} {numbers.us_text(ms)}" for v, ms in measured.items()))
     regret = t.regret(e.picked)
     if t.is_fastest(e.picked):
         out.append(f" — {_v(labels, e.picked)} is the fastest", style="green")
     elif t.slower(e.picked):
-        out.append(f" — {_v(labels, e.picked)} takes ×{regret:.2f} "
+        out.append(f" — {_v(labels, e.picked)} takes {numbers.ratio(regret)} "
                    f"the fastest ({_v(labels, t.fastest)})", style="red")
     elif regret is not None:
         out.append(f" — {_v(labels, e.picked)} is within noise of the fastest "
-                   f"({_v(labels, t.fastest)}, ×{regret:.2f})", style="yellow")
+                   f"({_v(labels, t.fastest)}, {numbers.ratio(regret)})", style="yellow")
     out.append("\n")
 
 

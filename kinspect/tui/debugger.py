@@ -2,9 +2,10 @@
 
 A recording steps a `Replay` over its events in both directions; a live model steps the
 model itself through a `PauseGate`, forwards only. One object holds either, with the
-breakpoints both share, so the app maps the same keys to the same methods in both modes
-and draws what `current` says. Nothing here touches widgets or starts threads: the app's
-worker runs the model and reports pauses back through `paused`.
+breakpoints both share, so the Debugger and Timeline tabs map the same keys to the same
+methods in both modes and draw what `current` says. Nothing here touches widgets or
+starts threads: the Debugger pane's worker runs the model and reports pauses back
+through `on_paused`.
 """
 
 from __future__ import annotations

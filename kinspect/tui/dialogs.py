@@ -1,4 +1,5 @@
-"""Small modal prompts: jump to an event, force a variant, export the session.
+"""Small modal prompts: jump to an event, force a variant, go to a measured key, export
+the session.
 
 Each keeps its error on its own last line, in one line, and stays open until the input
 is good or the user presses escape, so a typo never costs the user what they typed.
@@ -7,23 +8,26 @@ is good or the user presses escape, so a typo never costs the user what they typ
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.events import Key
 from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, RadioButton, RadioSet, Static
 from textual.worker import Worker, WorkerState
 
+from kinspect.core.dispatch.shapes import FullKey, Key, ParsedShape, SymbolShape, format_key, sizes_text
 from kinspect.core.errors import KinspectError
-from kinspect.core.export import FORMATS, export
-from kinspect.core.session.model import Session
+from kinspect.core.export import FORMATS
+from kinspect.core.session.model import Session, Site
+from kinspect.core.session.timings import KeyTimings
+from kinspect.report_files import write
 from kinspect.tui.text import literal
+from kinspect.core import numbers
 
 CANCEL = Binding("escape", "dismiss(None)", "Cancel", id="kinspect.dialog.cancel",
                  tooltip="Close this prompt without doing anything")
@@ -85,7 +89,7 @@ class OverrideScreen(ModalScreen[int | None]):
             yield Static(Text("type its number: " + ", ".join(literal(x) for x in self._labels)))
             yield Static(Text("escape: cancel (Inductor's pick runs)", style="dim"), classes="status")
 
-    def on_key(self, event: Key) -> None:
+    def on_key(self, event: events.Key) -> None:
         n = len(self._labels)
         if event.key == "enter" and self._typed:
             event.stop()
@@ -110,12 +114,17 @@ class OverrideScreen(ModalScreen[int | None]):
         self.query_one(".status", Static).update(text)
 
 
-class MeasuredScreen(ModalScreen[str | None]):
-    """`l`: the keys where the site was measured; enter types the chosen one as the shape."""
+MeasuredShape = tuple[ParsedShape, str, Text]
+"""A measured key as the shape to show, the text the entry then holds, and its line."""
+
+
+class MeasuredScreen(ModalScreen[tuple[ParsedShape, str] | None]):
+    """`l`: the keys where the site was measured; enter makes the chosen one the shape,
+    given as the shape itself (the entry shows its text, and parses nothing)."""
 
     BINDINGS = [CANCEL]
 
-    def __init__(self, site: str, shapes: list[tuple[str, Text]]) -> None:
+    def __init__(self, site: str, shapes: list[MeasuredShape]) -> None:
         super().__init__()
         self._site = site
         self._shapes = shapes
@@ -124,13 +133,14 @@ class MeasuredScreen(ModalScreen[str | None]):
         with Vertical(classes="dialog", id="measured"):
             title = Text(f"measured keys of {literal(self._site)} ({len(self._shapes)}, one compile)", style="bold")
             yield Static(title)
-            yield OptionList(*(line for _, line in self._shapes), id="measured-list")
+            yield OptionList(*(line for _, _, line in self._shapes), id="measured-list")
             yield Static(Text("enter: show this shape · escape: cancel", style="dim"), classes="status")
 
     @on(OptionList.OptionSelected)
     def _chosen(self, event: OptionList.OptionSelected) -> None:
         event.stop()
-        self.dismiss(self._shapes[event.option_index][0])
+        shape, text, _ = self._shapes[event.option_index]
+        self.dismiss((shape, text))
 
 
 FORMAT_TITLES = {"json": "JSON session (kinspect open)", "md": "Markdown report", "perfetto": "Perfetto trace"}
@@ -161,7 +171,7 @@ class FormatButton(RadioButton):
         return "●" if self.value else "○"
 
 
-class ExportScreen(ModalScreen[tuple[str, str] | None]):
+class ExportScreen(ModalScreen[tuple[str, str, str] | None]):
     """`e`: choose a format (↑/↓), edit the path, enter writes it (in a thread: a trace
     takes a second); a file already there is replaced only on a second enter."""
 
@@ -229,9 +239,12 @@ class ExportScreen(ModalScreen[tuple[str, str] | None]):
         self._write(self._fmt, path)
 
     @work(thread=True, exclusive=True, group="export", exit_on_error=False)
-    def _write(self, fmt: str, path: str) -> tuple[str, str]:
-        export(self._session, fmt, Path(path).expanduser())
-        return fmt, path
+    def _write(self, fmt: str, path: str) -> tuple[str, str, str]:
+        """The report `kinspect export` writes, images beside it; the third part says what
+        was written beside it, or why an image was not."""
+        written = write(self._session, fmt, Path(path).expanduser())
+        beside = [f"with {name}" for name in (*written.images, *([written.chart] if written.chart else []))]
+        return fmt, path, "; ".join(beside + written.notes)
 
     @on(Worker.StateChanged)
     def _written(self, event: Worker.StateChanged) -> None:
@@ -246,3 +259,35 @@ class ExportScreen(ModalScreen[tuple[str, str] | None]):
 
     def _say(self, text: Text) -> None:
         self.query_one(".status", Static).update(text)
+
+
+def measured_shapes(session: Session, site: Site, timings: Mapping[tuple[str, Key], KeyTimings]
+                    ) -> list[MeasuredShape]:
+    """Each key where `site` was measured, in size order: the shape to type there (the
+    user's sizes when the key tells them all, else the whole key) and a line saying
+    which variant is fastest and what Inductor's pick costs (one compile's figures)."""
+    keys = sorted(k for name, k in timings if name == site.name)
+    out = []
+    for key in keys:
+        t = timings[(site.name, key)]
+        values = site.symbol_values(key)
+        shape: ParsedShape
+        if site.symbols <= values.keys():
+            sizes = {session.label_of(n): v for n, v in sorted(values.items())}
+            shape, text = SymbolShape(sizes), sizes_text(sizes)
+        else:
+            shape, text = FullKey(key), format_key(key)
+        line = Text(literal(text), style="bold")
+        if t.fastest is None:
+            line.append("  no variant timed", style="dim")
+        else:
+            picked = site.decide(key).chosen
+            fastest = " = ".join(f"v{i}" for i in site.kernel_members(t.fastest))
+            line.append(f"  fastest {fastest} · Inductor picks v{picked}")
+            regret = t.regret(picked)
+            if t.is_fastest(picked):
+                line.append(" (the fastest)", style="green")
+            elif regret is not None:
+                line.append(" " + numbers.ratio(regret), style="red" if t.slower(picked) else "yellow")
+        out.append((shape, text, line))
+    return out

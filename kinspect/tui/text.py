@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from kinspect.core.errors import shown
+from kinspect.core.errors import KinspectError, shown
 
 
 def literal(text: str) -> str:
@@ -18,3 +18,10 @@ def literal(text: str) -> str:
 
 def plain(text: str, style: str = "") -> Text:
     return Text(literal(text), style=style)
+
+
+def error_text(what: str, err: BaseException | None) -> str:
+    """A failure in one line: kinspect's own errors say it all, others get their type."""
+    if isinstance(err, KinspectError):
+        return str(err)
+    return f"{what}: {type(err).__name__}: {err}"

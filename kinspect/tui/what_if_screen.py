@@ -20,12 +20,13 @@ from textual.widgets import DataTable, Static
 
 from kinspect.core.dispatch.heuristics import HEURISTICS
 from kinspect.core.quality.whatif import WhatIf
+from kinspect.core import numbers
 
 ROWS = 12
 
 
 def _times(x: float | None) -> str:
-    return "" if x is None else f"×{x:.2f}"
+    return numbers.ratio(x)
 
 
 class WhatIfScreen(ModalScreen[str | None]):
@@ -52,7 +53,7 @@ class WhatIfScreen(ModalScreen[str | None]):
                 yield Static(Text("no key has every variant measured: the figures need a sweep "
                                   "(kinspect sweep model.py --range ...) or m at a few shapes", style="dim"))
             else:
-                yield Static(Text(f"best: {self._best.label()} at geomean ×{self._best.geomean_regret:.2f} "
+                yield Static(Text(f"best: {self._best.label()} at geomean {numbers.ratio(self._best.geomean_regret)} "
                                   f"over {self._best.shapes} measured keys", style="green"))
                 yield Static(Text(f"first, pinned: every heuristic with the compiled hints {list(self._hints)}; "
                                   "then fewer hints, best first · a measured key is one site at one shape with "
@@ -73,7 +74,7 @@ class WhatIfScreen(ModalScreen[str | None]):
             if name == "inductor" and (w is None or w.hints == self._hints):
                 note.append("Inductor's")
             hints = ", ".join(map(str, w.hints if w is not None else self._hints))
-            lost = "" if w is None or w.workload_lost is None else f"{100 * w.workload_lost:.0f}%"
+            lost = "" if w is None else numbers.share(w.workload_lost)
             table.add_row(Text(name), Text(hints), _times(w.geomean_regret if w else None),
                           _times(w.worst_regret if w else None), lost,
                           Text(", ".join(note), style="green" if "best" in note else "dim"))

@@ -62,4 +62,4 @@ def test_the_recording_saves_reloads_and_explains(gpt2, tmp_path):
     overview = subprocess.run([sys.executable, "-m", "kinspect", "explain", str(path)],
                               capture_output=True, text=True, cwd=ROOT, timeout=120, env={**os.environ, "COLUMNS": "200"})
     print(overview.stdout)
-    assert "h.{0,1}.attn.c_attn ×2 (Conv1D) modeling_gpt2.py:" in overview.stdout  # both layers, on one line
+    assert "h.{0,1}.attn.c_attn (Conv1D) modeling_gpt2.py:" in overview.stdout and "· 2 callers" in overview.stdout  # both layers, on one line

@@ -59,7 +59,7 @@ def test_torchrun_records_each_rank_of_a_ddp_job_and_explain_merges_them(tmp_pat
     print(table)
     assert "rank 0 of 2: NVIDIA" in table and "rank 1 of 2: NVIDIA" in table
     assert "(cuda:0)" in table and "(cuda:1)" in table
-    assert "steps by rank: picks and measured us per site" in table
+    assert "steps by rank: picks and measured µs per site" in table
     doc = json.loads(run("-m", "kinspect", "explain", out, "--json").stdout)  # the folder: its rank sessions
     assert [st["step"] for st in doc["steps"]] == list(range(6))
     assert all(st["slowest"] in (0, 1) and len(st["ranks"]) == 2 for st in doc["steps"])  # every step timed on both

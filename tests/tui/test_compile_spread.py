@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_variance import again
+from recompiles import again
 from tui_helpers import screen_text, type_shape
 
 from kinspect.core.store import load

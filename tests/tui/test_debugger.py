@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from tui_helpers import footer_dimmed, screen_segments, screen_text, session_with_finding, toasts, wait_until
+from tui_helpers import footer_dimmed, palette_offers, screen_text, session_with_finding, toasts, wait_until, widget_segments
 
 from kinspect.core.store import load
 from kinspect.core.dispatch.shapes import format_key
@@ -150,7 +150,8 @@ async def test_timeline_marks_misses_and_overrides(session):
     app = InspectorApp(RecordedSource(session))
     async with app.run_test(size=(140, 30)) as pilot:
         await pilot.press("7")  # 60 events, one column each
-        cells = [seg for seg in screen_segments(app) if seg.text.strip() and set(seg.text) <= set("012")]
+        cells = [seg for seg in widget_segments(app.query_one(TimelineView))
+                 if seg.text.strip() and set(seg.text) <= set("012")]
         overrides = "".join(seg.text for seg in cells if seg.style.reverse)
         misses = "".join(seg.text for seg in cells if seg.style.underline)
         assert overrides == str(forced)
@@ -161,7 +162,7 @@ async def test_debugger_keys_show_in_its_tabs_and_run_from_the_palette_anywhere(
     async with app.run_test(size=(160, 40)) as pilot:
         assert "n" not in [k.key for k in app.screen.query("FooterKey")]
         await pilot.press("ctrl+p", *"Step")
-        await pilot.pause(0.3)
+        await palette_offers(pilot, "Step")
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.debugger.current is not None)
         assert app.query_one("#tabs").active == "debugger"
@@ -181,7 +182,7 @@ async def test_export_writes_a_session_that_loads_and_says_why_it_cannot(app, se
         back = load(tmp_path / "s.json")
         assert back.events == session.events and [s.name for s in back.sites] == [s.name for s in session.sites]
         await pilot.press("ctrl+p", *"Export: Markdown")
-        await pilot.pause(0.3)
+        await palette_offers(pilot, "Export: Markdown")
         await pilot.press("enter")
         assert "model.md" in screen_text(app)  # the path follows the format, named after the recording
         await pilot.press("enter")

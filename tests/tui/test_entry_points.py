@@ -13,7 +13,7 @@ from kinspect.commands import inspect, recording
 from kinspect.core.store import save
 from kinspect.core.session.format.log import log_header
 from kinspect.tui.app import InspectorApp
-from tui_helpers import screen_text
+from tui_helpers import screen_text, wait_until
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "models"
 
@@ -143,17 +143,18 @@ async def _checked(app: InspectorApp, shown: str | None = None) -> str:
     """The screen once the model check has ended (or, with `shown`, once that text is on
     screen: a quick check can end between two looks at the workers)."""
     async with app.run_test(size=(120, 30)) as pilot:
-        started = False
-        for _ in range(600):  # the check starts after the first frame and loads the model in its own process
-            checks = [w for w in app.workers if w.group == "check"]
-            started = started or bool(checks)
-            if started and all(w.is_finished for w in checks):
-                break
+        seen: list[bool] = []
+
+        def ended() -> bool:
             if shown is not None and shown in screen_text(app):
-                started = True
-                break
-            await pilot.pause(0.05)
-        assert started
+                return True
+            checks = [w for w in app.workers if w.group == "check"]
+            if checks:
+                seen.append(True)
+            return bool(seen) and all(w.is_finished for w in checks)
+
+        # the check starts after the first frame and loads the model in its own process
+        await wait_until(pilot, ended, timeout=30)
         await pilot.pause()
         return screen_text(app)
 

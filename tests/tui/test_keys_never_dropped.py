@@ -4,7 +4,7 @@ moves from where the previous one asked to go, not from what was drawn so far.""
 from __future__ import annotations
 
 from textual import events
-from tui_helpers import screen_text, session_with_finding
+from tui_helpers import screen_text, session_with_finding, wait_until
 
 from kinspect.core.source import RecordedSource
 from kinspect.tui.app import InspectorApp
@@ -26,10 +26,9 @@ async def test_four_fast_rights_in_the_timeline_move_four_columns_and_two_fast_d
         width = app.query_one(TimelineView).content_size.width - 15
         start = tl.column(app.debugger.current.index, width)
         burst(app, "right", "right", "right", "right")
-        await pilot.pause(0.3)
-        assert tl.column(app.debugger.current.index, width) == start + 4
+        # a dropped key leaves it one to three columns on, and the wait runs out
+        await wait_until(pilot, lambda: tl.column(app.debugger.current.index, width) == start + 4, timeout=5)
         await pilot.press("e")
         assert isinstance(app.screen, ExportScreen)
         burst(app, "down", "down")
-        await pilot.pause(0.3)
-        assert "model.perfetto.json" in screen_text(app)  # json → md → perfetto
+        await wait_until(pilot, lambda: "model.perfetto.json" in screen_text(app), timeout=5)  # json → md → perfetto

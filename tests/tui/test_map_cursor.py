@@ -34,18 +34,18 @@ async def test_the_two_size_map_has_a_cursor_the_arrows_move_through_both_sizes_
         await type_shape(pilot, "M=1024 N=1024")
         await pilot.press("enter", "8")
         await pilot.pause()
-        assert grid_row(app, "1024")[5] == "[1.00]"  # M=1024 is the sixth column: the cursor is there
+        assert grid_row(app, "1024")[5] == "[×1.00]"  # M=1024 is the sixth column: the cursor is there
         assert "M=1024 N=1024: Inductor picks v" in screen_text(app)
         await pilot.press("right")
         await pilot.pause()
         assert app.query_one(ShapeInput).value == "M=1025 N=1024"
-        assert grid_row(app, "1024")[5:7] == ["1.00", "[1.00]"]  # gemm_2d's variants are one kernel: ×1.00 everywhere
+        assert grid_row(app, "1024")[5:7] == ["×1.00", "[×1.00]"]  # gemm_2d's variants are one kernel: ×1.00 everywhere
         assert app.explanation is not None and app.explanation.runtime_key[0] == (1025, 4096)
         await pilot.press("down")
         await pilot.pause()
         assert app.query_one(ShapeInput).value == "M=1025 N=1025"
         row = grid_row(app, "1025")
-        assert row[6] == "[·]" and "1.00" in row  # unmeasured is `·`, not ×1.00
+        assert row[6] == "[·]" and "×1.00" in row  # unmeasured is `·`, not ×1.00
         assert "M=1025 N=1025: not measured" in screen_text(app)
         await pilot.press("up", "up")
         await pilot.pause()

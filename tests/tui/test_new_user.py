@@ -10,8 +10,9 @@ from pathlib import Path
 from textual import events
 from textual.keys import _character_to_key
 from textual.widgets import Input
-from tui_helpers import screen_text, toasts, type_shape, wait_until
+from tui_helpers import palette_offers, screen_text, toasts, type_shape, wait_until
 
+from kinspect import cli
 from kinspect.core.store import load
 from kinspect.core.source import RecordedSource
 from kinspect.tui.app import InspectorApp
@@ -50,8 +51,8 @@ async def test_a_shape_typed_in_a_burst_arrives_whole_and_in_order():
         await pilot.pause()
         for ch in "B=16 S=512":
             app.post_message(events.Key(_character_to_key(ch), ch))
-        await pilot.pause(0.3)
-        assert app.query_one(ShapeInput).value == "B=16 S=512" and app.active_tab() == "variants"
+        await wait_until(pilot, lambda: app.query_one(ShapeInput).value == "B=16 S=512")
+        assert app.active_tab() == "variants"
 
 
 async def test_a_shape_pasted_on_the_table_goes_into_the_entry_on_one_line():
@@ -59,12 +60,12 @@ async def test_a_shape_pasted_on_the_table_goes_into_the_entry_on_one_line():
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause()
         app.post_message(events.Paste("B=129\n"))
-        await pilot.pause(0.2)
-        assert app.query_one(ShapeInput).value == "B=129" and app.active_tab() == "variants"
+        await wait_until(pilot, lambda: app.query_one(ShapeInput).value == "B=129")
+        assert app.active_tab() == "variants"
         await pilot.press("enter")
         assert "runtime key ((4096,), (129, 1024), (4096, 1024), (129, 4096))" in screen_text(app)
         app.post_message(events.Paste("not a shape"))  # text that starts no size name: not taken
-        await pilot.pause(0.2)
+        await pilot.pause()
         assert app.query_one(ShapeInput).value == "B=129"
 
 
@@ -84,8 +85,8 @@ async def test_sizes_and_tensors_read_by_the_users_names_and_inductors_on_demand
         await pilot.press("4")
         text = screen_text(app)
         rows = [r.split("▕")[-1].split() for r in text.splitlines()]
-        assert ["a", "0", "M", "64", "256", "4096", "512"] in rows
-        assert ["out", "0", "M", "64", "256", "4096", "512"] in rows
+        assert ["a", "0", "M", "512", "64", "256", "4096"] in rows
+        assert ["out", "0", "M", "512", "64", "256", "4096"] in rows
         assert not any("s33" in r or "arg1_1" in r for r in rows if "64" in r)
         await pilot.press("i")
         text = screen_text(app)
@@ -97,7 +98,7 @@ async def test_distance_terms_name_the_tensors_role():
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.press("t")
         text = screen_text(app)
-        assert "x[0] 3.97 out[0] 3.97" in text and "arg3_1" not in text
+        assert "x[0] 3.966 out[0] 3.966" in text and "arg3_1" not in text
 
 
 async def test_shape_errors_name_the_users_sizes():
@@ -224,6 +225,12 @@ async def test_export_is_named_after_the_file_asks_before_replacing_and_marks_th
         await wait_until(pilot, lambda: (tmp_path / "linear.md").read_text().startswith("#"))
         mode = stat.S_IMODE(os.stat(tmp_path / "linear.md").st_mode)
         assert mode & 0o044 == 0o044  # readable by others, as a session file is
+        await wait_until(pilot, lambda: any("wrote linear.md (md," in t for t in toasts(app)))
+        assert any("with linear.map.png" in t for t in toasts(app))
+    # the same report, decision map included, as kinspect export writes it
+    assert cli.main(["export", str(SAMPLES / "linear.session.json"), "--format", "md", "-o", "cli.md"]) == 0
+    assert (tmp_path / "linear.md").read_text() == (tmp_path / "cli.md").read_text().replace("cli.map.png", "linear.map.png")
+    assert "linear.map.png" in (tmp_path / "linear.md").read_text() and (tmp_path / "linear.map.png").stat().st_size > 0
 
 
 # 8. help and palette
@@ -242,7 +249,7 @@ async def test_the_palette_finds_breakpoints_by_the_word_break():
     app = sample("linear")
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.press("ctrl+p", *"break")
-        await pilot.pause(0.3)
+        await palette_offers(pilot, "Break")
         text = screen_text(app)
         assert "Break at site" in text and "Break on miss" in text
 

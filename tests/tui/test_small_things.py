@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_helpers import screen_text
+from tui_helpers import screen_text, wait_until
 
 from kinspect.core.source import RecordedSource
 from kinspect.core.store import load
@@ -41,3 +41,19 @@ async def test_the_shape_placeholder_names_only_the_sessions_sizes():
         placeholder = app.query_one(ShapeInput).placeholder
         assert placeholder.startswith("B=1000 ") and "N=" not in placeholder
         await pilot.pause()
+
+
+async def test_the_palette_key_sits_with_the_others_and_the_entry_hint_follows_focus():
+    """At 80x24 Textual's docked palette cell kept a stale character over the cut bindings
+    (`t ▏^p palettee`); the completion hint stayed while the table had focus."""
+    app = sample("gpt2")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: screen_text(app).splitlines()[-1].strip() != "")
+        lines = screen_text(app).splitlines()
+        assert lines[-1].startswith("q Quit ? Help ^p Palette ") and "palette" not in lines[-1]
+        status = next(line for line in lines if "edits the shape" in line)
+        assert "/ or a size's name edits the shape" in status and "completes" not in screen_text(app)
+        await pilot.press("slash")
+        assert "→ completes a symbol name · enter: back to the table" in screen_text(app)
+        await pilot.press("enter")
+        assert "completes" not in screen_text(app) and "/ or a size's name edits the shape" in screen_text(app)

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-import io
+import html
+import re
 import threading
 import time
 
-from rich.console import Console
+from rich.cells import cell_len
 from rich.segment import Segment
+from rich.terminal_theme import SVG_EXPORT_THEME
 from synthetic import synthetic_session
+from textual.command import CommandList
+from textual.css.query import NoMatches
+from textual.geometry import Region
+from textual.widget import Widget
 
 from kinspect.core.session.model import Finding, Measurement, Session, Site
 from kinspect.core.dispatch.shapes import Key
@@ -17,26 +23,47 @@ from kinspect.core.source import ProgressCallback
 from kinspect.tui.app import InspectorApp
 
 
-def _render(app: InspectorApp) -> Console:
-    width, height = app.size
-    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True,
-                      color_system="truecolor", record=True, legacy_windows=False, safe_box=False)
-    console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
-    return console
+CELL_WIDTH = 12.2
+"""Pixels per terminal cell in a screenshot (Rich draws cells 0.61 of its 20-pixel lines)."""
+
+_TEXT = re.compile(r'<text class="[^"]*" x="([0-9.]+)" y="[0-9.]+" textLength="[0-9.]+" '
+                   r'clip-path="url\(#[\w-]+-line-(\d+)\)">(.*?)</text>')
+_FILL = re.compile(r'\.[\w-]+-r\d+ \{ fill: (#[0-9a-f]{6})|<rect fill="(#[0-9a-f]{6})"[^>]*crispEdges')
+
+
+def screenshot(app: InspectorApp) -> str:
+    """The screen as the user sees it, as Textual's own screenshot (SVG) draws it."""
+    return app.export_screenshot()
 
 
 def screen_text(app: InspectorApp) -> str:
-    """The characters on the terminal, line by line."""
-    return _render(app).export_text()
+    """The characters on the terminal, line by line, read off the screenshot."""
+    width, height = app.size
+    rows = [[" "] * width for _ in range(height)]
+    for x, line, text in _TEXT.findall(screenshot(app)):
+        row, col = rows[int(line)], round(float(x) / CELL_WIDTH)
+        for ch in html.unescape(text).replace("\xa0", " "):
+            if col < width:
+                row[col] = ch
+            col += max(cell_len(ch), 1)
+    return "\n".join("".join(row) for row in rows)
+
+
+def screen_colours(app: InspectorApp) -> set[str]:
+    """Every colour the app sets on screen (text and cell backgrounds), as `#rrggbb`: the
+    screenshot's own default foreground and background stand for none set."""
+    unset = {SVG_EXPORT_THEME.foreground_color.hex, SVG_EXPORT_THEME.background_color.hex}
+    return {a or b for a, b in _FILL.findall(screenshot(app))} - unset
+
+
+def widget_segments(widget: Widget) -> list[Segment]:
+    """What a widget paints, with its styles: its lines as Textual renders them."""
+    return [seg for strip in widget.render_lines(Region(0, 0, *widget.size)) for seg in strip]
 
 
 def toasts(app: InspectorApp) -> list[str]:
     """The notifications on screen, each as one string (the screen wraps them)."""
     return [t.render().plain for t in app.screen.query("Toast")]
-
-
-def screen_segments(app: InspectorApp) -> list[Segment]:
-    return list(_render(app)._record_buffer)
 
 
 def session_with_finding(sites: int = 3, variants: int = 3, events: int = 0) -> Session:
@@ -110,6 +137,19 @@ async def wait_until(pilot, condition, timeout: float = 10.0) -> None:
         if loop.time() >= deadline:
             raise AssertionError("condition not met in time; the screen:\n" + screen_text(pilot.app))
         await pilot.pause(0.02)
+
+
+async def palette_offers(pilot, title: str) -> None:
+    """Wait until the command palette's first entry is `title` (its search has run)."""
+
+    def first() -> str:
+        try:
+            options = pilot.app.screen.query_one(CommandList).options
+        except NoMatches:
+            return ""
+        return str(getattr(options[0].prompt, "plain", options[0].prompt)) if options else ""
+
+    await wait_until(pilot, lambda: first().startswith(title))
 
 
 def footer_dimmed(app: InspectorApp, key: str) -> bool | None:

@@ -8,7 +8,7 @@ whose inputs do not number what the op takes, keep Inductor's names.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from kinspect.core.dispatch.symbolic import TensorSpec
 
@@ -39,3 +39,11 @@ def operand_names(op: str, tensors: Sequence[TensorSpec]) -> list[str]:
         return [t.name for t in tensors]
     named = iter(parts)
     return ["out" if t.role == "output" else next(named) for t in tensors]
+
+
+def tensor_texts(op: str, tensors: Sequence[TensorSpec], aliases: Mapping[str, str] | None) -> list[str]:
+    """`x (B, 1024)` per tensor, by the user's names for the tensor and its sizes; with
+    `aliases` None, as Inductor wrote them (`arg3_1 (s33, 1024)`)."""
+    if aliases is None:
+        return [f"{t.name} {t.text()}" for t in tensors]
+    return [f"{n} {t.text_with(aliases)}" for n, t in zip(operand_names(op, tensors), tensors)]

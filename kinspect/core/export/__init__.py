@@ -20,24 +20,26 @@ from kinspect.core.store import output_path, save, write_text
 FORMATS = ("json", "md", "perfetto")
 
 
-def render(session: Session, fmt: str, images: Sequence[str] = (), chart: str | None = None) -> str:
+def render(session: Session, fmt: str, images: Sequence[str] = (), chart: str | None = None,
+           inductor_names: bool = False) -> str:
     """The text of a Markdown or Perfetto export (JSON goes through `kinspect.core.store.save`);
-    `images` are files beside a Markdown report that it links (decision maps)."""
+    `images` are files beside a Markdown report that it links (decision maps); the report
+    names shapes and tensors by the user's names unless `inductor_names`."""
     if fmt == "md":
-        return report_md.render(session, images, chart)
+        return report_md.render(session, images, chart, inductor_names)
     if fmt == "perfetto":
         return json.dumps(perfetto.trace(session), ensure_ascii=False, separators=(",", ":"))
     raise KinspectError(f"unknown export format {fmt!r}; known: {', '.join(FORMATS)}")
 
 
 def export(session: Session, fmt: str, path: str | os.PathLike[str], images: Sequence[str] = (),
-           chart: str | None = None) -> None:
+           chart: str | None = None, inductor_names: bool = False) -> None:
     if fmt not in FORMATS:
         raise KinspectError(f"unknown export format {fmt!r}; known: {', '.join(FORMATS)}")
     if fmt == "json":
         save(session, path)
     else:
-        write_text(output_path(path), render(session, fmt, images, chart) + "\n")
+        write_text(output_path(path), render(session, fmt, images, chart, inductor_names) + "\n")
 
 
 def export_ranks(merged: MergedRanks, path: str | os.PathLike[str]) -> None:

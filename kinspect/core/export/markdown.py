@@ -43,9 +43,12 @@ def code(text: str, in_table: bool = True) -> str:
 
 
 def table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
-    """Lines of a GFM table; cells must already be escaped with `prose` or `code`."""
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
-    out += ["| " + " | ".join(row) + " |" for row in rows]
+    """Lines of a GFM table; cells must already be escaped with `prose` or `code`. A column
+    that is empty in every row is left out: a reader would look down it for nothing."""
+    rows = [list(row) for row in rows]
+    shown = [i for i in range(len(header)) if not rows or any(row[i] for row in rows)]
+    out = ["| " + " | ".join(header[i] for i in shown) + " |", "|" + "|".join(" --- " for _ in shown) + "|"]
+    out += ["| " + " | ".join(row[i] for i in shown) + " |" for row in rows]
     return out
 
 

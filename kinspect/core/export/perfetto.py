@@ -3,7 +3,8 @@
 One track (thread) per site, one event per dispatch, named by the variant picked
 (`v1 (hint 256)`, never the kernel's name, which two variants may share), so the trace
 viewer colours each site's row by variant along the workload; the decision itself (key,
-prediction, every variant's distance, cache hit, override) is the event's args.
+prediction, every variant's distance, cache hit, override) is the event's args, with the
+user's sizes that give the key (`sizes`: `B=157`) where they are known.
 
 Several ranks of a torchrun job make one trace with a process per rank (`ranks_trace`).
 
@@ -24,7 +25,8 @@ from kinspect.core.errors import KinspectError
 from kinspect.core.dispatch.heuristics import HEURISTICS
 from kinspect.core.ranks.merged import MergedRanks
 from kinspect.core.session.model import DispatchEvent, Session
-from kinspect.core.dispatch.shapes import Key, format_key
+from kinspect.core.dispatch.shapes import Key, format_key, sizes_text
+from kinspect.core.quality.overview import SizeNamer
 from kinspect.core.session.timings import KeyTimings, method_title
 
 PID = 1
@@ -62,19 +64,21 @@ def trace(session: Session, pid: int = PID, process: str | None = None) -> dict[
 
     labels = {name: [v.label for v in s.variants] for name, s in sites.items()}
     kernels = {name: [v.kernel_name for v in s.variants] for name, s in sites.items()}
-    per_key: dict[tuple[str, Key], tuple[str, dict[str, float]]] = {}
+    per_key: dict[tuple[str, Key], tuple[str, str, dict[str, float]]] = {}
     distance = HEURISTICS["inductor"].distance
+    namer = SizeNamer(session)
     for e, ts, dur, m in zip(events, stamps, durations, measured):
         where = (e.site, e.key)
         known = per_key.get(where)
         if known is None:
             known = per_key[where] = (
                 format_key(e.key),
+                sizes_text(namer(sites[e.site], e.key)),
                 {f"v{v.index}": distance(e.key, v.key) for v in sites[e.site].variants},
             )
-        key_text, dists = known
+        key_text, sizes, dists = known
         args: dict[str, Any] = {
-            "seq": e.seq, "step": e.step, "site": e.site, "key": key_text,
+            "seq": e.seq, "step": e.step, "site": e.site, "key": key_text, **({"sizes": sizes} if sizes else {}),
             "picked": e.picked, "predicted": e.predicted, "hit": e.cache_hit,
             "override": e.override, "kernel": kernels[e.site][e.picked], "distances": dists,
         }

@@ -15,33 +15,41 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kinspect.core.dispatch.operands import tensor_texts
+from kinspect.core.dispatch.shapes import Key, format_key, sizes_or_key, sizes_text
+from kinspect.core.export.markdown import code, prose, quote, table
+from kinspect.core.numbers import gbps, ratio, ratio_range, share, spread, tflops, us, us_text
 from kinspect.core.quality.benchmark_fit import patched_note
 from kinspect.core.quality.comparison import TITLES, Row, comparison
-from kinspect.core.session.eventlog import deciders
 from kinspect.core.quality.finding_groups import group_findings
-from kinspect.core.export.markdown import code, prose, quote, table
-from kinspect.core.session.model import DispatchEvent, Session, Site
 from kinspect.core.quality.overview import SizeNamer, model_quality
-from kinspect.core.dispatch.shapes import Key, format_key, sizes_or_key, sizes_text
 from kinspect.core.quality.variance import regret_spread, spreads, widest
 from kinspect.core.quality.whatif import current, what_ifs
+from kinspect.core.session.eventlog import deciders
+from kinspect.core.session.model import DispatchEvent, Session, Site
+from kinspect.core.session.timings import NOISE_RATIO, method_title
 
 SECTIONS = ("Environment", "Symbols", "Sites", "Findings", "Quality", "Comparison", "Decisions", "Measurements",
             "Baselines")
 
 
-def render(session: Session, images: Sequence[str] = (), chart: str | None = None) -> str:
+def render(session: Session, images: Sequence[str] = (), chart: str | None = None,
+           inductor_names: bool = False) -> str:
     """The report; `images` are files written beside it (decision maps), linked under
-    Quality; `chart` is the comparison's image beside it, linked under Comparison."""
-    title = session.model.title
-    lines = [f"# kinspect report: {prose(title)}", ""]
+    Quality; `chart` is the comparison's image beside it, linked under Comparison. Shapes and
+    tensors go by the user's names (`B=157`, `x (B, 1024)`); `inductor_names` gives Inductor's
+    (the whole key, `arg3_1 (s33, 1024)`)."""
+    names = _Names(session, inductor_names)
+    lines = [f"# kinspect report: {prose(session.model.title)}", ""]
     if session.truncated:
         lines += [f"> **Truncated recording:** {prose(session.truncated)}", ""]
     for name, part in zip(SECTIONS, (_environment, _symbols, _sites, _findings, _quality, _comparison,
                                          _decisions, _measurements, _baselines)):
         lines += [f"## {name}", ""]
-        lines += part(session) or ["None recorded."]
-        lines.append("")
+        body = part(names) or ["None recorded."]
+        while body and not body[-1]:
+            body.pop()
+        lines += [*body, ""]
         if name == "Quality" and images:
             lines += [f"![decision map]({quote(image)})" for image in images] + [""]
         if name == "Comparison" and chart:
@@ -49,39 +57,75 @@ def render(session: Session, images: Sequence[str] = (), chart: str | None = Non
     return "\n".join(lines)
 
 
-def _share(x: float | None) -> str:
-    return "" if x is None else f"{100 * x:.0f}%"
+class _Names:
+    """How the report names a shape and a site's tensors, and the order shapes go in: by
+    site, then by the user's sizes in the order of the session's symbols."""
+
+    def __init__(self, session: Session, inductor_names: bool) -> None:
+        self.session = session
+        self.inductor = inductor_names
+        self._namer = SizeNamer(session)
+        self._sites = {site.name: (i, site) for i, site in enumerate(session.sites)}
+        self._symbols = [x.label for x in session.symbols]
+        self.shape_header = "key" if inductor_names else "sizes"
+
+    def _sizes(self, site: str, key: Key) -> dict[str, int]:
+        known = self._sites.get(site)
+        return {} if known is None else self._namer(known[1], key)
+
+    def shape(self, site: str, key: Key) -> str:
+        """`B=157` (the whole key where no size names it, or with Inductor's names)."""
+        return format_key(key) if self.inductor else sizes_or_key(self._sizes(site, key), key)
+
+    def site_index(self, site: str) -> int:
+        known = self._sites.get(site)
+        return len(self._sites) if known is None else known[0]
+
+    def order(self, site: str, key: Key) -> tuple[Any, ...]:
+        sizes = self._sizes(site, key)
+        named = tuple(sizes.get(n, -1) for n in self._symbols)
+        rest = tuple(sorted((n, v) for n, v in sizes.items() if n not in self._symbols))
+        return self.site_index(site), named, rest, key
+
+    def sorted(self, pairs: Iterable[tuple[str, Key]]) -> list[tuple[str, Key]]:
+        return sorted(pairs, key=lambda p: self.order(*p))
+
+    def variant(self, site: str, index: int) -> str:
+        """`v1 (hint 256)`."""
+        known = self._sites.get(site)
+        variants = known[1].variants if known else ()
+        return variants[index].label if index < len(variants) else f"v{index}"
+
+    def tensors(self, site: Site) -> list[str]:
+        return tensor_texts(site.op, site.tensors, None if self.inductor else self.session.aliases)
 
 
-def _times(x: float | None) -> str:
-    return "" if x is None else f"×{x:.2f}"
-
-
-def _quality(s: Session) -> list[str]:
+def _quality(r: _Names) -> list[str]:
+    s = r.session
     q = model_quality(s)
     if not q.shapes:
         return []
     rows = []
-    spread = regret_spread(s)
+    across_compiles = regret_spread(s)
     for sq in q.sites:
         if not sq.points:
             continue
         worst = sq.worst
         assert worst is not None
-        across = spread.get(sq.site, [])
-        geomean = _times(sq.geomean_regret) + (
-            f" (×{min(across):.2f}–×{max(across):.2f} over {len(across)} compiles)" if len(across) > 1 else "")
-        rows.append((code(sq.site), str(sq.shapes), _share(sq.fastest_picked), geomean,
-                     f"{_times(worst.regret)} at {code(sizes_or_key(worst.sizes, worst.key))}",
-                     _share(sq.workload_lost), prose(sq.workload_source) if sq.workload_calls else ""))
+        across = across_compiles.get(sq.site, [])
+        geomean = ratio(sq.geomean_regret) + (
+            f" ({ratio_range(min(across), max(across))} over {len(across)} compiles)" if len(across) > 1 else "")
+        rows.append((code(sq.site), str(sq.shapes), share(sq.fastest_picked), geomean,
+                     f"{ratio(worst.regret)} at {code(_worst_at(r, worst.sizes, worst.key))}",
+                     share(sq.workload_lost), prose(sq.workload_source) if sq.workload_calls else ""))
     site, worst = q.worst  # type: ignore[misc]
-    rows.append(("**whole model**", str(q.shapes), _share(q.fastest_picked), _times(q.geomean_regret),
-                 f"{_times(worst.regret)} at {code(site)} {code(sizes_or_key(worst.sizes, worst.key))}",
-                 _share(q.workload_lost), ""))
+    rows.append(("**whole model**", str(q.shapes), share(q.fastest_picked), ratio(q.geomean_regret),
+                 f"{ratio(worst.regret)} at {code(site)} {code(_worst_at(r, worst.sizes, worst.key))}",
+                 share(q.workload_lost), ""))
     lines = [
         "At every measured shape, Inductor's pick against the fastest variant by the same rule as "
         "everywhere in kinspect (CUDA-event timings preferred; slower only beyond noise: the pick's p20 "
-        "above the fastest's p80 and at least ×1.05). Lost = GPU time lost over the workload, as a share "
+        f"above the fastest's p80 and at least {ratio(NOISE_RATIO)}). Lost = GPU time lost over the workload, as a share "
         "of the fastest possible. All from one compile: autotuning differs between compiles (where the same "
         "hints were compiled again, the geometric mean's range over those compiles follows it).",
         "",
@@ -94,10 +138,14 @@ def _quality(s: Session) -> list[str]:
         lines += ["", "What-if, on the same measurements (no recompile; compiling with fewer hints can emit "
                   "other kernels, so verify by recompiling):", ""]
         lines += table(("heuristic", "hints", "geomean regret", "worst", "workload lost", ""),
-                       ((code(w.heuristic), code(", ".join(map(str, w.hints))), _times(w.geomean_regret),
-                         _times(w.worst_regret), _share(w.workload_lost),
+                       ((code(w.heuristic), code(", ".join(map(str, w.hints))), ratio(w.geomean_regret),
+                         ratio(w.worst_regret), share(w.workload_lost),
                          "best" if w is results[0] else ("current" if w is now else "")) for w in shown))
     return lines
+
+
+def _worst_at(r: _Names, sizes: dict[str, int], key: Key) -> str:
+    return format_key(key) if r.inductor else sizes_or_key(sizes, key)
 
 
 def _value(v: Any) -> str:
@@ -108,7 +156,31 @@ def _value(v: Any) -> str:
     return code(str(v))
 
 
-def _environment(s: Session) -> list[str]:
+PEAK_TITLES = {
+    "tflops_bf16": "GPU peak, bf16 GEMM",
+    "gbps": "GPU peak, memory bandwidth",
+    "launch_gap_us": "timing overhead, launch gap in a CUDA graph",
+    "event_pair_us": "timing overhead, a CUDA event pair",
+}
+"""What the measured peaks and overheads are, in words (`e.peaks`' keys are field names)."""
+
+
+def _peak(name: str, v: Any) -> str:
+    """A measured peak in its unit, rounded (`800 TFLOP/s`, `0.6 µs`): its last digits are
+    the noise of its measurement."""
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return _value(v)
+    if name.startswith("tflops"):
+        return prose(tflops(v))
+    if name == "gbps":
+        return prose(gbps(v))
+    if name.endswith("_us"):
+        return prose(us_text(v))
+    return _value(v)
+
+
+def _environment(r: _Names) -> list[str]:
+    s = r.session
     e = s.environment
     rows = [
         (prose(label), _value(value))
@@ -122,11 +194,12 @@ def _environment(s: Session) -> list[str]:
     rows += [(prose(f"config {k}"), _value(v)) for k, v in e.config.items()]
     if patched_note(e.config):
         rows.append((prose("hint autotuning"), prose(patched_note(e.config) or "")))
-    rows += [(prose(f"peak {k}"), _value(v)) for k, v in e.peaks.items()]
+    rows += [(prose(PEAK_TITLES.get(k, f"peak {k}")), _peak(k, v)) for k, v in e.peaks.items()]
     return table(("field", "value"), rows)
 
 
-def _symbols(s: Session) -> list[str]:
+def _symbols(r: _Names) -> list[str]:
+    s = r.session
     if not s.symbols:
         return []
     return table(
@@ -139,13 +212,13 @@ def _symbols(s: Session) -> list[str]:
     )
 
 
-def _sites(s: Session) -> list[str]:
+def _sites(r: _Names) -> list[str]:
     lines: list[str] = []
-    for site in s.sites:
+    for site in r.session.sites:
         lines += [f"### {code(site.name, in_table=False)}", ""]
         lines.append(
             f"{prose(site.op or 'op unknown')} in graph {code(site.graph, in_table=False) or 'unknown'}; "
-            f"tensors: {', '.join(code(f'{t.name} {t.text()}', in_table=False) for t in site.tensors) or 'unknown'}"
+            f"tensors: {', '.join(code(t, in_table=False) for t in r.tensors(site)) or 'unknown'}"
         )
         lines.append("")
         lines += table(
@@ -163,17 +236,19 @@ def _sites(s: Session) -> list[str]:
 
 
 def _call_sites(site: Site) -> list[str]:
-    """Where the model calls the site from; several call sites share one shape cache."""
+    """Where the model calls the site from (by its module path and class, its line of code,
+    and the wrapper's line and buffer); several call sites share one shape cache."""
     if not site.call_sites:
         return []
     head = (f"Called from {len(site.call_sites)} places, sharing one shape cache: the first call at a new "
             "shape decides the variant for all of them." if len(site.call_sites) > 1 else "Called from:")
     rows = (
-        (code(c.label), code(c.module_class or ""), code(c.where or ""), code(c.code or ""),
-         _value(c.line), code(c.node or ""))
+        (code(c.module or ""), code(c.module_class or ""),
+         code(c.where or ""), code(c.code or ""), _value(c.line), code(c.node or ""))
         for c in site.call_sites
     )
-    return [head, "", *table(("module", "class", "user code", "line of code", "wrapper line", "buffer"), rows), ""]
+    return [head, "", *table(("module", "class", "user code", "line of code", "wrapper line", "Inductor buffer"),
+                             rows), ""]
 
 
 def _identical(site: Site) -> list[str]:
@@ -191,10 +266,10 @@ def _identical(site: Site) -> list[str]:
     return out + [""] if out else []
 
 
-def _findings(s: Session) -> list[str]:
+def _findings(r: _Names) -> list[str]:
     """Grouped by kind, worst first: each group's line, then its members."""
     out: list[str] = []
-    for g in group_findings(s.findings):
+    for g in group_findings(r.session.findings):
         out.append(f"- **{prose(g.title)}** ({prose(g.severity)})")
         out += [f"  - {code(f.site or f.graph or '', in_table=False)}: {prose(f.message)}" if f.site or f.graph
                 else f"  - {prose(f.message)}" for f in g.members]
@@ -232,88 +307,104 @@ def fold_events(events: Iterable[DispatchEvent]) -> dict[tuple[str, Key], _Fold]
 def _counts(c: Counter[int]) -> str:
     if len(c) == 1:
         return f"v{next(iter(c))}"
-    return ", ".join(f"v{v} ×{n}" for v, n in sorted(c.items()))
+    return ", ".join(f"v{v} ({_calls(n)})" for v, n in sorted(c.items()))
 
 
-def _decisions(s: Session) -> list[str]:
+def _calls(n: int) -> str:
+    return f"{n} call{'s' if n != 1 else ''}"
+
+
+def _decisions(r: _Names) -> list[str]:
+    s = r.session
     if not s.events:
         return []
     folded = fold_events(s.events)
-    order = {site.name: i for i, site in enumerate(s.sites)}
-    keys = sorted(folded, key=lambda k: order.get(k[0], len(order)))
     wrong = sum(sum(f.mispredicted.values()) for f in folded.values())
     lines = [
-        f"{len(s.events)} dispatch events, {len(folded)} distinct site and key pairs; "
+        f"{len(s.events)} dispatch events at {len(folded)} distinct shapes of a site, by site and then size; "
         f"kinspect's prediction differed from Inductor's pick {wrong} times.",
         "",
     ]
     rows = []
-    for site, key in keys:
+    for site, key in r.sorted(folded):
         f = folded[(site, key)]
         hits = f.calls - f.misses
+        wrong_here = sum(f.mispredicted.values())
         rows.append((
-            code(site), code(format_key(key)), str(f.calls), _counts(f.picked),
+            code(site), code(r.shape(site, key)), str(f.calls), _counts(f.picked),
             f"{f.misses} miss{'es' if f.misses != 1 else ''}, {hits} hit{'s' if hits != 1 else ''}",
-            "yes" if not f.mispredicted else f"no ×{sum(f.mispredicted.values())} (predicted {_counts(f.mispredicted)})",
+            "yes" if not f.mispredicted else f"no, {_calls(wrong_here)} (predicted {_counts(f.mispredicted)})",
             str(f.overrides) if f.overrides else "",
         ))
-    return lines + table(("site", "key", "calls", "picked", "cache", "predicted = picked", "overrides"), rows) \
-        + _deciders(s)
+    return lines + table(("site", r.shape_header, "calls", "picked", "cache", "predicted = picked", "overrides"),
+                         rows) + _deciders(r)
 
 
-def _deciders(s: Session) -> list[str]:
-    """For shared multi-kernels: which call site's miss chose each key's variant for all."""
+def _deciders(r: _Names) -> list[str]:
+    """For shared multi-kernels: which call site's miss chose the variant for all, per site
+    and call site, with the shapes it decided where it decided only a few of them."""
+    s = r.session
     shared = {site.name: site for site in s.sites if len(site.call_sites) > 1}
-    first = {where: c for where, c in deciders(s.events).items() if where[0] in shared}
+    first = {where: c for where, c in deciders(s.events).items()
+             if where[0] in shared and c < len(shared[where[0]].call_sites)}
     if not first:
         return []
-    rows = ((code(site), code(format_key(key)), code(shared[site].call_sites[c].label))
-            for (site, key), c in first.items() if c < len(shared[site].call_sites))
-    return ["", "Shared multi-kernels: the call site whose cache miss decided each key for every call site.", "",
-            *table(("site", "key", "decided by"), rows)]
+    by: dict[tuple[str, int], list[Key]] = {}
+    for site, key in r.sorted(first):
+        by.setdefault((site, first[(site, key)]), []).append(key)
+    totals = Counter(site for site, _ in first)
+    rows = []
+    for (site, c), keys in sorted(by.items(), key=lambda item: (r.site_index(item[0][0]), item[0][1])):
+        few = len(keys) < totals[site] and len(keys) <= FEW_SHAPES
+        rows.append((code(site), code(shared[site].call_sites[c].label), f"{len(keys)} of {totals[site]}",
+                     ", ".join(code(r.shape(site, k)) for k in keys) if few else ""))
+    return ["", "Shared multi-kernels: the call site whose cache miss decided a shape's variant for every call site "
+            "of the site.", "", *table(("site", "decided by", "shapes", "at"), rows)]
 
 
-def _us(v: float | None) -> str:
-    return "" if v is None else f"{v:.2f}"
+FEW_SHAPES = 10
+"""A call site that decided at most this many of a site's shapes (and not all) lists them."""
 
 
-def _measurements(s: Session) -> list[str]:
+def _measurements(r: _Names) -> list[str]:
+    s = r.session
     if not s.measurements:
         return []
     rows = []
-    for site, key in dict.fromkeys((m.site, m.key) for m in s.measurements):
+    for site, key in r.sorted(dict.fromkeys((m.site, m.key) for m in s.measurements)):
         t = s.timings_at(site, key)
         cupti = s.measurements_at(site, key, "cupti")
-        for v, m in t.measured.items():
-            ratio = t.regret(v)
-            if ratio is None:
+        for v, m in sorted(t.measured.items()):
+            over = t.regret(v)
+            if over is None:
                 regret = prose(m.error) if m.error else ""
             elif t.is_fastest(v):
-                regret = "1.00 (fastest)"
+                regret = f"{ratio(1.0)} (fastest)"
             else:
-                regret = f"{ratio:.2f}" + (" (slower beyond noise)" if t.slower(v) else "")
-            spread = f"{_us(m.p20_us)}–{_us(m.p80_us)}" if m.p20_us is not None or m.p80_us is not None else ""
+                regret = ratio(over) + (" (slower beyond noise)" if t.slower(v) else "")
             check = cupti.get(v) if m.method != "cupti" else None
-            rows.append((code(site), code(format_key(key)), f"v{v}", code(m.method), _us(m.median_us),
-                         spread, str(m.samples), _us(check.median_us) if check else "", regret))
+            rows.append((code(site), code(r.shape(site, key)), prose(r.variant(site, v)),
+                         prose(method_title(m.method)), us(m.median_us), spread(m.p20_us, m.p80_us),
+                         str(m.samples), us(check.median_us) if check else "", regret))
     return [
-        "Latency in microseconds, the latest measurement of each variant (CUDA events when "
+        "Latency in µs, the latest measurement of each variant, by site and then size (CUDA events when "
         "taken, with CUPTI's kernel duration beside it as the cross-check); regret is the "
-        "variant's median over the fastest's at the same key, and slower beyond noise where "
-        "its p20 is above the fastest's p80 and it takes at least 1.05 times as long.",
+        "variant's median over the fastest's at the same shape, and slower beyond noise where "
+        f"its p20 is above the fastest's p80 and it takes at least {ratio(NOISE_RATIO)} as long.",
         "",
-        *table(("site", "key", "variant", "method", "median", "p20–p80", "samples", "CUPTI", "regret"), rows),
+        *table(("site", r.shape_header, "variant", "method", "median µs", "p20–p80 µs", "samples", "CUPTI µs",
+                "regret"), rows),
     ]
 
 
-def _comparison(s: Session) -> list[str]:
+def _comparison(r: _Names) -> list[str]:
+    s = r.session
     c = comparison(s)
     if c is None:
         return []
-    rows = [(prose(sizes_text(r.sizes)), *(_cell(r, k) for k in c.kinds)) for r in c.rows]
-    rows.append(("**geomean slowdown vs the best per shape**", *(_times(c.slowdown(k)) for k in c.kinds)))
-    spread = {site: v for site, v in regret_spread(s).items() if len(v) > 1}
-    namer = SizeNamer(s)
+    rows = [(prose(sizes_text(row.sizes)), *(_cell(row, k) for k in c.kinds)) for row in c.rows]
+    rows.append(("**geomean slowdown vs the best per shape**", *(ratio(c.slowdown(k)) for k in c.kinds)))
+    spread_of = {site: v for site, v in regret_spread(s).items() if len(v) > 1}
     lines = [
         f"The whole model's GPU time per call (µs, summed CUPTI kernel time) at each shape, "
         f"`kinspect compare`'s five ways. `hinted` and `oracle` are the compile under inspection "
@@ -323,32 +414,32 @@ def _comparison(s: Session) -> list[str]:
         "",
         *table(("sizes", *(TITLES[k] for k in c.kinds)), rows),
     ]
-    if spread:
+    if spread_of:
         lines += ["", "Each site's geometric-mean regret, per compile of the same hints (fresh caches):", "",
                   *table(("site", "compiles", "regret per compile"),
-                         [(code(site), str(len(v)), ", ".join(_times(x) for x in v)) for site, v in spread.items()])]
+                         [(code(site), str(len(v)), ", ".join(ratio(x) for x in v)) for site, v in spread_of.items()])]
         lines += ["", "Each variant's widest spread across those compiles (its slowest compile over its fastest "
-                  "at one key), and whether its kernel changed:", "",
+                  "at one shape), and whether its kernel changed:", "",
                   *table(("site", "hint", "at", "µs per compile", "spread", "kernel"),
-                         [(code(w.site), str(w.hint), code(sizes_or_key(namer(s.site(w.site), w.key), w.key)),
-                           ", ".join("-" if t is None else f"{t:.1f}" for t in w.times), _times(w.ratio),
+                         [(code(w.site), str(w.hint), code(r.shape(w.site, w.key)),
+                           ", ".join("-" if t is None else us(t) for t in w.times), ratio(w.ratio),
                            "changed" if w.kernel_changed else "same") for w in widest(spreads(s))])]
     return lines
 
 
-def _cell(r: Row, kind: str) -> str:
-    t = r.times.get(kind)
+def _cell(row: Row, kind: str) -> str:
+    t = row.times.get(kind)
     if t is None:
-        return prose(r.errors.get(kind, ""))
-    return f"**{t:.1f}**" if r.best == kind else f"{t:.1f}"
+        return prose(row.errors.get(kind, ""))
+    return f"**{us(t)}**" if row.best == kind else us(t)
 
 
-def _baselines(s: Session) -> list[str]:
+def _baselines(r: _Names) -> list[str]:
+    s = r.session
     if not s.baselines:
         return []
     rows = [
-        (prose(sizes_text(b.sizes)), code(b.kind), _us(b.gpu_us), _us(b.wall_us),
-         prose(b.error or ""))
+        (prose(sizes_text(b.sizes)), code(b.kind), us(b.gpu_us), us(b.wall_us), prose(b.error or ""))
         for b in s.baselines
     ]
     return [

@@ -24,6 +24,7 @@ import numpy as np
 
 from kinspect.core.quality.boundaries import log_grid
 from kinspect.core.errors import KinspectError, ShapeError, echo
+from kinspect.core.numbers import ratio, ratio_range
 from kinspect.core.session.model import Measurement, Recompile, Session, Site
 from kinspect.core.dispatch.shapes import Key, SymbolShape
 from kinspect.core.session.timings import KeyTimings, first_of_kernel, geomean, key_timings
@@ -280,5 +281,5 @@ def spread_text(values: Sequence[float]) -> str:
         return "n/a"
     mid = geomean(values)
     if len(values) == 1:
-        return f"×{mid:.3f} (one compile)"
-    return f"×{mid:.3f} (×{min(values):.3f}–×{max(values):.3f} over {len(values)} compiles)"
+        return f"{ratio(mid)} (one compile)"
+    return f"{ratio(mid)} ({ratio_range(min(values), max(values))} over {len(values)} compiles)"

@@ -14,12 +14,18 @@ with the values Inductor gave passed in, so it runs without torch.
 from __future__ import annotations
 
 import functools
+import re
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from kinspect.core.dispatch.operands import OPERANDS
+from kinspect.core.quality.rules import session_rule
+from kinspect.core.session.misfit import Concrete, Layout, Misfit, Replaced, TemplateMisfit
+from kinspect.core.session.model import Finding, Session
+
 KIND = "hint-benchmark-tensor"
-"""The finding a misfit gives; captured at compile time (it cannot be derived later)."""
+"""The finding a misfit gives, derived from the misfits each graph of the session holds."""
 
 PATCH_KEY = "fit_benchmark_tensors"
 """The session's `environment.config` entry set when kinspect patched Inductor's hint autotuning."""
@@ -27,57 +33,6 @@ PATCH_KEY = "fit_benchmark_tensors"
 PATCH_NOTE = ("Inductor's hint autotuning was patched by kinspect (--fit-benchmark-tensors): its benchmark "
               "tensors were built with the hint substituted for each size symbol, and a config that faulted "
               "was skipped; keys and kernels are Inductor's own")
-
-
-@dataclass(frozen=True)
-class Layout:
-    """The layout a template reads a tensor through (the view, not its base), as the IR
-    states it (sympy's text of each expression)."""
-
-    size: tuple[str, ...]
-    stride: tuple[str, ...]
-    offset: str = "0"
-
-
-@dataclass(frozen=True)
-class Concrete:
-    """A tensor as built or as read: shape, strides, storage offset and storage (elements)."""
-
-    size: tuple[int, ...]
-    stride: tuple[int, ...]
-    offset: int
-    storage: int
-
-
-@dataclass(frozen=True)
-class Replaced:
-    """One expression whose value Inductor gave differs from its value at the hint."""
-
-    where: str
-    """`size[1]`, `stride[0]`, `offset`."""
-    expr: str
-    given: int
-    at_hint: int
-
-
-@dataclass(frozen=True)
-class Misfit:
-    tensor: str
-    """Inductor's name for the tensor (`arg0_1`, `buf3`; `out` for the template's output)."""
-    hint: int
-    path: str
-    """`in-process` (the hint put in for every expression) or `subprocess` (no hint at all)."""
-    layout: Layout
-    given: Concrete
-    """The tensor Inductor built (its base, whose storage the kernel reads)."""
-    needed: Concrete
-    """What the kernel reads at the hint: its extent, strides and offset there, and the storage they reach."""
-    replaced: tuple[Replaced, ...]
-
-    @property
-    def short(self) -> bool:
-        """The kernel can read past the tensor's storage (it faults, or times other memory)."""
-        return self.needed.storage > self.given.storage
 
 
 @functools.lru_cache(maxsize=4096)
@@ -137,15 +92,20 @@ def enlarged(given_storage: int, needed_storage: int) -> int:
     return max(0, needed_storage - given_storage)
 
 
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 def renamed(expr: str, names: Mapping[str, str]) -> str:
-    """An expression with Inductor's symbols (`s63`) in the user's names (`S`)."""
+    """An expression with Inductor's symbols (`s63`) in the user's names (`S`), token by
+    token: the text comes from a session, so it is never parsed."""
     if not names:
         return expr
-    from sympy import Symbol, sympify
+    return _NAME.sub(lambda m: names.get(m.group(0), m.group(0)), expr)
 
-    e = sympify(expr)
-    subs = {s: Symbol(names[str(s)]) for s in e.free_symbols if str(s) in names}
-    return str(e.subs(subs, simultaneous=True)) if subs else expr
+
+def _symbols(expr: str, names: Mapping[str, str]) -> list[str]:
+    """The size symbols in an expression: the session's, else Inductor's own (`s0`, `u3`)."""
+    return [t for t in dict.fromkeys(_NAME.findall(expr)) if t in names or re.fullmatch(r"[a-z]{1,2}[0-9]+", t)]
 
 
 def _tuple(values: Sequence[Any]) -> str:
@@ -156,7 +116,7 @@ def _replaced_text(r: Replaced, hint: int, names: Mapping[str, str]) -> str:
     expr = renamed(r.expr, names)
     if r.where.startswith("size"):  # the kernel's extent: Inductor's own value at the hint (its grid, its key)
         return f"{r.where} {expr}: built {r.given:,}, the kernel covers {r.at_hint:,} at hint {hint}"
-    syms = sorted({names.get(s, s) for s in _symbols(r.expr)})
+    syms = sorted({names.get(s, s) for s in _symbols(r.expr, names)})
     at = ", ".join(f"{s}={hint}" for s in syms) or f"hint {hint}"
     return f"{r.where} {expr}: given {r.given:,}, {r.at_hint:,} at {at}"
 
@@ -184,12 +144,50 @@ def fitted_message(op: str, hints: Sequence[int], tensors: int, templates: int, 
             "kernel reads, so these variants were tuned at their hints' sizes (--fit-benchmark-tensors)")
 
 
-def _symbols(expr: str) -> list[str]:
-    from sympy import sympify
-
-    return [str(s) for s in sympify(expr).free_symbols]
-
-
 def patched_note(config: Mapping[str, Any]) -> str | None:
     """What a session made with `--fit-benchmark-tensors` says wherever it is shown."""
     return PATCH_NOTE if config.get(PATCH_KEY) else None
+
+
+def part(op: str, index: int | None, inputs: Sequence[str], inductor_name: bool = True) -> str:
+    """The tensor's part in the op (`a`, `x`, `out`), with Inductor's name beside it."""
+    if index is None:
+        return "out"
+    parts = OPERANDS.get(op)
+    if parts is not None and len(parts) == len(inputs):
+        return f"{parts[index]} ({inputs[index]})" if inductor_name else parts[index]
+    return inputs[index]
+
+
+@session_rule(KIND)
+def benchmark_tensors(session: Session) -> list[Finding]:
+    """Per site (or template, where no site was made), one finding per hint, tensor and path
+    that was left misfit, and one for all that kinspect fitted: a site a dozen layers share
+    speaks once, with the count."""
+    names = {s.name: s.alias for s in session.symbols if s.alias}
+    out = []
+    for g in session.graphs:
+        left: dict[tuple[Any, ...], list[TemplateMisfit]] = defaultdict(list)
+        fitted: dict[tuple[Any, ...], list[TemplateMisfit]] = defaultdict(list)
+        ops: dict[tuple[Any, ...], str] = {}
+        for seen in g.misfits:
+            where = (seen.site, seen.op) if seen.site is not None else (None, seen.inputs)
+            ops[where] = seen.op
+            if seen.fitted:
+                fitted[where].append(seen)
+            else:
+                tensor = part(seen.op, seen.index, seen.inputs, inductor_name=False)
+                left[(where, seen.misfit.hint, tensor, seen.misfit.path)].append(seen)
+        for (where, _, tensor, _), group in left.items():
+            first = group[0]
+            named = tensor if where[0] is not None else part(first.op, first.index, first.inputs)
+            text = message(first.misfit, ops[where], named, names)
+            templates = len({s.inputs for s in group})
+            if templates > 1:
+                text += f" (the same in {templates} templates that share this site, one per layer)"
+            out.append(Finding(KIND, text, "error" if first.misfit.short else "warning", site=where[0], graph=g.name))
+        for where, group in fitted.items():
+            text = fitted_message(ops[where], [s.misfit.hint for s in group], len(group),
+                                  len({s.inputs for s in group}), [s.misfit.path for s in group])
+            out.append(Finding(KIND, text, "info", site=where[0], graph=g.name))
+    return out

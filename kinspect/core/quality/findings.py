@@ -1,8 +1,9 @@
 """What kinspect points out about a session, each in one sentence a user can act on.
 
 Findings are derived from the session's facts, never stored by hand, so a recording made
-by an older kinspect gains new findings when opened by a newer one. The capture layer adds
-only what cannot be derived later (why a graph has no size-hint site). Each rule is
+by an older kinspect gains new findings when opened by a newer one. What only a compile
+could see (why a graph has no size-hint site, which benchmark tensors misfit) is stored as
+facts of the graph, and the findings are derived from those. Each rule is
 declared on its function (`kinspect.core.quality.rules`); the rules of other modules
 (variance's) are imported here so that deriving runs them all.
 """
@@ -20,7 +21,7 @@ from kinspect.core.session.eventlog import EventLog
 from kinspect.core.session.model import AutotuneRow, DispatchEvent, Finding, Session, Site, Variant
 from kinspect.core.dispatch.operands import operand_names
 from kinspect.core.dispatch.shapes import format_key
-from kinspect.core.numbers import us_text
+from kinspect.core.numbers import ratio, us_text
 
 
 @site_rule("identical-variants")
@@ -131,23 +132,30 @@ def structure_mismatches(site: Site, facts: Facts) -> list[Finding]:
 @site_rule("key-not-true-size")
 def key_value_mismatches(site: Site, facts: Facts) -> list[Finding]:
     """Dims Inductor keys by the hint where the true size differs, in the user's names
-    (`out dim 0 is B*S`) as the Symbolic tab shows them."""
-    aliases = facts.session.aliases
-    out = []
+    (`out dim 0 is B*S`) as the Symbolic tab shows them: one finding per site, each dim
+    once with its true size at every hint (a transformer's sites all have B*S rows, and a
+    finding per hint and dim said the same thing a dozen times)."""
+    aliases = dict(facts.session.aliases or {})
     names = operand_names(site.op, site.tensors)
+    dims: dict[tuple[str, int], tuple[str, list[str]]] = {}
+    variants: set[int] = set()
     for v in site.variants:
         if v.hint is None:
             continue
         for t, name in zip(site.tensors, names):
             for d, dim in enumerate(t.at_hint(v.hint)):
                 if dim.differs:
-                    out.append(Finding(
-                        "key-not-true-size",
-                        f"at hint {v.hint}, {name} dim {d} is {dim.expr.text_with(dict(aliases or {}))} = {dim.true_text} "
-                        f"but Inductor keys (and tunes) it as {dim.key_value}",
-                        "info", site=site.name, graph=site.graph, variants=(v.index,),
-                    ))
-    return out
+                    expr, at = dims.setdefault((name, d), (dim.expr.text_with(aliases), []))
+                    at.append(f"{dim.true_text} at hint {v.hint}")
+                    variants.add(v.index)
+    if not dims:
+        return []
+    text = ", ".join(f"{name} dim {d} is {expr} ({', '.join(at)})" for (name, d), (expr, at) in dims.items())
+    return [Finding(
+        "key-not-true-size",
+        f"Inductor keys (and tunes) each hint's variant with the hint itself as these sizes: {text}",
+        "info", site=site.name, graph=site.graph, variants=tuple(sorted(variants)),
+    )]
 
 
 @session_rule("model-disagrees")
@@ -222,7 +230,7 @@ def slow_picks(session: Session) -> list[Finding]:
         out.append(Finding(
             "slow-pick",
             f"Inductor's pick is slower than the fastest variant beyond noise at {len(slow)} of {q.shapes} "
-            f"measured shapes, worst ×{worst.regret:.2f} (one compile): {text}",
+            f"measured shapes, worst {ratio(worst.regret)} (one compile): {text}",
             "warning", site=site.name, graph=site.graph,
             variants=tuple(sorted({p.picked for p in slow} | {p.fastest for p in slow})),
         ))
@@ -259,7 +267,8 @@ def refreshed(session: Session) -> list[Finding]:
     return derive_findings(session) + [f for f in session.findings if f.kind not in kinds]
 
 
-# Imported last, so that their rules (unstable-autotune, then far-below-peak) are listed after
-# this module's.
+# Imported last, so that their rules (unstable-autotune, far-below-peak, then
+# hint-benchmark-tensor) are listed after this module's.
 from kinspect.core.quality import variance  # noqa: E402,F401
 from kinspect.core.quality import roofline  # noqa: E402,F401
+from kinspect.core.quality import benchmark_fit  # noqa: E402,F401

@@ -24,6 +24,7 @@ from typing import Any
 
 from kinspect.core.dispatch.batch import layout_of, score_keys
 from kinspect.core.errors import KinspectError
+from kinspect.core.numbers import ratio
 from kinspect.core.session.model import Session, Site
 from kinspect.core.dispatch.shapes import Key, SymbolShape, sizes_or_key, sizes_text
 from kinspect.core.session.timings import KeyTimings, geomean
@@ -317,7 +318,7 @@ def ranges_text(points: Sequence[ShapePoint], site: Site, labels: Sequence[str])
         best = _most_common([p.fastest for p in run])
         span = _span(run[0], run[-1])
         out.append(f"{span}: {labels[ran]} runs, {labels[best]} is fastest "
-                   f"(worst ×{worst.regret:.2f} at {_sizes_text(worst)})")
+                   f"(worst {ratio(worst.regret)} at {_sizes_text(worst)})")
     return out
 
 

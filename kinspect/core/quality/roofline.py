@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from math import prod
 
-from kinspect.core.numbers import us_text
+from kinspect.core import numbers
+from kinspect.core.numbers import share_range, tflops, us_text
 from kinspect.core.session.model import Finding, Session, Site
 from kinspect.core.dispatch.shapes import Key
 from kinspect.core.session.timings import KeyTimings
@@ -83,8 +84,8 @@ def far_below_peak(session: Session, timings: Mapping[tuple[str, Key], KeyTiming
         took = f" takes {us_text(fastest)} at best" if fastest is not None else ""
         out.append(Finding(
             "far-below-peak",
-            f"every variant runs at {100 * low:.0f}–{100 * high:.0f}% of the GPU's bf16 peak ({peak:.0f} TFLOP/s) "
-            f"at all {len(rows)} measured shapes; {at}{took} ({100 * best:.0f}% of peak): no pick or hint "
+            f"every variant runs at {share_range(low, high)} of the GPU's bf16 peak ({tflops(peak)}) "
+            f"at all {len(rows)} measured shapes; {at}{took} ({numbers.share(best)} of peak): no pick or hint "
             "makes this site fast, its kernels' configs (or the shapes) do",
             "warning", site=site.name, graph=site.graph))
     return out

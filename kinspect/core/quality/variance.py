@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from kinspect.core.numbers import ratio, spread_text
 from kinspect.core.quality.overview import SizeNamer
 from kinspect.core.quality.rules import session_rule
 from kinspect.core.session.model import Finding, Recompile, Session, Site
@@ -143,7 +144,7 @@ def unstable_autotune(session: Session) -> list[Finding]:
         out.append(Finding(
             "unstable-autotune",
             f"hint {hint} emitted {kernels} different kernels over {len(worst.times)} compiles; at "
-            f"{where} it ran {min(t):.1f}-{max(t):.1f} us (×{worst.ratio:.2f}): "
+            f"{where} it ran {spread_text(min(t), max(t))} ({ratio(worst.ratio)}): "
             f"one compile's figures for this hint may mislead",
             "warning", site=site, variants=() if index is None else (index,),
         ))

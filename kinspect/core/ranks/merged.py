@@ -30,6 +30,7 @@ from functools import cached_property
 from typing import Any
 
 from kinspect.core.errors import KinspectError
+from kinspect.core.numbers import US, share, us, us_text
 from kinspect.core.quality.overview import SizeNamer
 from kinspect.core.quality.rules import rank_rule
 from kinspect.core.session.model import Finding, Session, Site, Variant
@@ -203,18 +204,18 @@ class MergedRanks:
         return replace(s, findings=[f for f in s.findings if f.kind not in rank_rule.kinds] + self.findings)
 
     def table(self) -> StepTable:
-        """Per step, a row per rank: its sizes, each site's picks (and measured us), its GPU
+        """Per step, a row per rank: its sizes, each site's picks (and measured µs), its GPU
         time, and how long it waits for the step's slowest rank; what explain and the
         inspector's Ranks view show."""
-        columns = ("step", "rank", "sizes", *self.site_names, "GPU us", "waits us")
+        columns = ("step", "rank", "sizes", *self.site_names, f"GPU {US}", f"waits {US}")
         rows, slowest = [], []
         for st in self.steps:
             top, waits = st.slowest(), st.waits()
             for r in st.ranks:
                 cells = [str(st.step), str(r.rank), sizes_text(r.sizes)]
                 cells += [_work_text(r.sites.get(name)) for name in self.site_names]
-                cells.append("" if r.gpu_us is None else f"{r.gpu_us:.1f}")
-                cells.append("slowest" if r.rank == top else (f"{waits[r.rank]:.1f}" if r.rank in waits else ""))
+                cells.append(us(r.gpu_us))
+                cells.append("slowest" if r.rank == top else us(waits.get(r.rank)))
                 rows.append(tuple(cells))
                 slowest.append(r.rank == top)
         return StepTable(columns, tuple(rows), tuple(slowest))
@@ -444,8 +445,8 @@ def straggler_findings(job: MergedRanks) -> list[Finding]:
         out.append(Finding(
             "straggler",
             f"rank {rank}'s pick in {site} holds the other ranks up in {len(xs)} step{'s' if len(xs) > 1 else ''} "
-            f"({steps}): at step {worst.step} ({sizes}) its {picks} makes the step take {worst.step_us:.1f} us "
-            f"in this site, {worst.cost_us:.1f} us ({100 * worst.share:.0f}%) more than with the fastest "
+            f"({steps}): at step {worst.step} ({sizes}) its {picks} makes the step take {us_text(worst.step_us)} "
+            f"in this site, {us_text(worst.cost_us)} ({share(worst.share)}) more than with the fastest "
             "variant, which every other rank waits (measured on each rank, one compile)",
             "warning", site=site, variants=tuple(sorted({p for x in xs for p in x.picks})),
         ))
@@ -453,11 +454,11 @@ def straggler_findings(job: MergedRanks) -> list[Finding]:
 
 
 def _work_text(w: SiteWork | None) -> str:
-    """`v1 50.0`: the variants a rank ran in a site this step and their summed us."""
+    """`v1 50.0`: the variants a rank ran in a site this step and their summed µs."""
     if w is None:
         return "-"
     picks = ",".join(f"v{p}" for p in dict.fromkeys(w.picks))
-    return picks if w.gpu_us is None else f"{picks} {w.gpu_us:.1f}"
+    return picks if w.gpu_us is None else f"{picks} {us(w.gpu_us)}"
 
 
 def _ranks_text(ranks: Sequence[int]) -> str:

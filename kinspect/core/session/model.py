@@ -20,6 +20,7 @@ from kinspect.core.dispatch.operands import operand_names
 from kinspect.core.errors import KinspectError, ShapeError
 from kinspect.core.dispatch.shapes import FullKey, Key, ParsedShape, SymbolShape
 from kinspect.core.dispatch.symbolic import SizeOverflow, TensorSpec
+from kinspect.core.session.misfit import TemplateMisfit
 from kinspect.core.session.timings import KeyTimings, first_of_kernel, key_timings, timings_by_key
 
 FORMAT = "kinspect-session"
@@ -262,6 +263,8 @@ class Graph:
     """Why this graph has no size-hint multi-kernel, when it has none."""
     wrapper_code: str | None = None
     """The output code Inductor wrote (the wrapper file lives on the recording machine)."""
+    misfits: tuple[TemplateMisfit, ...] = ()
+    """The benchmark tensors of this compile that did not hold what their kernel reads at a hint."""
 
 
 @dataclass(slots=True)
@@ -448,7 +451,11 @@ class Session:
                 raise ShapeError(f"this key does not fit {named}: {why}")
             return shape.key
         assert isinstance(shape, SymbolShape)
-        env = self.resolve(shape.values)
+        return self.site_key(site, self.resolve(shape.values))
+
+    def site_key(self, site: Site, env: Mapping[str, int]) -> Key:
+        """The runtime key a site sees at sizes already resolved (`resolve`): the
+        inspector resolves a typed shape once and reads every site's key from that."""
         missing = sorted(site.symbols - env.keys())
         if missing:
             names = ", ".join(self.label_of(m) for m in missing)

@@ -16,6 +16,7 @@ from rich.text import Text
 
 from kinspect.core.dispatch.shapes import sizes_text
 from kinspect.core.quality.comparison import TITLES, Comparison
+from kinspect.core import numbers
 
 BAR = 30
 """Cells of the longest bar."""
@@ -33,13 +34,13 @@ def comparison_chart(c: Comparison) -> Group:
         cells = round(BAR * math.log(s) / worst) if s and worst > 0 else 0
         bars.append(f"{TITLES[k]:<{width}} ")
         bars.append("█" * cells + " " * (BAR - cells + 1), style="red")
-        bars.append("n/a\n" if s is None else f"×{s:.3f}\n")
+        bars.append("n/a\n" if s is None else f"{numbers.ratio(s)}\n")
     table = Table(box=None, padding=(0, 1), show_edge=False)
     table.add_column("sizes")
     for k in c.kinds:
         table.add_column(k, justify="right")
     for r in c.rows:
         table.add_row(Text(sizes_text(r.sizes)), *(
-            Text("-" if r.times.get(k) is None else f"{r.times[k]:.1f}", style="bold" if r.best == k else "")
+            Text("-" if r.times.get(k) is None else numbers.us(r.times[k]), style="bold" if r.best == k else "")
             for k in c.kinds))
     return Group(bars, Text("GPU µs per call, best per shape in bold:", style="dim"), table)

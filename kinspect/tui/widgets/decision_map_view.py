@@ -8,11 +8,13 @@ NO_COLOR keeps the difference); decision boundaries (where the pick changes) are
 verticals, crossovers (where the fastest changes) green ones, the cursor a white one. The
 legend is a line under the plot: plotext's own sat over the curves on small terminals.
 ←/→ (or a click) move the cursor between measured sizes and post `SizesChosen`, so the
-app types that shape and every other tab follows. Two swept sizes show a regret heatmap
+Map pane asks for that shape and every other tab follows. Two swept sizes show a regret heatmap
 instead (`map_heat`), its cursor moved by ←/→ and ↑/↓ the same way.
 """
 
 from __future__ import annotations
+
+from kinspect.core.dispatch.shapes import sizes_text
 
 import math
 
@@ -28,6 +30,7 @@ from kinspect.tui.widgets.comparison_chart import comparison_chart
 from kinspect.tui.text import literal
 from kinspect.tui.widgets.map_heat import cell_sizes, heatmap, nearest
 from kinspect.tui.widgets.map_plot import MapPlot
+from kinspect.core import numbers
 
 PICK_OK, PICK_SLOW, BOUNDARY, CROSSOVER, CURSOR = "green", "red", "red", "green", "white"
 PICK_OK_MARK, PICK_SLOW_MARK = "●", "✗"
@@ -196,7 +199,7 @@ def _curves(plt, m: DecisionMap, points: list[MapPoint], cursor: int) -> None:  
     plt.xticks(ticks, [_short(t) for t in ticks])
     plt.xlabel(f"{m.symbol} (log)")
     plt.ylabel("µs (log)")
-    fixed = " ".join(f"{k}={v}" for k, v in m.fixed.items())
+    fixed = sizes_text(m.fixed)
     plt.title(f"{m.site}: kernel µs by {m.symbol}" + (f" at {fixed}" if fixed else ""))
 
 
@@ -230,14 +233,14 @@ def _caption(m: DecisionMap, cursor: int) -> Text:
     p = m.points[cursor]
     q = p.point
     out = _legend(m)
-    sizes = " ".join(f"{k}={v}" for k, v in p.sizes.items())
+    sizes = sizes_text(p.sizes)
     out.append(f"{literal(sizes)}: ", style="bold")
-    out.append(f"Inductor picks {literal(m.labels[q.picked])} ({q.pick_us:.1f} µs); ")
-    out.append(f"fastest {literal(m.labels[q.fastest])} ({q.best_us:.1f} µs)")
+    out.append(f"Inductor picks {literal(m.labels[q.picked])} ({numbers.us_text(q.pick_us)}); ")
+    out.append(f"fastest {literal(m.labels[q.fastest])} ({numbers.us_text(q.best_us)})")
     if q.picked == q.fastest:
         out.append(" — the pick", style=PICK_OK)
     else:
-        out.append(f" — regret ×{q.regret:.2f}", style=PICK_SLOW if q.slower else "yellow")
+        out.append(f" — regret {numbers.ratio(q.regret)}", style=PICK_SLOW if q.slower else "yellow")
         out.append(" beyond noise" if q.slower else " (within noise)", style="dim")
     out.append("\n")
     if m.boundaries:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import difflib
+
 from rich.syntax import Syntax
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Select, Static
 
-from kinspect.core.session.model import Site
-from kinspect.tui.present import variant_diff
+from kinspect.core.session.model import Site, Variant
 from kinspect.tui.text import literal
 
 
@@ -53,3 +54,20 @@ class DiffView(Vertical):
             out.update(Text(why, style="bold magenta"))
         else:
             out.update(Syntax(text, "diff", theme="ansi_dark"))
+
+
+def variant_diff(a: Variant, b: Variant) -> tuple[str, str | None]:
+    """The unified diff of two sources, and why it is empty when it is."""
+    if a.index == b.index:
+        return "", f"{a.label} compared with itself"
+    if (a.source_hash and a.source_hash == b.source_hash) or (a.source and a.source == b.source):
+        return "", f"{a.label} and {b.label} are identical: same generated source"
+    if not a.source or not b.source:
+        return "", "no source recorded for " + (a.label if not a.source else b.label)
+    lines = difflib.unified_diff(
+        literal(a.source).splitlines(keepends=True),
+        literal(b.source).splitlines(keepends=True),
+        fromfile=f"{a.label} {literal(a.kernel_name)}",
+        tofile=f"{b.label} {literal(b.kernel_name)}",
+    )
+    return "".join(lines), None

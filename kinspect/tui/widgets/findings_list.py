@@ -9,7 +9,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from kinspect.core.session.model import Finding
-from kinspect.tui.present import finding_prompt
+from kinspect.tui.text import literal
 
 
 class FindingsList(OptionList):
@@ -46,3 +46,19 @@ def _options(findings: list[Finding]) -> list[Option]:
     if findings:
         return [Option(finding_prompt(f), id=str(i)) for i, f in enumerate(findings)]
     return [Option(Text("No findings in this session.", style="dim"), disabled=True)]
+
+
+SEVERITY_STYLE = {"info": "cyan", "warning": "yellow", "error": "bold red"}
+
+
+def finding_prompt(f: Finding) -> Text:
+    out = Text()
+    out.append(f"{f.severity:<7} ", style=SEVERITY_STYLE.get(f.severity, ""))
+    where = f.site or f.graph
+    if where:
+        out.append(literal(where), style="bold")
+        if f.variants:
+            out.append(" " + ",".join(f"v{i}" for i in f.variants))
+        out.append(": ")
+    out.append(literal(f.message))
+    return out

@@ -8,6 +8,8 @@ brackets, and its row and column labels are reversed.
 
 from __future__ import annotations
 
+from kinspect.core.dispatch.shapes import sizes_text
+
 import math
 from collections.abc import Sequence
 
@@ -17,6 +19,7 @@ from rich.text import Text
 
 from kinspect.core.quality.decision_map import Heatmap
 from kinspect.tui.text import literal
+from kinspect.core import numbers
 
 
 def nearest(values: Sequence[int], x: int | None, default: int) -> int:
@@ -57,7 +60,7 @@ def _table(m: Heatmap, xi: int, yi: int) -> Table:
     for j, (y, row) in enumerate(zip(m.ys, m.regret)):
         cells = []
         for i, r in enumerate(row):
-            text = "·" if r is None else f"{r:.2f}"
+            text = "·" if r is None else numbers.ratio(r)
             style = "dim" if r is None else heat_style(r)
             cells.append(Text(f"[{text}]" if (i, j) == (xi, yi) else text,
                               style=f"{style} bold reverse" if (i, j) == (xi, yi) else style))
@@ -67,19 +70,19 @@ def _table(m: Heatmap, xi: int, yi: int) -> Table:
 
 def _caption(m: Heatmap, xi: int, yi: int) -> Text:
     out = Text()
-    sizes = " ".join(f"{k}={v}" for k, v in cell_sizes(m, xi, yi).items())
+    sizes = sizes_text(cell_sizes(m, xi, yi))
     out.append(f"{literal(sizes)}: ", style="bold")
     regret, picked = m.regret[yi][xi], m.picked[yi][xi]
     if regret is None:
         out.append("not measured (· cells): the Variants tab decides it, without timings")
     else:
         out.append(f"Inductor picks v{picked}" if picked is not None else "measured")
-        out.append(f" — regret ×{regret:.2f}", style="green" if regret < 1.05 else "yellow")
+        out.append(f" — regret {numbers.ratio(regret)}", style="green" if regret < 1.05 else "yellow")
     out.append("\n")
     cells = [(r, x, y) for row, y in zip(m.regret, m.ys) for r, x in zip(row, m.xs) if r is not None]
     if cells:
         worst = max(cells)
-        out.append(f"worst ×{worst[0]:.2f} at {literal(m.x_symbol)}={worst[1]} {literal(m.y_symbol)}={worst[2]}; ")
+        out.append(f"worst {numbers.ratio(worst[0])} at {literal(m.x_symbol)}={worst[1]} {literal(m.y_symbol)}={worst[2]}; ")
     out.append(f"{len(cells)} of {len(m.xs) * len(m.ys)} cells measured, · not measured\n", style="dim")
     out.append("←/→ and ↑/↓ move the cursor through both sizes (the shape follows) · one compile's timings",
                style="dim")

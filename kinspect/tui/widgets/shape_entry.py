@@ -48,6 +48,7 @@ class ShapeEntry(Vertical):
         self._initial = initial
         self._symbols = symbols
         self.set_reactive(ShapeEntry.shape, _parse(initial)[0])
+        self._given: tuple[str, ParsedShape] | None = None
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="shape-row"):
@@ -69,9 +70,12 @@ class ShapeEntry(Vertical):
         """Which site the tabs show, for small screens where the site list is hidden."""
         self.query_one("#shape-site", Static).update(Text(" " + literal(title), style="bold"))
 
-    def set_text(self, text: str) -> None:
-        """Put a shape in the entry as if typed (the map's cursor does): every tab follows."""
+    def set_shape(self, shape: ParsedShape, text: str) -> None:
+        """Make `shape` the entry's shape, showing `text`, as if typed but parsed already
+        (the map's cursor and the measured keys give one): every tab follows."""
+        self._given = (text, shape)
         self.query_one(ShapeInput).value = text
+        self._given = None
 
     def set_symbols(self, initial: str, symbols: Sequence[Sequence[str]]) -> None:
         """A live session's symbols, known once it compiled; an empty entry takes `initial`."""
@@ -95,7 +99,10 @@ class ShapeEntry(Vertical):
         event.stop()  # `_typed` saw the new value already
 
     def _typed(self, text: str) -> None:
-        self.shape, self.parse_error = _parse(text)
+        if self._given is not None and self._given[0] == text:
+            self.shape, self.parse_error = self._given[1], None
+        else:
+            self.shape, self.parse_error = _parse(text)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -110,11 +117,20 @@ class ShapeEntry(Vertical):
     def watch_showing(self) -> None:
         self._show_status()
 
+    def on_descendant_focus(self) -> None:
+        self._show_status()
+
+    def on_descendant_blur(self) -> None:
+        self._show_status()
+
     def _show_status(self) -> None:
+        """Errors stay until mended; the keys line says what the keys do where focus is."""
         error = self.parse_error or self.site_error
         status = self.query_one("#shape-status", Static)
         if error is None:
-            status.update(Text("→ completes a symbol name · enter: back to the table", style="dim"))
+            editing = self.query_one(ShapeInput).has_focus
+            status.update(Text("→ completes a symbol name · enter: back to the table" if editing
+                               else "/ or a size's name edits the shape", style="dim"))
         else:
             text = Text("✗ " + literal(error), style="bold red")
             if self.parse_error is not None and self.showing:

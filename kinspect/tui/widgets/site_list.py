@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from kinspect.core.session.model import Site
-from kinspect.tui.present import call_site_prompt, site_prompt
+from kinspect.core.session.model import CallSite, Site
+from kinspect.tui.text import literal
+from kinspect.core import numbers
 
 
 class SiteList(OptionList):
@@ -76,3 +78,30 @@ class SiteList(OptionList):
                 self._rows.append((s.name, c.index))
                 out.append(Option(call_site_prompt(c, call_calls.get((s.name, c.index), 0)), id=f"call-{k}-{c.index}"))
         return out
+
+
+def site_prompt(site: Site, findings: int, calls: int, worst: float | None = None) -> Text:
+    """Two lines: the name, marked `!` when it has findings, and its worst regret where it
+    was measured (red beyond noise); its op, variants and calls (and how many places call
+    it, when several share it)."""
+    out = Text()
+    out.append("! " if findings else "  ", style="bold yellow")
+    out.append(literal(site.name))
+    if worst is not None:
+        out.append(" " + numbers.ratio(worst), style="bold red" if worst > 1.0 else "green")
+    detail = f"{literal(site.op)} · {len(site.variants)}v"
+    if len(site.call_sites) > 1:
+        detail += f" · {len(site.call_sites)} callers"
+    if calls:
+        detail += f" · {calls} calls"
+    out.append("\n  " + detail, style="dim")
+    return out
+
+
+def call_site_prompt(call: CallSite, calls: int) -> Text:
+    """One line under its site: the user's module path (or Inductor's buffer), its calls."""
+    out = Text("  └ ", style="dim")
+    out.append(literal(call.label))
+    if calls:
+        out.append(f" {calls}", style="dim")
+    return out

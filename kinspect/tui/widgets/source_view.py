@@ -13,9 +13,11 @@ from textual.binding import Binding
 from textual.containers import ScrollableContainer
 from textual.widgets import Static
 
-from kinspect.core.session.model import Site
-from kinspect.tui.present import config_text, identical_to
+from kinspect.core.quality.findings import emitted_choice
+from kinspect.core.session.model import Site, Variant
 from kinspect.tui.text import literal
+from kinspect.tui.widgets.variants_table import identical_to
+from kinspect.core import numbers
 
 
 class SourceView(ScrollableContainer):
@@ -58,3 +60,45 @@ class SourceView(ScrollableContainer):
         if self._site is not None:
             self.show(self._site, self._index)
         self.scroll_to(x=0, animate=False)
+
+
+def config_text(site: Site, v: Variant, twin: int | None) -> Text:
+    out = Text()
+    out.append(literal(v.label), style="bold")
+    out.append("  ")
+    out.append(literal(v.kernel_name))
+    if v.source_hash:
+        out.append(f"  sha {literal(v.source_hash)}", style="dim")
+    if twin is not None:
+        out.append(f"  identical to v{twin}", style="magenta")
+    if v.config:
+        out.append("\n")
+        out.append(" ".join(f"{literal(str(k))}={literal(str(val))}" for k, val in v.config.items()))
+    _choice_line(out, site, v)
+    if v.source_path:
+        out.append("\n")
+        out.append(literal(v.source_path), style="dim")
+    return out
+
+
+def _choice_line(out: Text, site: Site, v: Variant) -> None:
+    """Which autotune choice the kernel was generated from, and whether it won at its hint."""
+    c = emitted_choice(site, v)
+    if c is None:
+        if v.winner:
+            out.append("\nautotune winner at this hint: ", style="dim")
+            out.append(literal(v.winner))
+        return
+    out.append("\nruns autotune choice ", style="dim")
+    out.append(literal(c.name))
+    if c.tuned_at is not None and c.tuned_at != v.hint:
+        out.append(f" (from the hint-{c.tuned_at} table)")
+    winner = literal(v.winner or "")
+    if c.name == v.winner:
+        out.append(" — this hint's autotune winner", style="green")
+    elif c.is_winner:
+        out.append(f" — the same config as this hint's autotune winner {winner}", style="green")
+    else:
+        out.append(f" — not this hint's autotune winner {winner}", style="yellow")
+        if c.tuned_at == v.hint and c.row is not None and c.winner is not None and c.row.time_us and c.winner.time_us:
+            out.append(f" ({numbers.us_text(c.row.time_us)} against {numbers.us_text(c.winner.time_us)})", style="yellow")

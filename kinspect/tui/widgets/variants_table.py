@@ -1,14 +1,24 @@
-"""The variants of one site at the current runtime key: distances, choice, latency."""
+"""The variants of one site at the current runtime key: distances, choice, latency, and
+the rows it shows, built here from the core's explanation."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable
 
+from kinspect.core.dispatch.heuristics import distance_text
+from kinspect.core.dispatch.operands import operand_names
+from kinspect.core.dispatch.shapes import format_key
+from kinspect.core.dispatch.symbolic import TensorSpec
 from kinspect.core.quality.explain import SiteExplanation
-from kinspect.tui.present import aligned_row, column_widths, variant_columns, variant_rows
+from kinspect.core.session.model import Measurement, Site
+from kinspect.tui.text import literal, plain
+from kinspect.tui.widgets.columns import aligned_row, column_widths
+from kinspect.core import numbers
 
 
 class VariantsTable(DataTable):
@@ -70,3 +80,113 @@ class VariantsTable(DataTable):
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         event.stop()
         self.post_message(self.VariantHighlighted(self, event.cursor_row))
+
+
+CHOSEN = "▶"
+
+
+TIED = "="
+
+
+MISMATCH = "!"
+
+
+def variant_columns(show_terms: bool) -> list[str]:
+    cols = ["", "v", "hint", "distance"]
+    if show_terms:
+        cols.append("terms (tensor[dim] distance)")
+    return cols + ["median µs", "p20–p80", "vs fastest", "peak", "kernel", "same as", "key"]
+
+
+def identical_to(site: Site) -> dict[int, int]:
+    """Each variant that runs an earlier one's kernel (same source and config), mapped to it."""
+    return {i: k for i, k in enumerate(site.kernels) if k != i}
+
+
+def tensor_names(site: Site, specs: Sequence[TensorSpec], inductor_names: bool) -> list[str]:
+    """The user's name for each tensor (`x`, `weight`, `out`), or Inductor's on demand."""
+    return [t.name for t in specs] if inductor_names else operand_names(site.op, specs)
+
+
+def term_labels(site: Site, inductor_names: bool = False) -> list[list[str]]:
+    specs = site.runtime_tensors if site.runtime_tensors is not None else site.tensors
+    names = tensor_names(site, specs, inductor_names)
+    return [[f"{literal(n)}[{d}]" for d in range(len(t.sizes))] for n, t in zip(names, specs)]
+
+
+def _terms_text(terms: tuple[tuple[float, ...], ...], labels: list[list[str]]) -> Text:
+    parts = []
+    for ti, tensor in enumerate(terms):
+        for di, term in enumerate(tensor):
+            if term:
+                name = labels[ti][di] if ti < len(labels) and di < len(labels[ti]) else f"t{ti}[{di}]"
+                parts.append(f"{name} {numbers.distance(term)}")
+    return Text(" ".join(parts) if parts else "all 0", style="" if parts else "dim")
+
+
+def _spread(m: Measurement) -> str:
+    if m.p20_us is None or m.p80_us is None:
+        return ""
+    return numbers.spread(m.p20_us, m.p80_us)
+
+
+def variant_rows(
+    expl: SiteExplanation, peak_tflops: float | None, show_terms: bool, inductor_names: bool = False
+) -> list[list[Text]]:
+    """One row per variant, cells in `variant_columns` order.
+
+    Without a decision (the shape does not apply to this site) the rows still show each
+    variant's hint, kernel and key, with the decision columns empty.
+    """
+    d = expl.decision
+    site = expl.site
+    measured = expl.measured or {}
+    same = identical_to(site)
+    labels = term_labels(site, inductor_names) if show_terms else []
+    rows = []
+    for v in site.variants:
+        s = d.scores[v.index] if d is not None else None
+        chosen = d is not None and v.index == d.chosen
+        mark = CHOSEN if chosen else (TIED if d is not None and v.index in d.tied else "")
+        if s is not None and s.mismatch:
+            mark += MISMATCH
+        if s is None:
+            distance = Text("")
+        elif v.key is None:
+            distance = Text("no key", style="yellow")
+        else:
+            distance = Text(distance_text(s.distance, d.heuristic), style="yellow" if s.mismatch else "")
+        row = [
+            Text(mark, style="bold" if chosen else ""),
+            Text(f"v{v.index}", style="bold" if chosen else ""),
+            Text("—" if v.hint is None else str(v.hint)),
+            distance,
+        ]
+        if show_terms:
+            row.append(_terms_text(s.terms, labels) if s is not None else Text(""))
+        m = measured.get(v.index)
+        ratio = expl.timings.regret(v.index) if expl.timings is not None else None
+        row += _measure_cells(m, ratio, expl.timings is not None and expl.timings.is_fastest(v.index), peak_tflops)
+        row += [
+            plain(v.kernel_name),
+            Text(f"= v{same[v.index]}" if v.index in same else "", style="magenta"),
+            Text("none" if v.key is None else format_key(v.key), style="dim"),
+        ]
+        rows.append(row)
+    return rows
+
+
+def _measure_cells(m: Measurement | None, ratio: float | None, fastest: bool, peak: float | None) -> list[Text]:
+    """`ratio`: the variant's median over the fastest's (`KeyTimings.regret`)."""
+    if m is None:
+        return [Text(""), Text(""), Text(""), Text("")]
+    if m.error is not None or m.median_us is None:
+        return [Text("failed", style="red"), Text(""), Text(""), Text("")]
+    if fastest:
+        rel = Text("fastest", style="green")
+    elif ratio is not None:
+        rel = Text(numbers.ratio(ratio))
+    else:
+        rel = Text("")
+    share = Text(numbers.share(m.tflops / peak)) if m.tflops is not None and peak else Text("")
+    return [Text(numbers.us(m.median_us)), Text(_spread(m), style="dim"), rel, share]

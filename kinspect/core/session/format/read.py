@@ -36,6 +36,7 @@ from kinspect.core.session.model import (
     SymbolInfo,
     Variant,
 )
+from kinspect.core.session.misfit import PATHS as MISFIT_PATHS, Concrete, Layout, Misfit, Replaced, TemplateMisfit
 from kinspect.core.session.format.checks import (
     SOURCE_CONTROLS,
     MAX_RANK,
@@ -237,7 +238,57 @@ def _graph(d: Any, path: str) -> Graph:
         sites=tuple(a_string(s, f"{path}.sites[{i}]") for i, s in enumerate(a_list(d.get("sites", []), f"{path}.sites", 10_000))),
         no_site_reason=a_string_or_null(d.get("no_site_reason"), f"{path}.no_site_reason", MAX_TEXT),
         wrapper_code=a_string_or_null(d.get("wrapper_code"), f"{path}.wrapper_code", MAX_WRAPPER, SOURCE_CONTROLS),
+        misfits=tuple(_misfit(m, f"{path}.misfits[{i}]")
+                      for i, m in enumerate(a_list(d.get("misfits", []), f"{path}.misfits", 100_000))),
     )
+
+
+def _ints(value: Any, path: str) -> tuple[int, ...]:
+    return tuple(an_int(v, f"{path}[{i}]") for i, v in enumerate(a_list(value, path, MAX_RANK)))
+
+
+def _concrete(d: Any, path: str) -> Concrete:
+    d = an_object(d, path)
+    return Concrete(_ints(d.get("size"), f"{path}.size"), _ints(d.get("stride"), f"{path}.stride"),
+                    an_int(d.get("offset"), f"{path}.offset"), an_int(d.get("storage"), f"{path}.storage"))
+
+
+def _exprs(value: Any, path: str) -> tuple[str, ...]:
+    return tuple(a_string(v, f"{path}[{i}]", MAX_TEXT) for i, v in enumerate(a_list(value, path, MAX_RANK)))
+
+
+def _misfit(d: Any, path: str) -> TemplateMisfit:
+    """A benchmark tensor's misfit, its expressions kept as text (only ever displayed)."""
+    d = an_object(d, path)
+    where = a_string(d.get("path"), f"{path}.path")
+    if where not in MISFIT_PATHS:
+        raise failure(f"{path}.path", f"must be one of {', '.join(MISFIT_PATHS)}")
+    lay = an_object(d.get("layout"), f"{path}.layout")
+    inputs = tuple(a_string(v, f"{path}.inputs[{i}]")
+                   for i, v in enumerate(a_list(d.get("inputs"), f"{path}.inputs", MAX_TENSORS)))
+    index = an_int_or_null(d.get("index"), f"{path}.index", hi=MAX_TENSORS)
+    if index is not None and index >= len(inputs):
+        raise failure(f"{path}.index", f"names input {index} of a template with {len(inputs)}")
+    replaced = []
+    for i, r in enumerate(a_list(d.get("replaced", []), f"{path}.replaced", 3 * MAX_RANK + 1)):
+        r = an_object(r, f"{path}.replaced[{i}]")
+        replaced.append(Replaced(a_string(r.get("where"), f"{path}.replaced[{i}].where"),
+                                 a_string(r.get("expr"), f"{path}.replaced[{i}].expr", MAX_TEXT),
+                                 an_int(r.get("given"), f"{path}.replaced[{i}].given"),
+                                 an_int(r.get("at_hint"), f"{path}.replaced[{i}].at_hint")))
+    misfit = Misfit(
+        tensor=a_string(d.get("tensor"), f"{path}.tensor"),
+        hint=an_int(d.get("hint"), f"{path}.hint"),
+        path=where,
+        layout=Layout(_exprs(lay.get("size"), f"{path}.layout.size"), _exprs(lay.get("stride"), f"{path}.layout.stride"),
+                      a_string(lay.get("offset", "0"), f"{path}.layout.offset", MAX_TEXT)),
+        given=_concrete(d.get("given"), f"{path}.given"),
+        needed=_concrete(d.get("needed"), f"{path}.needed"),
+        replaced=tuple(replaced),
+    )
+    return TemplateMisfit(misfit, a_string(d.get("op"), f"{path}.op"), inputs, index,
+                          a_bool(d.get("fitted"), f"{path}.fitted"),
+                          a_string_or_null(d.get("site"), f"{path}.site"))
 
 
 def _baseline(d: Any, path: str) -> Baseline:

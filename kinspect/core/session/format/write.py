@@ -31,6 +31,7 @@ from kinspect.core.session.model import (
 )
 from kinspect.core.dispatch.shapes import Key
 from kinspect.core.dispatch.symbolic import TensorSpec
+from kinspect.core.session.misfit import Concrete, TemplateMisfit
 
 
 def _key_json(key: Key | None) -> Any:
@@ -97,9 +98,27 @@ def sweep_json(w: Sweep) -> dict[str, Any]:
 
 
 def graph_json(g: Graph) -> dict[str, Any]:
-    return {
+    out = {
         "name": g.name, "wrapper_path": g.wrapper_path, "sites": list(g.sites),
         "no_site_reason": g.no_site_reason, "wrapper_code": g.wrapper_code,
+    }
+    if g.misfits:
+        out["misfits"] = [misfit_json(m) for m in g.misfits]
+    return out
+
+
+def _concrete_json(c: Concrete) -> dict[str, Any]:
+    return {"size": list(c.size), "stride": list(c.stride), "offset": c.offset, "storage": c.storage}
+
+
+def misfit_json(t: TemplateMisfit) -> dict[str, Any]:
+    m = t.misfit
+    return {
+        "site": t.site, "op": t.op, "inputs": list(t.inputs), "index": t.index, "fitted": t.fitted,
+        "tensor": m.tensor, "hint": m.hint, "path": m.path,
+        "layout": {"size": list(m.layout.size), "stride": list(m.layout.stride), "offset": m.layout.offset},
+        "given": _concrete_json(m.given), "needed": _concrete_json(m.needed),
+        "replaced": [{"where": r.where, "expr": r.expr, "given": r.given, "at_hint": r.at_hint} for r in m.replaced],
     }
 
 
