@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repositor
 from timing import best_of  # noqa: E402
 
 from kinspect.core.ranks.merged import merge  # noqa: E402
-from kinspect.core.session.format.write import dumps, session_to_json  # noqa: E402
+from kinspect.core.session.format.document import dumps, session_to_json  # noqa: E402
 from kinspect.core.store import load  # noqa: E402
 from tests.synthetic import synthetic_session  # noqa: E402
 
