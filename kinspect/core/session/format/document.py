@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import replace
+from operator import attrgetter
 from typing import Any
 
 from kinspect.core.errors import SessionError
@@ -127,6 +128,9 @@ def _check_references(s: Session) -> None:
     if len(set(names)) != len(names):
         raise SessionError("sites: two sites share a name")
     variants = {x.name: len(x.variants) for x in s.sites}
+    pairs = set(zip(map(attrgetter("site"), s.measurements), map(attrgetter("variant"), s.measurements)))
+    if all(v < variants.get(site, 0) for site, v in pairs):  # each distinct pair once: a sweep repeats them
+        return
     for i, m in enumerate(s.measurements):
         n = variants.get(m.site)
         if n is None or m.variant >= n:
