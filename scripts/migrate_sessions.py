@@ -18,7 +18,8 @@ from typing import Any
 
 from kinspect.core.errors import KinspectError
 from kinspect.core.store import save
-from kinspect.core.session.format.read import EVENT_COLUMNS, session_from_json
+from kinspect.core.session.format.document import session_from_json
+from kinspect.core.session.format.events import EVENT_COLUMNS
 
 
 def columnar(doc: dict[str, Any]) -> dict[str, Any]:

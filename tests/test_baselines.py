@@ -13,8 +13,7 @@ from synthetic import synthetic_session
 from kinspect.core.errors import SessionError
 from kinspect.core.session.model import Baseline
 from kinspect.core.store import load, save
-from kinspect.core.session.format.read import session_from_json
-from kinspect.core.session.format.write import session_to_json
+from kinspect.core.session.format.document import session_from_json, session_to_json
 from kinspect.inductor.baseline import _clean, run_baseline
 
 REPO = Path(__file__).resolve().parent.parent

@@ -26,7 +26,7 @@ from kinspect import cli
 from kinspect.core.errors import KinspectError
 from kinspect.core.export import render
 from kinspect.core.session.format.log import LiveLog
-from kinspect.core.session.format.write import session_to_json
+from kinspect.core.session.format.document import session_to_json
 from kinspect.core.store import load
 
 WRONG: list[Any] = [

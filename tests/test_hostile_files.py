@@ -13,7 +13,7 @@ from synthetic import synthetic_session
 from kinspect.core.errors import SessionError
 from kinspect.core.session.model import SymbolInfo
 from kinspect.core.store import load, read, save
-from kinspect.core.session.format.write import session_to_json
+from kinspect.core.session.format.document import session_to_json
 
 MARKUP = [
     "[bold red]boom[/bold red]",

@@ -17,6 +17,7 @@ import stat
 import subprocess
 import sys
 import unicodedata
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -81,7 +82,7 @@ def test_an_error_naming_a_hostile_path_is_escaped(tmp_path, capsys):
 def test_bidi_and_zero_width_characters_in_a_session_are_shown_escaped(tmp_path, capsys):
     s = synthetic_session(sites=1)
     site = s.sites[0]
-    s.sites[0] = site.__class__(**{**site.__dict__, "op": "mm\u202etxt.exe\u200b"})
+    s.sites[0] = replace(site, op="mm\u202etxt.exe\u200b")
     path = tmp_path / "s.json"
     save(s, path)
     code, out, err = kinspect(capsys, "explain", path)

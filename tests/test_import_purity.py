@@ -123,7 +123,7 @@ def test_every_module_of_a_layer_imports_without_what_it_must_not_import(layer):
 
 def test_the_core_walk_reaches_its_subpackages():
     modules = set(probe("kinspect.core", LAYERS["kinspect.core"])["modules"])
-    for name in ("kinspect.core.dispatch.shapes", "kinspect.core.dispatch.decision", "kinspect.core.session.format.read",
+    for name in ("kinspect.core.dispatch.shapes", "kinspect.core.dispatch.decision", "kinspect.core.session.format.document",
                  "kinspect.core.export.perfetto", "kinspect.core.source"):
         assert name in modules
 

@@ -20,7 +20,7 @@ from kinspect.core.session.misfit import Concrete, Layout, Misfit, Replaced, Tem
 from kinspect.core.session.model import Baseline, CallSite, Finding, Recompile, Site, Sweep, TensorSpec
 from kinspect.core.store import load, read, save
 from kinspect.core.session.format.log import DispatchRecord, LiveLog
-from kinspect.core.session.format.write import session_to_json
+from kinspect.core.session.format.document import session_to_json
 from kinspect.core.dispatch.symbolic import SizeExpr
 
 SCHEMA = json.loads(files("kinspect.core.session.format").joinpath("session.schema.json").read_text(encoding="utf-8"))
@@ -527,7 +527,8 @@ def test_a_file_from_before_call_sites_merges_a_shared_multi_kernel(tmp_path):
 
 def _defaults_kept(root: object) -> list[str]:
     """`Class.field` for every field with a default that no instance reachable from
-    `root` sets away from that default."""
+    `root` sets away from that default (fields set by the constructor: the others are
+    what an object works out for itself, never in a file)."""
     import dataclasses
 
     moved: dict[tuple[str, str], bool] = {}
@@ -540,7 +541,7 @@ def _defaults_kept(root: object) -> list[str]:
         if dataclasses.is_dataclass(x) and not isinstance(x, type):
             for f in dataclasses.fields(x):
                 value = getattr(x, f.name)
-                if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING:
+                if f.init and (f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING):
                     default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
                     moved[(type(x).__name__, f.name)] = moved.get((type(x).__name__, f.name), False) or value != default
                 walk(value)

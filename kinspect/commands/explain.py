@@ -51,6 +51,7 @@ from kinspect.commands.rank_view import print_ranks
 from kinspect.commands import terminal
 from kinspect.commands.terminal import say
 from kinspect.core.quality.variance import regret_spread
+from kinspect.commands.model_output import model_output
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.dispatch.heuristics import distance_text
 from kinspect.core.dispatch.operands import tensor_texts
@@ -182,7 +183,8 @@ def _model(path: str, shape: str | None, site: str | None, measure: bool, hints:
     cuda = recording.cuda_available()
     found = None if cuda else recording.existing_recording(model)
     if cuda or found is None or not missing_imports(model):  # a recording needs none of the model's libraries
-        mf = check_model_file(path)  # its problems first, on any machine
+        with model_output(model.name):
+            mf = check_model_file(path)  # its problems first, on any machine
         if cuda:
             return _live(mf, shape, site, measure, hints, l2_flush, baselines)
     running = [flag for flag, given in (("--measure", measure), ("--baselines", baselines), ("--hints", hints)) if given]

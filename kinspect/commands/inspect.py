@@ -16,6 +16,7 @@ from pathlib import Path
 
 from kinspect.commands import recording
 from kinspect.commands.rank_sessions import is_merged, load_merged, rank_sessions_in
+from kinspect.commands.model_output import model_output
 from kinspect.commands.stderr_log import log_path_for, stderr_to_log
 from kinspect.commands.terminal import say
 from kinspect.commands.options import fit_flag
@@ -68,7 +69,8 @@ def source_for_path(path: str, fit: bool = False) -> SessionSource:
     found = recording.existing_recording(p)
     ranks = [] if found else rank_sessions_in(p.parent, p.stem)
     if found is None and not ranks:
-        check_model_file(p)  # its problems first, in the one line they get on a GPU
+        with model_output(p.name):
+            check_model_file(p)  # its problems first, in the one line they get on a GPU
         raise KinspectError(recording.no_cuda(p, "the live pipeline"))
     check_syntax(p)  # the rest of the check imports torch: the app runs it as the recording shows
     if ranks:  # a torchrun job's: the lowest rank, the others in the Ranks tab

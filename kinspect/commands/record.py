@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from kinspect.commands import recording
 from kinspect.commands.options import parse_baselines, parse_hints, parse_steps, progress, session_and_hints, fit_flag
+from kinspect.commands.model_output import model_output
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.dispatch.shapes import sizes_text
 from kinspect.core.errors import KinspectError
@@ -66,7 +67,8 @@ def _record(model: str, out: str | None, hint_list: list[int] | None, steps: lis
 
     if not recording.cuda_available():
         if not (missing_imports(model) and recording.existing_recording(Path(model))):
-            check_model_file(model)  # its problems first, on any machine
+            with model_output(Path(model).name):
+                check_model_file(model)  # its problems first, on any machine
         raise KinspectError(recording.no_cuda(Path(model), "kinspect record"))
     mf = load_model_file(model)
     mf.check_names({k for s in steps or [] for k in s}, "--shapes")

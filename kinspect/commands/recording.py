@@ -125,11 +125,14 @@ def no_cuda(model: Path, what: str, instead: str = "kinspect open") -> str:
 
 
 _CHECK = """
+import os
 import sys
+from kinspect.commands.model_output import model_output
 from kinspect.core.errors import KinspectError
 from kinspect.inductor.modelfile import check_model_file
 try:
-    check_model_file(sys.argv[1])
+    with model_output(os.path.basename(sys.argv[1])):
+        check_model_file(sys.argv[1])
 except KinspectError as e:
     sys.stderr.write(str(e) + "\\n")
     sys.exit(3)
@@ -140,7 +143,7 @@ def check_model_file(model: Path, cancel: threading.Event) -> None:
     """Load `model` and probe its builder as `kinspect model.py` does on a GPU, in a
     process of its own, and raise its one-line error. Its own process: importing torch there leaves this one's
     GIL to the inspector drawing the recording, and what the file prints cannot reach
-    the screen. Returns early, checking nothing more, once `cancel` is set."""
+    the screen (and only `model_output.KEEP` bytes from each end of it come back here). Returns early, checking nothing more, once `cancel` is set."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(Path(kinspect.__file__).resolve().parents[1]), *filter(None, [os.environ.get("PYTHONPATH")])]))
     proc = subprocess.Popen([sys.executable, "-c", _CHECK, str(model)], env=env, stdin=subprocess.DEVNULL,

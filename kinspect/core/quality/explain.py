@@ -16,7 +16,8 @@ from kinspect.core.errors import KinspectError, ShapeError
 from kinspect.core.dispatch.heuristics import HEURISTICS
 from kinspect.core.quality.overview import ModelQuality
 from kinspect.core.session.model import Baseline, Measurement, Session, Site
-from kinspect.core.session.format.write import baseline_json, call_site_json
+from kinspect.core.session.format.compiled import call_site_to_json
+from kinspect.core.session.format.results import baseline_to_json
 from kinspect.core.dispatch.shapes import FullKey, Key, ParsedShape
 from kinspect.core.session.timings import KeyTimings
 
@@ -143,7 +144,7 @@ def shape_json(shape: str, quality: ModelQuality, results: list[SiteExplanation]
     doc: dict[str, Any] = {"shape": shape, "quality": [q.to_json() for q in quality.sites if q.points],
                            "sites": [r.to_json() for r in results]}
     if baselines:
-        doc["baselines"] = [baseline_json(b) for b in baselines]
+        doc["baselines"] = [baseline_to_json(b) for b in baselines]
     return doc
 
 
@@ -170,7 +171,7 @@ def overview_json(session: Session, quality: ModelQuality, what_if: Sequence[Wha
                      "kernel_name": v.kernel_name}
                     for v in s.variants
                 ],
-                "call_sites": [call_site_json(c) for c in s.call_sites],
+                "call_sites": [call_site_to_json(c) for c in s.call_sites],
                 "findings": [f.message for f in session.findings if f.site == s.name],
             }
             for s in session.sites

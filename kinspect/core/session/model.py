@@ -8,6 +8,7 @@ Reading and writing live in `kinspect.core.session.format`; this module only mod
 
 from __future__ import annotations
 
+import operator
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -60,7 +61,7 @@ class ModelInfo:
     def distinct_steps(self) -> dict[tuple[tuple[str, int], ...], int]:
         """Each distinct set of sizes of the workload and how many steps run it: a workload
         of a million steps repeats a few sizes, and readers need each once."""
-        return dict(Counter(tuple(sizes.items()) for sizes in self.workload))
+        return dict(Counter(map(tuple, map(operator.methodcaller("items"), self.workload))))
 
     @property
     def title(self) -> str:
@@ -200,19 +201,36 @@ class Site:
         return frozenset().union(*(t.symbols for t in specs), *(t.symbols for t in self.tensors))
 
     def runtime_key(self, env: Mapping[str, int]) -> Key:
-        specs = self.runtime_tensors if self.runtime_tensors is not None else self.tensors
-        return tuple(t.runtime_shape(env) for t in specs)
+        """The key this site sees at `env`'s sizes, each set of its sizes worked out once:
+        quality reads name each measured key by the workload's sizes and weigh it by them
+        too, for every site (a workload of 5,000 distinct sizes: 30,000 evaluations)."""
+        sizes = frozenset((k, v) for k, v in env.items() if k in self.symbols)
+        key = self._runtime_keys.get(sizes)
+        if key is None:
+            specs = self.runtime_tensors if self.runtime_tensors is not None else self.tensors
+            key = self._runtime_keys[sizes] = tuple(t.runtime_shape(env) for t in specs)
+        return key
+
+    @cached_property
+    def _runtime_keys(self) -> dict[frozenset[tuple[str, int]], Key]:
+        return {}
 
     def symbol_values(self, key: Key) -> dict[str, int]:
         """Symbol values readable off a runtime key: wherever a dim's size is exactly one
         symbol, the key holds its value. Symbols only inside expressions stay unknown."""
-        specs = self.runtime_tensors if self.runtime_tensors is not None else self.tensors
         out: dict[str, int] = {}
-        for spec, shape in zip(specs, key):
-            for expr, size in zip(spec.sizes, shape):
-                if isinstance(expr.tree, str):
-                    out.setdefault(expr.tree, size)
+        for name, i, j in self._symbol_dims:
+            if name not in out and i < len(key) and j < len(key[i]):
+                out[name] = key[i][j]
         return out
+
+    @cached_property
+    def _symbol_dims(self) -> tuple[tuple[str, int, int], ...]:
+        """Each runtime dim whose size is one symbol: (symbol, tensor, dim), in key order
+        (naming a sweep's keys reads hundreds of thousands of them)."""
+        specs = self.runtime_tensors if self.runtime_tensors is not None else self.tensors
+        return tuple((expr.tree, i, j) for i, spec in enumerate(specs)
+                     for j, expr in enumerate(spec.sizes) if isinstance(expr.tree, str))
 
     @cached_property
     def kernels(self) -> tuple[int, ...]:
@@ -405,6 +423,9 @@ class Session:
     recompiles: list[Recompile] = field(default_factory=list)
     truncated: str | None = None
     """Set when the file was cut short (a killed recording): what was lost, in words."""
+    _timings: tuple[list[Measurement], list[Site], dict[tuple[str, Key], KeyTimings]] | None = field(
+        default=None, init=False, repr=False, compare=False)
+    """`timings()` with the measurements and sites it was read from (`timings` says why)."""
 
     def site(self, name: str) -> Site:
         for s in self.sites:
@@ -508,5 +529,20 @@ class Session:
         return {s.name: s.kernels for s in self.sites}
 
     def timings(self) -> dict[tuple[str, Key], KeyTimings]:
-        """Every measured (site, key) read by the one rule (`timings_by_key`), one kernel as one."""
-        return timings_by_key(self.measurements, self.kernels)
+        """Every measured (site, key) read by the one rule (`timings_by_key`), one kernel as one.
+
+        Opening a session asks for these several times (each finding rule, the explain
+        table, the inspector, the debugger's breakpoints), and a long sweep has hundreds of
+        thousands of keys, so they are worked out once while the measurements and sites
+        are the same objects; a live session that adds measurements gets them afresh."""
+        memo = self._timings
+        if memo is None or not (_same(memo[0], self.measurements) and _same(memo[1], self.sites)):
+            memo = self._timings = (list(self.measurements), list(self.sites),
+                                    timings_by_key(self.measurements, self.kernels))
+        return dict(memo[2])
+
+
+def _same(was: Sequence[object], now: Sequence[object]) -> bool:
+    """The same objects in the same order (these records are frozen: the same object is
+    the same record)."""
+    return len(was) == len(now) and all(map(operator.is_, was, now))

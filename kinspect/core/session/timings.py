@@ -98,10 +98,25 @@ def key_timings(measurements: Iterable[Measurement], method: str | None = None,
                 kernels: Sequence[int] = ()) -> KeyTimings:
     """The timings of measurements taken at one site and key, in recording order; with
     `method`, that method's alone (a cross-check column); `kernels` as `KeyTimings.kernels`."""
+    return _key_timings(measurements, method, tuple(kernels), _shares_kernels(kernels))
+
+
+def _key_timings(measurements: Iterable[Measurement], method: str | None, kernels: tuple[int, ...],
+                 shared: bool) -> KeyTimings:
+    """`key_timings`, told whether any two variants share a kernel (`_shares_kernels`):
+    a sweep reads hundreds of thousands of keys, so work that changes nothing is skipped."""
     latest: dict[str, dict[int, Measurement]] = {}
     for m in measurements:
-        latest.setdefault(m.method, {})[m.variant] = m
-    if method is None:
+        by = latest.get(m.method)
+        if by is None:
+            by = latest[m.method] = {}
+        by[m.variant] = m
+    if method is not None:
+        measured = dict(latest.get(method, {}))
+    elif len(latest) == 1:
+        ((name, measured),) = latest.items()
+        method = name if any(m.median_us is not None for m in measured.values()) else None
+    else:
         timed = [name for name, by in latest.items() if any(m.median_us is not None for m in by.values())]
         method = min(timed, key=_rank, default=None)
         measured = dict(latest.get(method, {})) if method is not None else {}
@@ -109,13 +124,21 @@ def key_timings(measurements: Iterable[Measurement], method: str | None = None,
             for v, m in by.items():
                 if v not in measured and m.median_us is None:
                     measured[v] = m
-    else:
-        measured = dict(latest.get(method, {}))
-    if kernels:
+    if shared:
         measured = _one_per_kernel(measured, method, kernels)
-    times = {v: m.median_us for v, m in measured.items() if m.method == method and m.median_us is not None}
-    fastest = min(times, key=lambda v: (times[v], v), default=None)
-    return KeyTimings(method, dict(sorted(measured.items())), fastest, tuple(kernels))
+    fastest = best = None
+    for v, m in measured.items():
+        t = m.median_us
+        if t is not None and m.method == method and (best is None or t < best or t == best and v < fastest):
+            fastest, best = v, t
+    if len(measured) > 1:
+        measured = dict(sorted(measured.items()))
+    return KeyTimings(method, measured, fastest, kernels)
+
+
+def _shares_kernels(kernels: Sequence[int]) -> bool:
+    """Some variant runs another's kernel (`kernels` is not each variant's own index)."""
+    return any(k != v for v, k in enumerate(kernels))
 
 
 def _one_per_kernel(measured: Mapping[int, Measurement], method: str | None,
@@ -139,9 +162,15 @@ def timings_by_key(measurements: Iterable[Measurement], kernels: Mapping[str, Se
     `kernels`: per site, each variant's kernel (`Session.kernels`)."""
     groups: dict[tuple[str, Key], list[Measurement]] = {}
     for m in measurements:
-        groups.setdefault((m.site, m.key), []).append(m)
-    kernels = kernels or {}
-    return {where: key_timings(ms, kernels=kernels.get(where[0], ())) for where, ms in groups.items()}
+        where = (m.site, m.key)
+        group = groups.get(where)
+        if group is None:
+            groups[where] = [m]
+        else:
+            group.append(m)
+    per_site = {name: (tuple(ks), _shares_kernels(ks)) for name, ks in (kernels or {}).items()}
+    none = ((), False)
+    return {where: _key_timings(ms, None, *per_site.get(where[0], none)) for where, ms in groups.items()}
 
 
 def first_of_kernel(identities: Sequence[object]) -> tuple[int, ...]:

@@ -3,10 +3,12 @@
 A session file is data from anywhere (a colleague, a bug report), so reading one only
 ever runs `json.loads` and type checks: no pickle, no eval, no sympify.
 
-One module per job: `checks` (every field's type and size), `read` (a file's sections into
-the session model), `write` (the model into JSON) and `log` (the recording log, its writer
-and its reader together, so the two cannot drift apart). `kinspect.core.store` opens and
-saves files with them. The field checks (`checks.a_string`, `an_int`, `a_key`, ...) are
-public: the reader, the log's reader and anything else that reads a session's JSON share
-them, so a field is checked one way wherever it is read.
+A module per record family, each record's JSON form (`x_to_json`) beside its reading
+(`x_from_json`), so a field added to one direction is in sight of the other: `header`
+(environment and model), `compiled` (symbols, graphs, sites, variants, call sites),
+`results` (measurements, baselines, sweeps, recompiles, findings) and `events` (the key
+table and event columns). `document` puts them together into a session file and its text,
+`log` is the recording log (its writer and reader together), and `checks` holds every
+field's type and size check, public so that a field is checked one way wherever it is
+read. `kinspect.core.store` opens and saves files with them.
 """

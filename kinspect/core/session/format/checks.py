@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from functools import partial
 from itertools import chain
 from typing import Any
 
@@ -106,6 +107,11 @@ def a_bool(value: Any, path: str) -> bool:
     return value
 
 
+def key_to_json(key: Key | None) -> Any:
+    """A key as JSON: a list per tensor of its sizes (null: no key)."""
+    return None if key is None else [list(t) for t in key]
+
+
 def a_key(value: Any, path: str) -> Key:
     if type(value) is list and len(value) <= MAX_TENSORS and all(
         type(t) is list and len(t) <= MAX_RANK and all(type(x) is int and 0 <= x <= MAX_SIZE for x in t) for t in value
@@ -119,16 +125,23 @@ def a_key(value: Any, path: str) -> Key:
 
 
 def a_key_table(value: Any, path: str) -> list[Key]:
-    """A list of keys (a million, in a long recording), checked a level at a time with
-    whole-list operations; `a_key` names the first bad entry when there is one."""
+    """A list of keys (a million, in a long recording); `a_key` names the first bad entry
+    when there is one."""
     table = a_list(value, path)
+    keys = key_column(table)
+    return keys if keys is not None else [a_key(k, f"{path}[{i}]") for i, k in enumerate(table)]
+
+
+def key_column(table: list[Any]) -> list[Key] | None:
+    """The keys of a list that holds only good ones, checked a level at a time with
+    whole-list operations, else None (for a reader that names the first bad one)."""
     if set(map(type, table)) <= {list} and max(map(len, table), default=0) <= MAX_TENSORS:
         tensors = list(chain.from_iterable(table))
         if set(map(type, tensors)) <= {list} and max(map(len, tensors), default=0) <= MAX_RANK:
             sizes = list(chain.from_iterable(tensors))
             if set(map(type, sizes)) <= {int} and (not sizes or (min(sizes) >= 0 and max(sizes) <= MAX_SIZE)):
-                return [tuple(map(tuple, k)) for k in table]
-    return [a_key(k, f"{path}[{i}]") for i, k in enumerate(table)]
+                return list(map(tuple, map(partial(map, tuple), table)))
+    return None
 
 
 def size_maps(value: Any, path: str, limit: int, name_limit: int = MAX_NAME) -> list[dict[str, int]]:
@@ -165,6 +178,50 @@ def a_scalar_map(value: Any, path: str) -> dict[str, Any]:
             got = f"the number {v}" if isinstance(v, float) else kind_of(v)
             raise failure(p, f"expected a finite number, string, boolean or a short list of them, got {got}")
     return out
+
+
+def string_column(col: list[Any], limit: int = MAX_NAME, nullable: bool = False) -> list[Any] | None:
+    """A column that `a_string` (or `a_string_or_null`) passes value by value, else None.
+    Each distinct string is looked at once: a big table repeats a few names."""
+    types = set(map(type, col))
+    if nullable:
+        types.discard(type(None))
+    if not types <= {str}:
+        return None
+    distinct = set(col)
+    distinct.discard(None)
+    if max(map(len, distinct), default=0) > limit or set().union(*distinct) & _CONTROL:
+        return None
+    return col
+
+
+def int_values(col: list[Any], lo: int = 0, hi: int = MAX_SIZE) -> list[Any] | None:
+    """A column that `an_int` passes value by value, else None."""
+    if not set(map(type, col)) <= {int} or (col and (min(col) < lo or max(col) > hi)):
+        return None
+    return col
+
+
+def bool_values(col: list[Any]) -> list[Any] | None:
+    """A column that `a_bool` passes value by value, else None."""
+    return col if set(map(type, col)) <= {bool} else None
+
+
+def number_values(col: list[Any]) -> list[Any] | None:
+    """A column that `a_number` passes value by value, as it reads them (integers become
+    floats), else None."""
+    types = set(map(type, col))
+    if not types <= {float, int, type(None)}:
+        return None
+    if int in types:
+        ints = [x for x in col if type(x) is int]
+        if min(ints) < 0 or max(ints).bit_length() > 1000:
+            return None
+        col = [float(x) if type(x) is int else x for x in col]
+    values = [x for x in col if x is not None] if type(None) in types else col
+    if values and (min(values) < 0 or max(values) == math.inf or any(map(math.isnan, values))):
+        return None
+    return col
 
 
 def int_column(col: list[Any], path: str, hi: int, nullable: bool = False) -> list[int]:

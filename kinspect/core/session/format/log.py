@@ -50,16 +50,10 @@ from kinspect.core.errors import SessionError
 from kinspect.core.session.eventlog import EventLog
 from kinspect.core.session.model import FORMAT, VERSION, Finding, Graph, Measurement, Session, Site, SymbolInfo
 from kinspect.core.session.format.checks import an_int, a_key, a_list, an_object, an_int_or_null, a_string
-from kinspect.core.session.format.read import check_version, session_from_json
-from kinspect.core.session.format.write import (
-    environment_json,
-    finding_json,
-    graph_json,
-    measurement_json,
-    model_json,
-    site_json,
-    symbol_json,
-)
+from kinspect.core.session.format.compiled import graph_to_json, site_to_json, symbol_to_json
+from kinspect.core.session.format.document import session_from_json
+from kinspect.core.session.format.header import check_version, environment_to_json, model_to_json
+from kinspect.core.session.format.results import finding_to_json, measurement_to_json
 from kinspect.core.dispatch.shapes import Key
 
 LOG_FORMAT = "kinspect-log"
@@ -196,22 +190,22 @@ class LiveLog:
             self._write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
 
     def symbols(self, symbols: Iterable[SymbolInfo]) -> None:
-        self.record({"type": "symbols", "symbols": [symbol_json(s) for s in symbols]})
+        self.record({"type": "symbols", "symbols": [symbol_to_json(s) for s in symbols]})
 
     def graph(self, g: Graph) -> None:
-        self.record({"type": "graph", "graph": graph_json(g)})
+        self.record({"type": "graph", "graph": graph_to_json(g)})
 
     def site(self, s: Site) -> None:
-        self.record({"type": "site", "site": site_json(s)})
+        self.record({"type": "site", "site": site_to_json(s)})
 
     def runtime_site(self, index: int, name: str) -> None:
         self.record({"type": "runtime_site", "index": index, "name": name})
 
     def measurement(self, m: Measurement) -> None:
-        self.record({"type": "measurement", "measurement": measurement_json(m)})
+        self.record({"type": "measurement", "measurement": measurement_to_json(m)})
 
     def finding(self, f: Finding) -> None:
-        self.record({"type": "finding", "finding": finding_json(f)})
+        self.record({"type": "finding", "finding": finding_to_json(f)})
 
     def event(self, combo_id: int, records: Sequence[DispatchRecord], t_ns: int) -> None:
         """One dispatch, written now."""
@@ -311,8 +305,8 @@ def log_header(session: Session) -> dict[str, Any]:
         "type": "header",
         "format": LOG_FORMAT,
         "version": VERSION,
-        "environment": environment_json(session.environment),
-        "model": model_json(session.model),
+        "environment": environment_to_json(session.environment),
+        "model": model_to_json(session.model),
     }
 
 

@@ -1,0 +1,208 @@
+"""What running and timing the model found: measurements, baselines, sweeps, recompiles
+and findings.
+
+Each record's JSON form and its reading sit side by side. Measurements come by the
+hundred thousand (a long sweep), so a list of them is read a field at a time with
+whole-column checks that run in C, and the per-record reader only runs to name the first
+bad field when a column holds one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from itertools import repeat
+from typing import Any
+
+from kinspect.core.session.model import (
+    BASELINE_KINDS,
+    INSPECTED_KINDS,
+    RECOMPILE_PURPOSES,
+    SEVERITIES,
+    Baseline,
+    Finding,
+    Measurement,
+    Recompile,
+    Sweep,
+)
+from kinspect.core.session.format.checks import (
+    MAX_TEXT,
+    a_bool,
+    a_key,
+    a_list,
+    a_number,
+    a_string,
+    a_string_or_null,
+    an_int,
+    an_int_or_null,
+    an_object,
+    bool_values,
+    failure,
+    int_values,
+    key_column,
+    key_to_json,
+    number_values,
+    string_column,
+)
+from kinspect.core.dispatch.shapes import MAX_SIZE
+
+
+def measurement_to_json(m: Measurement) -> dict[str, Any]:
+    return {
+        "site": m.site, "key": key_to_json(m.key), "variant": m.variant, "method": m.method,
+        "median_us": m.median_us, "p20_us": m.p20_us, "p80_us": m.p80_us, "samples": m.samples,
+        "l2_flush": m.l2_flush, "tflops": m.tflops, "gbps": m.gbps, "error": m.error,
+    }
+
+
+def measurement_from_json(d: Any, path: str) -> Measurement:
+    d = an_object(d, path)
+    return Measurement(
+        site=a_string(d.get("site"), f"{path}.site"),
+        key=a_key(d.get("key"), f"{path}.key"),
+        variant=an_int(d.get("variant"), f"{path}.variant", 0, 255),
+        method=a_string(d.get("method"), f"{path}.method"),
+        median_us=a_number(d.get("median_us"), f"{path}.median_us"),
+        p20_us=a_number(d.get("p20_us"), f"{path}.p20_us"),
+        p80_us=a_number(d.get("p80_us"), f"{path}.p80_us"),
+        samples=an_int(d.get("samples", 0), f"{path}.samples"),
+        l2_flush=a_bool(d.get("l2_flush", False), f"{path}.l2_flush"),
+        tflops=a_number(d.get("tflops"), f"{path}.tflops"),
+        gbps=a_number(d.get("gbps"), f"{path}.gbps"),
+        error=a_string_or_null(d.get("error"), f"{path}.error", MAX_TEXT),
+    )
+
+
+_MEASUREMENT_COLUMNS: tuple[tuple[str, Any, Callable[[list[Any]], list[Any] | None]], ...] = (
+    ("site", None, string_column),
+    ("key", None, key_column),
+    ("variant", None, lambda col: int_values(col, 0, 255)),
+    ("method", None, string_column),
+    ("median_us", None, number_values),
+    ("p20_us", None, number_values),
+    ("p80_us", None, number_values),
+    ("samples", 0, lambda col: int_values(col, 0, MAX_SIZE)),
+    ("l2_flush", False, bool_values),
+    ("tflops", None, number_values),
+    ("gbps", None, number_values),
+    ("error", None, lambda col: string_column(col, MAX_TEXT, nullable=True)),
+)
+"""`measurement_from_json`'s checks a column at a time, in Measurement's field order:
+(field, its default, a check giving the column as read or None if any value is bad)."""
+
+
+def measurements_from_json(value: Any, path: str) -> list[Measurement]:
+    """A list of measurements, as `measurement_from_json` reads each: every column checked
+    whole first; where one holds a bad value, record by record to name it."""
+    rows = a_list(value, path)
+    if set(map(type, rows)) <= {dict}:
+        columns = []
+        for name, default, check in _MEASUREMENT_COLUMNS:
+            column = check(list(map(dict.get, rows, repeat(name), repeat(default))))
+            if column is None:
+                break
+            columns.append(column)
+        else:
+            return list(map(Measurement, *columns)) if rows else []
+    return [measurement_from_json(x, f"{path}[{i}]") for i, x in enumerate(rows)]
+
+
+def baseline_to_json(b: Baseline) -> dict[str, Any]:
+    return {"sizes": dict(b.sizes), "kind": b.kind, "wall_us": b.wall_us, "gpu_us": b.gpu_us, "error": b.error,
+            "inspected": b.inspected}
+
+
+def baseline_from_json(d: Any, path: str) -> Baseline:
+    d = an_object(d, path)
+    kind = a_string(d.get("kind"), f"{path}.kind")
+    inspected = a_bool(d.get("inspected", False), f"{path}.inspected")
+    if kind not in BASELINE_KINDS and kind not in INSPECTED_KINDS:
+        raise failure(f"{path}.kind", f"must be one of {', '.join(dict.fromkeys(BASELINE_KINDS + INSPECTED_KINDS))}")
+    if inspected and kind not in INSPECTED_KINDS:
+        raise failure(f"{path}.kind", f"{kind} is compiled afresh, never timed on the inspected compile")
+    if not inspected and kind not in BASELINE_KINDS:
+        raise failure(f"{path}.kind", f'{kind} is only timed on the inspected compile ("inspected": true)')
+    return Baseline(
+        sizes=_sizes(d.get("sizes"), f"{path}.sizes"), kind=kind,
+        wall_us=a_number(d.get("wall_us"), f"{path}.wall_us"),
+        gpu_us=a_number(d.get("gpu_us"), f"{path}.gpu_us"),
+        error=a_string_or_null(d.get("error"), f"{path}.error", MAX_TEXT),
+        inspected=inspected,
+    )
+
+
+def _sizes(d: Any, path: str) -> dict[str, int]:
+    return {a_string(k, f"{path} key", 64): an_int(v, f"{path}.{k}") for k, v in an_object(d, path).items()}
+
+
+def sweep_to_json(w: Sweep) -> dict[str, Any]:
+    return {
+        "ranges": {k: list(v) for k, v in w.ranges.items()},
+        "points": [dict(p) for p in w.points],
+        "skipped": [{"sizes": dict(sizes), "reason": why} for sizes, why in w.skipped],
+    }
+
+
+def sweep_from_json(d: Any, path: str) -> Sweep:
+    d = an_object(d, path)
+    ranges = {}
+    for k, v in an_object(d.get("ranges"), f"{path}.ranges").items():
+        span = a_list(v, f"{path}.ranges.{a_string(k, f'{path}.ranges key', 64)}", 2)
+        if len(span) != 2:
+            raise failure(f"{path}.ranges.{k}", "expected [lo, hi]")
+        ranges[k] = (an_int(span[0], f"{path}.ranges.{k}[0]"), an_int(span[1], f"{path}.ranges.{k}[1]"))
+    points = tuple(_sizes(p, f"{path}.points[{i}]") for i, p in enumerate(a_list(d.get("points", []), f"{path}.points", 100_000)))
+    skipped = []
+    for i, x in enumerate(a_list(d.get("skipped", []), f"{path}.skipped", 100_000)):
+        x = an_object(x, f"{path}.skipped[{i}]")
+        skipped.append((_sizes(x.get("sizes"), f"{path}.skipped[{i}].sizes"),
+                        a_string(x.get("reason"), f"{path}.skipped[{i}].reason", MAX_TEXT)))
+    return Sweep(ranges, points, tuple(skipped))
+
+
+def recompile_to_json(r: Recompile) -> dict[str, Any]:
+    return {"hints": list(r.hints), "purpose": r.purpose,
+            "variants": {k: [{"hint": h, "kernel": kernel} for h, kernel in v] for k, v in r.variants.items()},
+            "measurements": [measurement_to_json(m) for m in r.measurements], "error": r.error}
+
+
+def recompile_from_json(d: Any, path: str) -> Recompile:
+    d = an_object(d, path)
+    purpose = a_string(d.get("purpose"), f"{path}.purpose")
+    if purpose not in RECOMPILE_PURPOSES:
+        raise failure(f"{path}.purpose", f"must be one of {', '.join(RECOMPILE_PURPOSES)}")
+    variants = {}
+    for name, vs in an_object(d.get("variants", {}), f"{path}.variants").items():
+        where = f"{path}.variants.{a_string(name, f'{path}.variants key')}"
+        rows = [an_object(v, f"{where}[{i}]") for i, v in enumerate(a_list(vs, where, 256))]
+        variants[name] = tuple((an_int_or_null(v.get("hint"), f"{where}[{i}].hint", 1), a_string(v.get("kernel"), f"{where}[{i}].kernel"))
+                               for i, v in enumerate(rows))
+    return Recompile(
+        hints=tuple(an_int(h, f"{path}.hints[{i}]", 1, MAX_SIZE) for i, h in enumerate(a_list(d.get("hints"), f"{path}.hints", 256))),
+        purpose=purpose,
+        variants=variants,
+        measurements=tuple(measurements_from_json(d.get("measurements", []), f"{path}.measurements")),
+        error=a_string_or_null(d.get("error"), f"{path}.error", MAX_TEXT),
+    )
+
+
+def finding_to_json(f: Finding) -> dict[str, Any]:
+    return {
+        "kind": f.kind, "message": f.message, "severity": f.severity, "site": f.site,
+        "graph": f.graph, "variants": list(f.variants),
+    }
+
+
+def finding_from_json(d: Any, path: str) -> Finding:
+    d = an_object(d, path)
+    severity = a_string(d.get("severity", "warning"), f"{path}.severity")
+    if severity not in SEVERITIES:
+        raise failure(f"{path}.severity", f"must be one of {', '.join(SEVERITIES)}")
+    return Finding(
+        kind=a_string(d.get("kind"), f"{path}.kind"),
+        message=a_string(d.get("message"), f"{path}.message", MAX_TEXT),
+        severity=severity,
+        site=a_string_or_null(d.get("site"), f"{path}.site"),
+        graph=a_string_or_null(d.get("graph"), f"{path}.graph"),
+        variants=tuple(an_int(v, f"{path}.variants[{i}]", 0, 255)
+                       for i, v in enumerate(a_list(d.get("variants", []), f"{path}.variants", 256))),
+    )

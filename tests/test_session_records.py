@@ -1,0 +1,88 @@
+"""The session format's records: each one's JSON form beside its reading, the column
+reader of a long list of measurements agreeing with the record-by-record one on every
+value, and timings that follow a session whose measurements change."""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import math
+from dataclasses import replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from synthetic import synthetic_session
+
+from kinspect.core.errors import SessionError
+from kinspect.core.session.format.document import session_to_json
+from kinspect.core.session.format.results import measurement_from_json, measurements_from_json
+
+RECORD_MODULES = ("header", "compiled", "results", "events", "document")
+
+WRONG = [None, True, False, -1, 0, 7, 255, 256, 2**62 + 1, 2**1001, 1.5, -0.0, -2.5, math.nan, math.inf, -math.inf,
+         "", "cuda_events", "x" * 300, "a\x1bb", "\u202e", [], {}, [[1, 2]], [[-1]], [["1"]], [[1.0]], [None]]
+FIELDS = ("site", "key", "variant", "method", "median_us", "p20_us", "p80_us", "samples", "l2_flush", "tflops",
+          "gbps", "error")
+
+
+@pytest.mark.parametrize("name", RECORD_MODULES)
+def test_each_record_is_written_and_read_in_one_module(name):
+    module = importlib.import_module(f"kinspect.core.session.format.{name}")
+    public = [n for n in vars(module) if not n.startswith("_") and callable(getattr(module, n))
+              and getattr(module, n).__module__ == module.__name__]
+    writers = {n.removesuffix("_to_json") for n in public if n.endswith("_to_json")}
+    readers = {n.removesuffix("_from_json") for n in public if n.endswith("_from_json")}
+    assert writers
+    assert writers <= readers | {r.removesuffix("s") for r in readers}, writers - readers
+
+
+def _base_rows() -> list[dict]:
+    doc = session_to_json(synthetic_session(sites=1, variants=3, seed=5))
+    rows = doc["measurements"][:3]
+    rows[1]["tflops"], rows[1]["gbps"], rows[1]["samples"] = 3, 7.5, 12
+    rows[2].pop("l2_flush")
+    rows[2].pop("samples")
+    return rows
+
+
+BASE = _base_rows()
+
+
+def _read(read):
+    try:
+        return read()
+    except SessionError as e:
+        return f"error: {e}"
+
+
+@settings(max_examples=300, derandomize=True, database=None, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.sampled_from(FIELDS), st.sampled_from(WRONG)), max_size=3))
+def test_the_column_reader_reads_and_refuses_exactly_as_the_record_reader(changes):
+    rows = copy.deepcopy(BASE)
+    for row, field, value in changes:
+        rows[row][field] = copy.deepcopy(value)
+    by_record = _read(lambda: [measurement_from_json(r, f"measurements[{i}]") for i, r in enumerate(rows)])
+    by_column = _read(lambda: measurements_from_json(rows, "measurements"))
+    assert by_column == by_record
+    if not isinstance(by_record, str):
+        assert [tuple(map(type, vars(m).values())) for m in by_column] == \
+               [tuple(map(type, vars(m).values())) for m in by_record]
+
+
+def test_timings_follow_measurements_added_or_replaced_and_sites_changed():
+    s = synthetic_session(sites=1, variants=3, seed=5)
+    site = s.sites[0]
+    first = s.timings()
+    where, t = next((w, t) for w, t in first.items() if t.fastest is not None)
+    slow = next(v for v in range(3) if site.kernels[v] != site.kernels[t.fastest])
+    m = t.measured[slow]
+    s.measurements.append(replace(m, median_us=t.median(t.fastest) / 10, p20_us=None, p80_us=None))
+    assert site.kernels[s.timings()[where].fastest] == site.kernels[slow]
+    i = len(s.measurements) - 1
+    s.measurements[i] = replace(s.measurements[i], median_us=t.median(t.fastest) * 10)
+    assert s.timings()[where].fastest == t.fastest
+    one = replace(site.variants[slow], source_hash=site.variants[t.fastest].source_hash,
+                  config=site.variants[t.fastest].config, source=site.variants[t.fastest].source)
+    s.sites[0] = replace(site, variants=tuple(one if v.index == slow else v for v in site.variants))
+    assert s.timings()[where].kernels != first[where].kernels
