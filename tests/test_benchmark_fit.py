@@ -243,6 +243,21 @@ def test_a_compile_that_died_before_its_site_names_the_op_autotuned(seen_bmm, tm
     assert files.script.name == "q_k-hint4096.py" and "torch.bmm(" in files.script.read_text()
 
 
+def test_fitted_templates_of_a_compile_that_died_before_its_sites_are_one_note(seen_bmm):
+    """samples/generate.py's compile failed after kinspect fitted eight templates' tensors:
+    explain showed the same sentence eight times, one per template."""
+    from dataclasses import replace
+
+    from kinspect.inductor.capture import GraphRecord
+
+    rec = GraphRecord(0, "inference", None)
+    rec.misfits.extend(replace(s, fitted=True) for s in seen_bmm)
+    rec.misfits.extend(replace(s, inputs=("q2", "k2"), fitted=True) for s in seen_bmm)
+    rec.misfit_ops[("q", "k")] = rec.misfit_ops[("q2", "k2")] = "bmm"
+    (note,) = _findings([rec])
+    assert note.site is None and note.message.startswith("bmm: 6 benchmark tensors in 2 templates (one per layer)")
+
+
 def test_the_finding_is_derived_on_load_from_the_misfits_the_session_holds(seen_bmm, graph, tmp_path):
     """A saved session keeps each graph's misfits (expressions as text) and derives the
     finding from them when opened: a stale stored one is replaced, and a file whose

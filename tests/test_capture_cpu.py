@@ -98,3 +98,12 @@ def test_a_template_known_by_its_fx_origins_is_named_by_its_own_gemm(op):
 
     fx = [SimpleNamespace(target=getattr(torch.ops.aten, name).default) for name in (op, "add", "relu")]
     assert _op_of(SimpleNamespace(origin_node=None, origins=fx)) == op
+
+
+def test_a_graph_whose_compile_raised_says_so_not_that_its_templates_are_static():
+    """samples/generate.py's compile died autotuning: the no-site line blamed static templates."""
+    from kinspect.inductor.capture import GraphRecord
+
+    g = GraphRecord(0, "inference", None, dynamic_inputs=True, templates=8)
+    g.finalized.add("buf25")
+    assert no_site_reason(g, [64, 256, 4096]).startswith("Inductor raised before it wrote this graph's code")

@@ -184,6 +184,8 @@ def no_site_reason(g: GraphRecord, hints: Sequence[int]) -> str:
         return "no dynamic dim reaches this graph, so every size is static and one kernel suffices"
     if g.templates == 0:
         return "no GEMM Inductor could render as a Triton template (no mm/addmm/bmm here)"
+    if g.wrapper_path is None:
+        return "Inductor raised before it wrote this graph's code (its error is above), so no kernel was chosen"
     if not g.finalized:
         return "an extern kernel (e.g. cuBLAS) beat every Triton template in autotuning"
     return "the Triton templates chosen here have no dynamic size (Inductor needs one for a size-hint key)"

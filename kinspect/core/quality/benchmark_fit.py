@@ -173,8 +173,9 @@ def benchmark_tensors(session: Session) -> list[Finding]:
         for seen in g.misfits:
             where = (seen.site, seen.op) if seen.site is not None else (None, seen.inputs)
             ops[where] = seen.op
-            if seen.fitted:
-                fitted[where].append(seen)
+            if seen.fitted:  # one finding per op where no site was made: it counts the templates
+                fitted[(seen.site, seen.op)].append(seen)
+                ops[(seen.site, seen.op)] = seen.op
             else:
                 tensor = part(seen.op, seen.index, seen.inputs, inductor_name=False)
                 left[(where, seen.misfit.hint, tensor, seen.misfit.path)].append(seen)
