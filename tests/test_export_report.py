@@ -60,7 +60,7 @@ def test_tensors_go_by_the_users_names_and_inductors_are_a_flag_away(sessions, r
 
 def test_findings_read_as_the_symbolic_view_does(reports):
     findings = section(reports["gpt2"], "Findings")
-    assert "out dim 0 is B\\*S = 4096 but Inductor keys (and tunes) it as 64" in findings
+    assert "out dim 0 is B\\*S (4096 at hint 64, 65536 at hint 256" in findings
     assert not re.search(r"\bs(33|50)\b|\bbuf\d+ dim\b", findings)
 
 
