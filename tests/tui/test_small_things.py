@@ -57,3 +57,19 @@ async def test_the_palette_key_sits_with_the_others_and_the_entry_hint_follows_f
         assert "→ completes a symbol name · enter: back to the table" in screen_text(app)
         await pilot.press("enter")
         assert "completes" not in screen_text(app) and "/ or a size's name edits the shape" in screen_text(app)
+
+
+async def test_the_findings_tab_groups_them_by_kind_and_enter_opens_a_group_then_goes_to_a_site():
+    path = Path(__file__).resolve().parents[2] / "samples" / "gpt2.session.json"
+    app = InspectorApp(RecordedSource(load(path), "samples/gpt2.session.json"))
+    async with app.run_test(size=(140, 30)) as pilot:
+        await pilot.press("5")
+        text = screen_text(app)
+        assert "warning ▸ slow-pick at 4 sites  enter: show them" in text
+        assert "are the same kernel" not in text  # more findings than a screen: every kind starts closed
+        await pilot.press("down", "enter")
+        text = screen_text(app)
+        assert "▾ identical-variants at 2 sites" in text and "multi_kernel_3 v0,v1: variants v0, v1" in text
+        await pilot.press("down", "down", "enter")
+        await wait_until(pilot, lambda: app.query_one("#tabs").active == "variants")
+        assert app.site.name == "multi_kernel_3"

@@ -1,4 +1,4 @@
-"""The session's findings, one sentence each; choosing one goes to its site."""
+"""The session's findings grouped by kind, one sentence each; choosing one goes to its site."""
 
 from __future__ import annotations
 
@@ -8,11 +8,17 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from kinspect.core.quality.finding_groups import FindingGroup, group_findings
 from kinspect.core.session.model import Finding
 from kinspect.tui.text import literal
 
 
 class FindingsList(OptionList):
+    """Findings by kind, worst first (`group_findings`, as explain and the report show
+    them): a kind found once is its one line; a kind found more often is a heading that
+    enter opens and closes. Headings start open unless the session has more findings
+    than fit a screen, so a 53-finding Llama reads as a handful of lines."""
+
     BINDINGS = [
         Binding("j", "cursor_down", "Next finding", show=False, id="kinspect.findings.down",
                 tooltip="Move to the next finding"),
@@ -26,29 +32,66 @@ class FindingsList(OptionList):
             self.site = site
 
     def __init__(self, findings: list[Finding], id: str | None = None) -> None:
-        super().__init__(*_options(findings), id=id)
-        self._findings = findings
+        self._take(findings)
+        super().__init__(*self._entries(), id=id)
 
     def set_findings(self, findings: list[Finding]) -> None:
+        self._take(findings)
+        self._rebuild()
+
+    def _take(self, findings: list[Finding]) -> None:
         self._findings = findings
+        self._groups = group_findings(findings)
+        self._open = {g.kind for g in self._groups} if len(findings) <= OPEN_UP_TO else set()
+
+    def _rebuild(self) -> None:
+        highlighted = self.highlighted
         self.clear_options()
-        self.add_options(_options(findings))
+        self.add_options(self._entries())
+        if highlighted is not None and self.option_count:
+            self.highlighted = min(highlighted, self.option_count - 1)
+
+    def _entries(self) -> list[Option]:
+        if not self._findings:
+            return [Option(Text("No findings in this session.", style="dim"), disabled=True)]
+        index = {id(f): i for i, f in enumerate(self._findings)}
+        out = []
+        for g in self._groups:
+            if len(g.members) == 1:
+                out.append(Option(finding_prompt(g.members[0]), id=f"f{index[id(g.members[0])]}"))
+                continue
+            is_open = g.kind in self._open
+            out.append(Option(group_prompt(g, is_open), id=f"g{g.kind}"))
+            if is_open:
+                out += [Option(Text("  ").append_text(finding_prompt(f)), id=f"f{index[id(f)]}") for f in g.members]
+        return out
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
-        if event.option_id is not None:
-            site = self._findings[int(event.option_id)].site
+        chosen = event.option_id or ""
+        if chosen.startswith("g"):
+            self._open ^= {chosen[1:]}
+            self._rebuild()
+        elif chosen.startswith("f"):
+            site = self._findings[int(chosen[1:])].site
             if site is not None:
                 self.post_message(self.SiteRequested(site))
 
 
-def _options(findings: list[Finding]) -> list[Option]:
-    if findings:
-        return [Option(finding_prompt(f), id=str(i)) for i, f in enumerate(findings)]
-    return [Option(Text("No findings in this session.", style="dim"), disabled=True)]
+OPEN_UP_TO = 12
+"""Findings a session may have for its headings to start open."""
 
 
 SEVERITY_STYLE = {"info": "cyan", "warning": "yellow", "error": "bold red"}
+
+
+def group_prompt(g: FindingGroup, is_open: bool) -> Text:
+    out = Text()
+    out.append(f"{g.severity:<7} ", style=SEVERITY_STYLE.get(g.severity, ""))
+    out.append(("▾ " if is_open else "▸ ") + literal(g.title), style="bold")
+    if not is_open:
+        out.append("  enter: show them", style="dim")
+    return out
 
 
 def finding_prompt(f: Finding) -> Text:
