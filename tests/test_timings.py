@@ -120,3 +120,19 @@ def test_failures_are_shown_but_never_fastest():
     ])
     assert t.method == "cuda_events" and t.fastest == 1
     assert t.measured[0].error == "CUDA out of memory" and t.median(0) is None and t.regret(0) is None
+
+
+def test_a_key_timed_once_reads_as_the_one_rule_reads_it():
+    """timings_by_key takes a sweep's usual key (one variant, one measurement) on a short
+    path: it gives what the rule gives, for a time, a failure, and a site whose variants
+    share a kernel (where the short path is not taken)."""
+    from kinspect.core.session.timings import key_timings, timings_by_key
+
+    other = ((9, 64),)
+    ms = [timing(12.0, 11.0, 13.0, 1, "cupti"), Measurement("multi_kernel_0", other, 2, "cuda_events", None, None, None, 0)]
+    for kernels in ({}, {"multi_kernel_0": (0, 1, 1)}):
+        got = timings_by_key(ms, kernels)
+        ks = kernels.get("multi_kernel_0", ())
+        assert got[("multi_kernel_0", KEY)] == key_timings(ms[:1], None, ks)
+        assert got[("multi_kernel_0", other)] == key_timings(ms[1:], None, ks)
+    assert got[("multi_kernel_0", KEY)].fastest == 1 and got[("multi_kernel_0", other)].fastest is None

@@ -170,7 +170,16 @@ def timings_by_key(measurements: Iterable[Measurement], kernels: Mapping[str, Se
             group.append(m)
     per_site = {name: (tuple(ks), _shares_kernels(ks)) for name, ks in (kernels or {}).items()}
     none = ((), False)
-    return {where: _key_timings(ms, None, *per_site.get(where[0], none)) for where, ms in groups.items()}
+    out = {}
+    for where, ms in groups.items():
+        ks, shared = per_site.get(where[0], none)
+        if len(ms) == 1 and not shared:  # a sweep's usual key: one variant timed once, nothing to choose
+            (m,) = ms
+            timed = m.median_us is not None
+            out[where] = KeyTimings(m.method if timed else None, {m.variant: m}, m.variant if timed else None, ks)
+        else:
+            out[where] = _key_timings(ms, None, ks, shared)
+    return out
 
 
 def first_of_kernel(identities: Sequence[object]) -> tuple[int, ...]:
