@@ -124,8 +124,8 @@ def test_failures_are_shown_but_never_fastest():
 
 def test_a_key_timed_once_reads_as_the_one_rule_reads_it():
     """timings_by_key takes a sweep's usual key (one variant, one measurement) on a short
-    path: it gives what the rule gives, for a time, a failure, and a site whose variants
-    share a kernel (where the short path is not taken)."""
+    path: it gives what the rule gives, for a time and a failure, on a site whose variants
+    are kernels of their own and on one where v1 and v2 are one kernel."""
     from kinspect.core.session.timings import key_timings, timings_by_key
 
     other = ((9, 64),)
@@ -135,4 +135,5 @@ def test_a_key_timed_once_reads_as_the_one_rule_reads_it():
         ks = kernels.get("multi_kernel_0", ())
         assert got[("multi_kernel_0", KEY)] == key_timings(ms[:1], None, ks)
         assert got[("multi_kernel_0", other)] == key_timings(ms[1:], None, ks)
-    assert got[("multi_kernel_0", KEY)].fastest == 1 and got[("multi_kernel_0", other)].fastest is None
+        assert got[("multi_kernel_0", other)].fastest is None
+    assert got[("multi_kernel_0", KEY)].fastest == 1 and list(got[("multi_kernel_0", KEY)].measured) == [1, 2]

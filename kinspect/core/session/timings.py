@@ -169,17 +169,27 @@ def timings_by_key(measurements: Iterable[Measurement], kernels: Mapping[str, Se
         else:
             group.append(m)
     per_site = {name: (tuple(ks), _shares_kernels(ks)) for name, ks in (kernels or {}).items()}
+    copies = {name: _copies(ks) for name, (ks, shared) in per_site.items() if shared}
     none = ((), False)
     out = {}
     for where, ms in groups.items():
         ks, shared = per_site.get(where[0], none)
-        if len(ms) == 1 and not shared:  # a sweep's usual key: one variant timed once, nothing to choose
+        if len(ms) == 1:  # a sweep's usual key: one variant timed once, nothing to choose
             (m,) = ms
             timed = m.median_us is not None
-            out[where] = KeyTimings(m.method if timed else None, {m.variant: m}, m.variant if timed else None, ks)
+            same = copies[where[0]][ks[m.variant]] if shared and timed and 0 <= m.variant < len(ks) else (m.variant,)
+            out[where] = KeyTimings(m.method if timed else None, dict.fromkeys(same, m), same[0] if timed else None, ks)
         else:
             out[where] = _key_timings(ms, None, ks, shared)
     return out
+
+
+def _copies(kernels: Sequence[int]) -> dict[int, tuple[int, ...]]:
+    """Per kernel, its variants in order: a measurement of one is every copy's (`_one_per_kernel`)."""
+    out: dict[int, list[int]] = {}
+    for v, k in enumerate(kernels):
+        out.setdefault(k, []).append(v)
+    return {k: tuple(vs) for k, vs in out.items()}
 
 
 def first_of_kernel(identities: Sequence[object]) -> tuple[int, ...]:
