@@ -27,7 +27,7 @@ from kinspect.core.errors import KinspectError
 from kinspect.core.numbers import ratio
 from kinspect.core.session.model import Session, Site
 from kinspect.core.dispatch.shapes import Key, SymbolShape, sizes_or_key, sizes_text
-from kinspect.core.session.timings import KeyTimings, geomean
+from kinspect.core.session.timings import KeyTimings, geomean, per_site
 
 
 @dataclass(frozen=True)
@@ -283,9 +283,7 @@ def model_quality(session: Session, heuristic: str = "inductor",
                   timings: Mapping[tuple[str, Key], KeyTimings] | None = None) -> ModelQuality:
     timings = timings if timings is not None else session.timings()
     namer = SizeNamer(session)
-    by_site: dict[str, dict[tuple[str, Key], KeyTimings]] = {}
-    for where, t in timings.items():  # once, not once per site: a sweep has 300,000 keys
-        by_site.setdefault(where[0], {})[where] = t
+    by_site = per_site(timings)
     return ModelQuality(tuple(site_quality(session, s, by_site.get(s.name, {}), heuristic, namer)
                               for s in session.sites))
 

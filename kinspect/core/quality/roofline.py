@@ -15,7 +15,7 @@ from kinspect.core import numbers
 from kinspect.core.numbers import share_range, tflops, us_text
 from kinspect.core.session.model import Finding, Session, Site
 from kinspect.core.dispatch.shapes import Key
-from kinspect.core.session.timings import KeyTimings
+from kinspect.core.session.timings import KeyTimings, per_site
 from kinspect.core.quality.rules import session_rule
 
 FAR_BELOW = 0.10
@@ -64,12 +64,12 @@ def far_below_peak(session: Session, timings: Mapping[tuple[str, Key], KeyTiming
     peak = session.environment.peaks.get("tflops_bf16")
     if not peak:
         return []
-    timings = timings if timings is not None else session.timings()
+    by_site = per_site(timings if timings is not None else session.timings())
     out = []
     for site in session.sites:
         rows = []
-        for (name, key), t in timings.items():
-            if name != site.name or t.fastest is None:
+        for (_, key), t in by_site.get(site.name, {}).items():
+            if t.fastest is None:
                 continue
             shares = [m.tflops / peak for m in t.measured.values() if m.tflops is not None and m.method == t.method]
             if shares:

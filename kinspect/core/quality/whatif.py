@@ -25,7 +25,7 @@ from kinspect.core.dispatch.batch import keys_to_array, score_array
 from kinspect.core.dispatch.heuristics import HEURISTICS, NO_KEY_DISTANCE
 from kinspect.core.session.model import Session
 from kinspect.core.dispatch.shapes import Key
-from kinspect.core.session.timings import KeyTimings
+from kinspect.core.session.timings import KeyTimings, per_site
 
 MAX_EXHAUSTIVE = 10
 """Up to this many hints every subset is tried; beyond, subsets of at most 4 hints."""
@@ -84,10 +84,11 @@ def distance_matrix(keys: Sequence[Key], hint_keys: Sequence[Key | None], heuris
 def _tables(session: Session, timings: Mapping[tuple[str, Key], KeyTimings],
             calls: Mapping[str, Mapping[Key, int]]) -> list[_SiteTable]:
     out = []
+    by_site = per_site(timings)
     for site in session.sites:
         rows = []
-        for (name, key), t in timings.items():
-            if name != site.name or t.fastest is None:
+        for (_, key), t in by_site.get(site.name, {}).items():
+            if t.fastest is None:
                 continue
             times = [t.median(v.index) for v in site.variants]
             if all(x is not None and x > 0 for x in times):
