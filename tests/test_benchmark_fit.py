@@ -384,3 +384,43 @@ def test_a_sticky_cuda_fault_in_the_autotune_child_restarts_it_while_a_fit_is_on
         assert child.get(120) == 7  # the fresh child runs the next benchmark
     finally:
         child.shutdown()
+
+
+def test_a_child_class_without_restart_as_in_torch_2_11_still_gets_a_fresh_child_after_a_fault():
+    """torch 2.11's TuningProcess has no `restart`; the fault must still cost only its config."""
+    import functools
+    import inspect
+
+    ap = pytest.importorskip("torch._inductor.autotune_process")
+    from kinspect.inductor import benchmark_fit
+
+    members = {k: inspect.unwrap(v) if inspect.isfunction(v) else v
+               for k, v in vars(ap.TuningProcess).items() if k != "restart"}
+    old = type("TuningProcess211", (), members)
+    assert benchmark_fit.restart_child_after_faults(old)
+    assert not hasattr(old, "restart")
+    fault = functools.partial(exec, "raise RuntimeError('CUDA error: an illegal memory access was encountered')")
+    child = old(device=None)
+    try:
+        first = child.process.pid
+        with benchmark_fit.watching(lambda seen: None, fit=True):
+            child.put(fault)
+            with pytest.raises(RuntimeError, match="illegal memory access"):
+                child.get(120)
+        assert child.process.pid != first and child.alive()
+        child.put(functools.partial(int, "7"))
+        assert child.get(120) == 7
+    finally:
+        child.shutdown()
+
+
+def test_a_child_class_missing_what_a_restart_needs_is_left_alone():
+    pytest.importorskip("torch._inductor.autotune_process")
+    from kinspect.inductor import benchmark_fit
+
+    class Bare:
+        def get(self):
+            return 1
+
+    assert not benchmark_fit.restart_child_after_faults(Bare)
+    assert Bare.get.__name__ == "get" and Bare().get() == 1

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import inspect
 import threading
 from collections.abc import Callable, Iterator
@@ -303,6 +304,7 @@ def sticky(message: str) -> bool:
 
 
 def _get(orig: Any) -> Any:
+    @functools.wraps(orig)
     def wrapped(process: Any, *a: Any, **k: Any) -> Any:
         process.kinspect_restarted = False
         try:
@@ -319,6 +321,7 @@ def _get(orig: Any) -> Any:
 
 
 def _restart(orig: Any) -> Any:
+    @functools.wraps(orig)
     def wrapped(process: Any, *a: Any, **k: Any) -> Any:
         if getattr(process, "kinspect_restarted", False):  # this fault's child is already fresh
             process.kinspect_restarted = False
@@ -346,7 +349,19 @@ def _install() -> None:
         from torch._inductor import autotune_process as ap
 
         tp = getattr(ap, "TuningProcess", None)
-        if tp is not None and all(hasattr(tp, n) for n in ("get", "alive", "kill", "start", "restart")):
-            tp.get = _get(tp.get)
-            tp.restart = _restart(tp.restart)
+        if tp is not None:
+            restart_child_after_faults(tp)
         _installed = True
+
+
+def restart_child_after_faults(tp: type) -> bool:
+    """Wrap a `TuningProcess` class so that a sticky fault costs only its config; False
+    where the class lacks what that needs. torch 2.11's class has no `restart` (it never
+    restarts its child); a class that has one gets it wrapped too, so that a restart it
+    asks for after the same fault is not made twice."""
+    if not all(hasattr(tp, n) for n in ("get", "alive", "kill", "start")):
+        return False
+    tp.get = _get(tp.get)
+    if hasattr(tp, "restart"):
+        tp.restart = _restart(tp.restart)
+    return True
