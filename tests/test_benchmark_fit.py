@@ -44,6 +44,29 @@ def test_a_constant_stride_fits_and_the_subprocess_example_size_does_not():
     assert "timed at another size than the hint's" in rule.message(small, "addmm", "x", {})
 
 
+GPT2_X = rule.Layout(("s27*s52", "768"), ("768", "1"))
+"""GPT-2's c_attn input: the (B, S, 768) activations as (B*S, 768) rows, B and S dynamic."""
+
+
+def test_rows_that_are_a_product_of_symbols_reach_whole_tile_groups_past_the_grid():
+    # samples/generate.py on the H200: at hint 64 the kernel got ks0=ks1=64 (M=4,096 inside it)
+    # and a grid and tensors of 64 rows; its GROUP_M reordering put tiles on rows past 64 and faulted.
+    built = rule.Concrete((64, 768), (768, 1), 0, 64 * 768)
+    m = rule.check("buf3", GPT2_X, 64, (64, 768), built, built)
+    assert m is not None and m.short
+    assert m.needed == rule.Concrete((2048, 768), (768, 1), 0, 2048 * 768)
+    assert "size[0] S*B: built 64, the kernel covers 2,048 at hint 64" in rule.message(
+        m, "addmm", "x", {"s27": "S", "s52": "B"})
+    # Storage for whole tile groups fits; so do 4096 rows at hint 4096, whole groups already.
+    roomy = rule.Concrete((64, 768), (768, 1), 0, 2048 * 768)
+    assert rule.check("buf3", GPT2_X, 64, (64, 768), roomy, built) is None
+    full = rule.Concrete((4096, 768), (768, 1), 0, 4096 * 768)
+    assert rule.check("buf3", GPT2_X, 4096, (4096, 768), full, full) is None
+    # One symbol: the kernel's rows are the grid's, nothing is padded.
+    single = rule.Layout(("s0", "768"), ("768", "1"))
+    assert rule.check("x", single, 64, (64, 768), built, built) is None
+
+
 @pytest.mark.parametrize("patched", [True, False])
 def test_the_patch_is_named_wherever_a_session_shows(patched, tmp_path, capsys):
     """The banner, the Markdown report and explain of a session made with the fit say so."""
@@ -386,8 +409,8 @@ def test_a_sticky_cuda_fault_in_the_autotune_child_restarts_it_while_a_fit_is_on
         child.shutdown()
 
 
-def test_a_child_class_without_restart_as_in_torch_2_11_still_gets_a_fresh_child_after_a_fault():
-    """torch 2.11's TuningProcess has no `restart`; the fault must still cost only its config."""
+def test_a_child_class_without_restart_still_gets_a_fresh_child_after_a_fault():
+    """Older releases' TuningProcess has no `restart`; the fault must still cost only its config."""
     import functools
     import inspect
 
@@ -396,7 +419,7 @@ def test_a_child_class_without_restart_as_in_torch_2_11_still_gets_a_fresh_child
 
     members = {k: inspect.unwrap(v) if inspect.isfunction(v) else v
                for k, v in vars(ap.TuningProcess).items() if k != "restart"}
-    old = type("TuningProcess211", (), members)
+    old = type("OlderTuningProcess", (), members)
     assert benchmark_fit.restart_child_after_faults(old)
     assert not hasattr(old, "restart")
     fault = functools.partial(exec, "raise RuntimeError('CUDA error: an illegal memory access was encountered')")

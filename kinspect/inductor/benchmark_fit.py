@@ -356,9 +356,9 @@ def _install() -> None:
 
 def restart_child_after_faults(tp: type) -> bool:
     """Wrap a `TuningProcess` class so that a sticky fault costs only its config; False
-    where the class lacks what that needs. torch 2.11's class has no `restart` (it never
-    restarts its child); a class that has one gets it wrapped too, so that a restart it
-    asks for after the same fault is not made twice."""
+    where the class lacks what that needs. Older releases' class has no `restart` (they
+    never restart the child); a class that has one gets it wrapped too, so that a restart
+    it asks for after the same fault is not made twice."""
     if not all(hasattr(tp, n) for n in ("get", "alive", "kill", "start")):
         return False
     tp.get = _get(tp.get)

@@ -34,6 +34,7 @@ def generated(tmp_path_factory):
                            "-o", str(out), str(SAMPLES / "generate.py"), "--tokens", "3"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     print(done.stderr[-3000:])
+    (out.parent / "generate.stderr.txt").write_text(done.stderr)  # the whole of it, for a failure's cause
     assert done.returncode == 0, done.stderr[-3000:]
     return done, load(out)
 

@@ -58,12 +58,34 @@ def required_storage(size: Sequence[int], stride: Sequence[int], offset: int = 0
     return 1 + offset + sum((s - 1) * st for s, st in zip(size, stride))
 
 
+SWIZZLE_ROWS = 2048
+"""Rows a GEMM template's tiles can reach past an extent that is a product of symbols.
+
+At a hint Inductor gives the kernel the hint for each symbol as its size arguments, so
+inside the kernel `M = ks0*ks1` is hint² (4,096 at B=S=64), while the launch grid, the key
+and the benchmark tensors take the hint for the whole product (M = 64). The templates
+reorder program ids in groups of GROUP_M=8 row tiles computed from the kernel's own M, so
+a tile can land up to 8 × BLOCK_M (BLOCK_M at most 256) rows into the group, past the
+grid's rows: samples/generate.py's GEMMs faulted so on the H200 at hints 64 and 256."""
+
+
+def _reached(expr: str, extent: int, hint: int) -> int:
+    """The rows the kernel can touch along a size: the grid's extent, or, where the
+    kernel's own value of the size (the hint for each symbol) is larger, the extent
+    rounded up to whole tile groups, never past the kernel's value."""
+    inside = _value_at(str(expr), hint)
+    if inside <= extent:
+        return extent
+    return min(inside, -(-extent // SWIZZLE_ROWS) * SWIZZLE_ROWS)
+
+
 def reach(layout: Layout, hint: int, extent: Sequence[int]) -> Concrete:
     """What the kernel reads at this hint: `extent` rows and columns (the sizes its launch
-    grid and size arguments cover there, which Inductor computes), each stride and the
-    offset with the hint substituted for every symbol, and the storage that spans."""
+    grid covers there, which Inductor computes; along a size that is a product of symbols,
+    as far as its tiles reach: `SWIZZLE_ROWS`), each stride and the offset with the hint
+    substituted for every symbol, and the storage that spans."""
     stride, offset = at_hint(layout.stride, hint), _value_at(layout.offset, hint)
-    size = tuple(int(s) for s in extent)
+    size = tuple(_reached(e, int(s), hint) for e, s in zip(layout.size, extent))
     return Concrete(size, stride, offset, required_storage(size, stride, offset))
 
 
@@ -74,7 +96,8 @@ def check(tensor: str, layout: Layout, hint: int, extent: Sequence[int], given: 
     sizes, strides and offset as Inductor evaluated them) at other sizes than the hint's
     (the subprocess path); else None."""
     needed = reach(layout, hint, extent)
-    if needed.storage <= given.storage and tuple(inductor.size) == needed.size:
+    grid = tuple(int(s) for s in extent)
+    if needed.storage <= given.storage and tuple(inductor.size) == grid:
         return None
     replaced = []
     for where, exprs, got, want in (("size", layout.size, inductor.size, needed.size),
