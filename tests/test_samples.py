@@ -46,19 +46,7 @@ PROGRAM_SAMPLES = {"generate.py": "tokens generated per sequence"}
 run): what each prints on every line of its own output."""
 
 
-NOT_YET_RECORDED = {
-    "generate.py": "on the H200 stock Inductor died of an illegal memory access autotuning its GEMMs at a hint; "
-                   "with --fit-benchmark-tensors one config faulted in the autotune child, whose CUDA context then "
-                   "failed every later config (NoValidChoicesError); kinspect now restarts that child, and the "
-                   "recording with that restart has not yet run to its end on the H200",
-}
-"""Samples whose recording failed on the GPU, and why. Strict: once a recording is
-committed, the mark fails until it is taken off."""
-
-
-@pytest.mark.parametrize("script", [
-    pytest.param(p, marks=pytest.mark.xfail(reason=NOT_YET_RECORDED[p.name], strict=True))
-    if p.name in NOT_YET_RECORDED else p for p in SCRIPTS], ids=lambda p: p.name)
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
 def test_each_sample_has_a_recorded_session(script):
     found = recordings(script)
     if script.name in RANKS_SAMPLES:
