@@ -40,4 +40,4 @@ def test_the_report_groups_findings_and_is_titled_after_the_model(gpt2):
     assert text.startswith("# kinspect report: gpt2\n")
     findings = text.split("## Findings")[1].split("## ")[0]
     assert "- **key-not-true-size at 4 sites** (info)" in findings
-    assert "  - `multi_kernel_0`: Inductor keys (and tunes) each hint's variant with the hint itself" in findings
+    assert "  - `multi_kernel_0`: Inductor keys each hint's variant with the hint itself" in findings

@@ -182,7 +182,7 @@ def test_the_mlp_sample_reports_only_the_variants_whose_config_is_not_the_winner
 
 
 def test_a_dim_twice_a_symbol_is_keyed_as_the_hint_not_its_true_size():
-    """a @ b with N = 2*s1: at hint 64 the dim is 128, but Inductor keys (and tunes) 64."""
+    """a @ b with N = 2*s1: at hint 64 the dim is 128, but Inductor keys 64."""
     n2 = SizeExpr(("mul", 2, "s1"))
     tensors = (TensorSpec("a", "input", (B, SizeExpr(4096))), TensorSpec("b", "input", (SizeExpr(4096), n2)),
                TensorSpec("out", "output", (B, n2)))
@@ -192,7 +192,7 @@ def test_a_dim_twice_a_symbol_is_keyed_as_the_hint_not_its_true_size():
     assert {f.kind for f in found} == {"key-not-true-size"}
     (one,) = found  # one finding for the site: each dim once, with its size at every hint
     assert one.message == (
-        "Inductor keys (and tunes) each hint's variant with the hint itself as these sizes: "
+        "Inductor keys each hint's variant with the hint itself as these sizes: "
         "b dim 1 is 2*s1 (128 at hint 64, 512 at hint 256, 8192 at hint 4096), "
         "out dim 1 is 2*s1 (128 at hint 64, 512 at hint 256, 8192 at hint 4096)")
     assert one.variants == (0, 1, 2) and one.severity == "info" and one.site == "multi_kernel_0"

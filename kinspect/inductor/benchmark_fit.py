@@ -21,12 +21,10 @@ Inductor's own. Outside `watching`, every wrapper only calls Inductor.
 A config that still faults in the autotune subprocess must cost only itself: a CUDA fault
 is sticky, so the child's context then fails every later benchmark it runs, and one
 faulting config at one hint would fail every config of every later GEMM of the compile
-(`NoValidChoicesError`): on the H200 with torch 2.11, one config of samples/generate.py's
-second c_attn at hint 256 faulted and every config of the next GEMM failed so.
-torch 2.11 keeps its child whatever it raised (later releases restart it after the two
-faults they name). While a fit is on, a child whose benchmark died of a sticky fault is
-restarted before it runs the next one, and a restart Inductor asks for right after that
-one is not made twice.
+(`NoValidChoicesError`). While a fit is on, a child whose benchmark died of a sticky fault
+is restarted before it runs the next one, and a restart Inductor asks for right after that
+one is not made twice. (samples/generate.py's faults on the H200 came from its B*S rows:
+the kernel's tiles reach past the grid's rows there, which the rule now sizes for.)
 """
 
 from __future__ import annotations

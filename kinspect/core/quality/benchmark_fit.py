@@ -164,7 +164,7 @@ def fitted_message(op: str, hints: Sequence[int], tensors: int, templates: int, 
     layers = f" in {templates} templates (one per layer)" if templates > 1 else ""
     return (f"{op}: {tensors} benchmark tensors{layers} did not hold what the kernel reads at hints "
             f"{', '.join(map(str, sorted(set(hints))))} ({where} autotuning); kinspect gave each the storage its "
-            "kernel reads, so these variants were tuned at their hints' sizes (--fit-benchmark-tensors)")
+            "kernel reads, so no config read or wrote outside its tensors (--fit-benchmark-tensors)")
 
 
 def patched_note(config: Mapping[str, Any]) -> str | None:

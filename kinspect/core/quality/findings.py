@@ -153,7 +153,7 @@ def key_value_mismatches(site: Site, facts: Facts) -> list[Finding]:
     text = ", ".join(f"{name} dim {d} is {expr} ({', '.join(at)})" for (name, d), (expr, at) in dims.items())
     return [Finding(
         "key-not-true-size",
-        f"Inductor keys (and tunes) each hint's variant with the hint itself as these sizes: {text}",
+        f"Inductor keys each hint's variant with the hint itself as these sizes: {text}",
         "info", site=site.name, graph=site.graph, variants=tuple(sorted(variants)),
     )]
 
@@ -268,7 +268,8 @@ def refreshed(session: Session) -> list[Finding]:
 
 
 # Imported last, so that their rules (unstable-autotune, far-below-peak, then
-# hint-benchmark-tensor) are listed after this module's.
+# hint-benchmark-tensor and hint-size-in-kernel) are listed after this module's.
 from kinspect.core.quality import variance  # noqa: E402,F401
 from kinspect.core.quality import roofline  # noqa: E402,F401
 from kinspect.core.quality import benchmark_fit  # noqa: E402,F401
+from kinspect.core.quality import kernel_sizes  # noqa: E402,F401

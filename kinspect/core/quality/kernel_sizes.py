@@ -1,0 +1,96 @@
+"""What a hint's kernel computes where a GEMM's rows are a product of symbols (B*S).
+
+To autotune at a hint Inductor passes the hint for every size argument, so inside the
+kernel `M = ks0*ks1` is hint² (16,777,216 at hint 4096), while the launch grid, the key and
+the benchmark tensors take the hint for the whole product (4,096 rows). Two things follow,
+both seen on the H200 with samples/generate.py (GPT-2, B and S dynamic):
+
+- the templates' early exit `if M * N == 0` multiplies in int32, and 4096² × 2304 is
+  9 × 2³², so it reads 0 and every config returns at once: the c_attn configs at hint 4096
+  were timed at about 3 µs, an empty launch, where the GEMM takes over 100 µs (cuBLAS at
+  the same size), and the pick at that hint is noise;
+- at smaller hints the reordering of program ids in groups of GROUP_M row tiles, computed
+  from the kernel's M, puts tiles on rows past the grid's: configs were timed on another
+  tiling, and on tensors too small for it they fault (stock Inductor died of a CUDA error at
+  hint 64 on that GEMM alone).
+
+The rule reads the sizes from each variant's own kernel source, so it speaks only where
+the kernel really computes them so.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from kinspect.core.numbers import us_text
+from kinspect.core.quality.benchmark_fit import SWIZZLE_ROWS
+from kinspect.core.quality.rules import Facts, site_rule
+from kinspect.core.session.model import Finding, Site, Variant
+
+KIND = "hint-size-in-kernel"
+
+_SIZE = re.compile(r"^[ \t]*(M|N) = ([A-Za-z0-9_*+ ()]+?)[ \t]*$", re.M)
+_ARG = re.compile(r"\bks\d+\b")
+_EARLY_EXIT = "if M * N == 0"
+
+
+@functools.lru_cache(maxsize=1024)
+def _value(expr: str, hint: int) -> int | None:
+    """The expression with the hint for every size argument; None where it is not plain arithmetic."""
+    from sympy import sympify
+
+    try:
+        return int(sympify(_ARG.sub(str(hint), expr)))
+    except Exception:  # an expression sympy cannot read: no claim about it
+        return None
+
+
+def _int32(v: int) -> int:
+    """`v` as the kernel's int32 arithmetic holds it."""
+    return (v + 2**31) % 2**32 - 2**31
+
+
+def _sizes(v: Variant) -> tuple[str, str] | None:
+    found = dict(_SIZE.findall(v.source))
+    return (found["M"], found["N"]) if "M" in found and "N" in found else None
+
+
+def _tuned_us(v: Variant) -> float | None:
+    return next((r.time_us for r in v.autotune if r.name == v.winner and r.time_us), None)
+
+
+@site_rule(KIND)
+def sizes_inside_kernels(site: Site, facts: Facts) -> list[Finding]:
+    """One finding per site: the hints whose kernel returned at once, and those whose tiles
+    can reach past the grid's rows (a hint that is not whole tile groups of rows)."""
+    empty, past = [], []
+    for v in site.variants:
+        sizes = _sizes(v) if v.hint is not None else None
+        if sizes is None or not _ARG.search(sizes[0]):
+            continue
+        m, n = _value(sizes[0], v.hint), _value(sizes[1], v.hint)
+        if m is None or n is None or m <= v.hint:
+            continue
+        if _EARLY_EXIT in v.source and _int32(m * n) == 0:
+            tuned = _tuned_us(v)
+            empty.append(f"at hint {v.hint} M * N = {m:,} × {n:,} wraps to 0 in int32 and `{_EARLY_EXIT}` returns at "
+                         f"once, so v{v.index} was picked on an empty launch"
+                         + (f" (autotuned at {us_text(tuned)})" if tuned else ""))
+        elif v.hint % SWIZZLE_ROWS:
+            past.append((v.hint, m))
+    if not empty and not past:
+        return []
+    parts = list(empty)
+    if past:
+        s = "s" if len(past) > 1 else ""
+        parts.append(f"at hint{s} {', '.join(str(h) for h, _ in past)} (M = {', '.join(f'{m:,}' for _, m in past)} "
+                     "inside the kernel) tiles can land on rows past the grid's: timed on another tiling, and outside "
+                     "tensors sized for the grid (a CUDA fault on stock Inductor; --fit-benchmark-tensors gives them "
+                     "the storage)")
+    first = next(v for v in site.variants if v.hint is not None)
+    m_expr = (_sizes(first) or ("M", ""))[0]
+    text = (f"Inductor gives this GEMM's kernel the hint for each size symbol (M = {m_expr}) but sizes its grid, key "
+            "and benchmark tensors by the hint itself: " + "; ".join(parts) + " (an Inductor bug)")
+    return [Finding(KIND, text, "error" if empty else "warning", site=site.name, graph=site.graph,
+                    variants=tuple(v.index for v in site.variants if v.hint is not None))]
