@@ -24,7 +24,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.driver import Driver
-from textual.reactive import reactive
+from textual.reactive import reactive, var
 from textual.widgets import Footer, Input, TabbedContent
 
 from kinspect.core.dispatch.heuristics import HEURISTICS
@@ -112,9 +112,11 @@ class InspectorApp(LiveWork, App[None]):
     """A measurement is running; `m` is disabled and escape cancels."""
     preparing: reactive[bool] = reactive(False, bindings=True, init=False)
     """A live source is compiling; sites appear when it is done."""
-    state: reactive[InspectorState] = reactive(InspectorState, init=False, always_update=True)
-    view: reactive[View | None] = reactive(None, init=False, always_update=True)
-    """What every pane draws: the state, decided (set by `watch_state` alone)."""
+    state: var[InspectorState] = var(InspectorState, init=False, always_update=True)
+    view: var[View | None] = var(None, init=False, always_update=True)
+    """What every pane draws: the state, decided (set by `watch_state` alone). Both are
+    `var`s: the panes redraw what changed, and a repaint of the whole screen at every key
+    took most of a keystroke's time."""
 
     def __init__(self, source: SessionSource, driver_class: type[Driver] | None = None) -> None:
         super().__init__(driver_class=driver_class)
@@ -180,9 +182,15 @@ class InspectorApp(LiveWork, App[None]):
         self.query_one("#variants-table").focus()
 
     def _initial_shape(self) -> str:
+        """The model's example sizes, else its workload's first, else (a program recorded
+        with `kinspect run`, which has neither) the sizes of its first dispatch."""
         values = {s.label: s.example for s in self.session.symbols if s.example is not None}
         if not values and self.session.model.workload:
             values = dict(self.session.model.workload[0])
+        if not values and self.session.events:
+            first = self.session.events[0]
+            seen = self.session.site(first.site).symbol_values(first.key)
+            values = {s.label: seen[s.name] for s in self.session.symbols if s.name in seen}
         return sizes_text(values)
 
     def _symbol_names(self) -> list[list[str]]:

@@ -276,3 +276,19 @@ async def test_the_condition_example_and_errors_fit_the_session():
         await pilot.press("w", *"foo > 1")
         text = screen_text(app)
         assert "unknown field 'foo'" in text and "t3d1" in text  # the whole list of fields
+
+
+async def test_a_program_recorded_without_example_sizes_opens_on_its_first_dispatch():
+    """`kinspect run` records a program, which has no example sizes nor a workload: the
+    entry starts on the sizes of the first call the program made, and the table decides it."""
+    from dataclasses import replace
+
+    s = load(SAMPLES / "linear.session.json")
+    s = replace(s, symbols=[replace(sym, example=None) for sym in s.symbols], model=replace(s.model, workload=()))
+    first = s.events[0]
+    b = s.site(first.site).symbol_values(first.key)[s.symbols[0].name]
+    app = InspectorApp(RecordedSource(s, "run.session.json"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        assert app.query_one(ShapeInput).value == f"B={b}"
+        assert "is nearest at distance" in screen_text(app)

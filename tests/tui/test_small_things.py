@@ -65,9 +65,10 @@ async def test_the_findings_tab_groups_them_by_kind_and_enter_opens_a_group_then
     async with app.run_test(size=(140, 30)) as pilot:
         await pilot.press("5")
         text = screen_text(app)
+        assert "error   ▸ hint-size-in-kernel at 4 sites  enter: show them" in text  # worst first
         assert "warning ▸ slow-pick at 4 sites  enter: show them" in text
         assert "are the same kernel" not in text  # more findings than a screen: every kind starts closed
-        await pilot.press("down", "enter")
+        await pilot.press("down", "down", "enter")
         text = screen_text(app)
         assert "▾ identical-variants at 2 sites" in text and "multi_kernel_3 v0,v1: variants v0, v1" in text
         await pilot.press("down", "down", "enter")

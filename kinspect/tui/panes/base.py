@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from textual.binding import Binding
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.css.query import NoMatches
 from textual.widgets import TabbedContent, TabPane
 
@@ -38,7 +38,7 @@ class InspectorPane(TabPane):
     KEYED: ClassVar[tuple[tuple[str, type], ...]] = ()
     """The widgets in this tab whose keys the help lists, by where they act."""
 
-    view: reactive[View | None] = reactive(None, init=False, always_update=True)
+    view: var[View | None] = var(None, init=False, always_update=True)
 
     def __init__(self, title: str, ctx: PaneContext, *, id: str) -> None:
         super().__init__(self.label(title, ctx.data), id=id)

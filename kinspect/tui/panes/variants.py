@@ -50,7 +50,7 @@ class VariantsPane(InspectorPane):
         if not old or old[0] is not expl or old[1] is not view.data or old[2:] != drawn:
             self._drawn = (expl, view.data, *drawn)
             self.query_one(VariantsTable).show(expl, view.data.peak_tflops, s.show_terms, s.inductor_names)
-            summary.show(_summary(view))
+            summary.show(_summary(view), keep=site.name)
         self.query_one("#preview", SourceView).show(site, view.selected)  # shown from 120 columns
 
     @on(VariantsTable.VariantHighlighted, "#variants-table")

@@ -23,17 +23,26 @@ class DecisionSummary(Static):
     def __init__(self, id: str | None = None) -> None:
         super().__init__(id=id)
         self._height = -1
+        self._width = -1
+        self._for: object = None
 
-    def show(self, text: Text) -> None:
-        """Show new text; lay the screen out again only when its height changes.
+    def show(self, text: Text, keep: object = None) -> None:
+        """Show new text, as tall as the tallest shown for the same `keep` (the site).
 
-        A relayout costs more than the rest of a keystroke put together, and most
-        keystrokes change the numbers in the summary, not its number of lines.
+        A relayout costs more than the rest of a keystroke put together, and typing a
+        shape flips the summary between a measured shape's lines and an unmeasured one's
+        at every key: kept at its tallest, the summary lays the screen out only when it
+        grows, and the table above and the space below stay put while one types.
         """
         width = self.content_size.width
-        height = len(text.wrap(self.app.console, width)) if width else -1
+        lines = len(text.wrap(self.app.console, width)) if width else -1
+        same = keep is not None and keep == self._for and width == self._width
+        height = max(lines, self._height) if same else lines
+        if 0 < lines < height:
+            text = text.copy()
+            text.append("\n" * (height - lines))
         self.update(text, layout=height != self._height)
-        self._height = height
+        self._height, self._width, self._for = height, width, keep
 
 
 def decision_summary(

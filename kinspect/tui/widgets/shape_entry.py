@@ -49,6 +49,7 @@ class ShapeEntry(Vertical):
         self._symbols = symbols
         self.set_reactive(ShapeEntry.shape, _parse(initial)[0])
         self._given: tuple[str, ParsedShape] | None = None
+        self._site_title = ""
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="shape-row"):
@@ -68,7 +69,10 @@ class ShapeEntry(Vertical):
 
     def set_site(self, title: str) -> None:
         """Which site the tabs show, for small screens where the site list is hidden."""
-        self.query_one("#shape-site", Static).update(Text(" " + literal(title), style="bold"))
+        label = self.query_one("#shape-site", Static)
+        if self._site_title != title:  # its width follows the title: lay out only when that changes
+            label.update(Text(" " + literal(title), style="bold"), layout=len(title) != len(self._site_title))
+            self._site_title = title
 
     def set_shape(self, shape: ParsedShape, text: str) -> None:
         """Make `shape` the entry's shape, showing `text`, as if typed but parsed already
@@ -129,13 +133,13 @@ class ShapeEntry(Vertical):
         status = self.query_one("#shape-status", Static)
         if error is None:
             editing = self.query_one(ShapeInput).has_focus
-            status.update(Text("→ completes a symbol name · enter: back to the table" if editing
-                               else "/ or a size's name edits the shape", style="dim"))
+            text = Text("→ completes a symbol name · enter: back to the table" if editing
+                        else "/ or a size's name edits the shape", style="dim")
         else:
             text = Text("✗ " + literal(error), style="bold red")
             if self.parse_error is not None and self.showing:
                 text = Text.assemble((f"showing {literal(self.showing)} · ", "bold reverse"), text)
-            status.update(text)
+        status.update(text, layout=False)  # one line, as wide as the entry, whatever it says
         self.set_class(error is not None, "-invalid")
 
 

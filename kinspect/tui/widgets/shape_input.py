@@ -6,7 +6,9 @@ import re
 from collections.abc import Sequence
 
 from textual.binding import Binding
+from textual.geometry import Size
 from textual.message import Message
+from textual.reactive import Reactive
 from textual.suggester import Suggester
 from textual.widgets import Input
 
@@ -44,6 +46,11 @@ class SymbolSuggester(Suggester):
 
 
 class ShapeInput(Input):
+    virtual_size: Reactive[Size] = Reactive(Size(0, 0), layout=False)
+    """Input's scroll extent (the text's width) changes with every key typed; the entry's
+    own box is one line of fixed width, so that calls for no layout of the screen, which
+    costs more than the rest of a keystroke put together."""
+
     BINDINGS = [
         Binding("escape", "done", "Back to table", show=False, id="kinspect.shape.done",
                 tooltip="Leave the shape entry and return to the variants table"),
