@@ -67,6 +67,7 @@ class DecisionMapView(Vertical, can_focus=True):
         self.cell = (0, 0)
         """The heatmap's cursor: the column (x) and row (y) indexes."""
         self._maps_shown = 0
+        self._caption_lines = -1
         self._heading = 1
         """Which way ←/→ last moved the cursor: the drawing that way is built ahead first."""
         """Counts the map objects shown: with the cursor, it names a drawing of the plot."""
@@ -88,7 +89,10 @@ class DecisionMapView(Vertical, can_focus=True):
         nearest to `sizes`, the shape typed now."""
         if dmap is not self.map:
             self._maps_shown += 1
+        two_sizes = isinstance(dmap, Heatmap) != isinstance(self.map, Heatmap)
         self.map = dmap
+        if two_sizes:  # ↑/↓ come and go with a second size; a refresh of the bindings rebuilds
+            self.refresh_bindings()  # the footer and lays the screen out, so only then
         if isinstance(dmap, DecisionMap) and dmap.points:
             x = (sizes or {}).get(dmap.symbol)
             self.cursor = dmap.nearest(x) if x else min(self.cursor, len(dmap.points) - 1)
@@ -96,7 +100,6 @@ class DecisionMapView(Vertical, can_focus=True):
             sizes = sizes or {}
             self.cell = (nearest(dmap.xs, sizes.get(dmap.x_symbol), self.cell[0]),
                          nearest(dmap.ys, sizes.get(dmap.y_symbol), self.cell[1]))
-        self.refresh_bindings()
         self._draw(empty)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -170,7 +173,10 @@ class DecisionMapView(Vertical, can_focus=True):
         points = _visible(m, 2 * plot.size.width or 2 * 80)
         _curves(plt, m, points, self.cursor)
         plot.drawing = (self._maps_shown, len(points), self.cursor)
-        caption.update(_caption(m, self.cursor))
+        text = _caption(m, self.cursor)
+        lines = len(text.wrap(self.app.console, caption.content_size.width or 80))
+        caption.update(text, layout=lines != self._caption_lines)  # most moves change numbers, not lines
+        self._caption_lines = lines
         plot.refresh()
         ahead = [((self._maps_shown, len(points), c), lambda plt, c=c: _curves(plt, m, points, c))
                  for c in (self.cursor + self._heading, self.cursor - self._heading) if 0 <= c < len(m.points)]
