@@ -62,3 +62,10 @@ def test_a_variant_without_source_says_nothing():
     site = _site()
     bare = replace(site, variants=tuple(replace(v, source="") for v in site.variants))
     assert _found(bare) == []
+
+
+def test_sizes_are_read_as_integer_arithmetic_only():
+    from kinspect.core.quality.kernel_sizes import _value
+
+    assert _value("197*ks0", 64) == 12_608 and _value("(ks0 + 1)*ks1", 4) == 20
+    assert _value("__import__('os').system('x')", 64) is None and _value("ks0**ks1", 64) is None

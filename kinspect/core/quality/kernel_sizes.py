@@ -20,7 +20,9 @@ the kernel really computes them so.
 
 from __future__ import annotations
 
+import ast
 import functools
+import operator
 import re
 
 from kinspect.core.numbers import us_text
@@ -35,14 +37,25 @@ _ARG = re.compile(r"\bks\d+\b")
 _EARLY_EXIT = "if M * N == 0"
 
 
+_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv}
+
+
+def _arith(node: ast.AST) -> int:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+        return _OPS[type(node.op)](_arith(node.left), _arith(node.right))
+    raise ValueError("not plain integer arithmetic")
+
+
 @functools.lru_cache(maxsize=1024)
 def _value(expr: str, hint: int) -> int | None:
-    """The expression with the hint for every size argument; None where it is not plain arithmetic."""
-    from sympy import sympify
-
+    """The expression with the hint for every size argument; None where it is not plain
+    integer arithmetic (read by the parser alone: the text comes from a session). No sympy
+    here: importing it cost a second of every session's opening."""
     try:
-        return int(sympify(_ARG.sub(str(hint), expr)))
-    except Exception:  # an expression sympy cannot read: no claim about it
+        return _arith(ast.parse(_ARG.sub(str(hint), expr), mode="eval").body)
+    except (SyntaxError, ValueError, ZeroDivisionError, RecursionError):
         return None
 
 
