@@ -1,0 +1,37 @@
+"""Stock Inductor, a (B, S, 768) @ (768, 2304) GEMM with B and S dynamic, autotuned at one hint.
+
+    python docs/upstream/hint_rows_repro.py 4096   # autotune table: configs timed at ~4 us
+    python docs/upstream/hint_rows_repro.py 64     # dies of a CUDA error while autotuning
+
+Needs torch with CUDA and triton only (no kinspect). See hint-rows.md beside it.
+"""
+
+import sys
+
+import torch
+import torch._inductor.config as ic
+
+hint = int(sys.argv[1])
+ic.multi_kernel_hints = [hint]
+ic.max_autotune = True
+ic.max_autotune_gemm = True
+ic.max_autotune_gemm_backends = "TRITON"
+w = torch.randn(768, 2304, device="cuda", dtype=torch.bfloat16)
+f = torch.compile(lambda x: x @ w)
+x = torch.randn(2, 16, 768, device="cuda", dtype=torch.bfloat16)
+torch._dynamo.mark_dynamic(x, 0)
+torch._dynamo.mark_dynamic(x, 1)
+f(x)
+torch.cuda.synchronize()
+if hint == 4096:
+    y = torch.randn(64, 64, 768, device="cuda", dtype=torch.bfloat16).reshape(4096, 768)
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for _ in range(3):
+        y @ w
+    s.record()
+    for _ in range(20):
+        y @ w
+    e.record()
+    torch.cuda.synchronize()
+    print(f"cuBLAS 4096x768x2304: {s.elapsed_time(e) / 20 * 1000:.1f} us")
+print("compiled, no fault")
