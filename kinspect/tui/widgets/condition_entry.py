@@ -80,4 +80,3 @@ class ConditionEntry(Vertical):
             status.update(Text("w: type a condition · enter adds it as a breakpoint · escape: back", style="dim"))
         else:
             status.update(Text("✗ " + literal(self.error), style="bold red"))
-        self.set_class(self.error is not None, "-invalid")

@@ -140,7 +140,6 @@ class ShapeEntry(Vertical):
             if self.parse_error is not None and self.showing:
                 text = Text.assemble((f"showing {literal(self.showing)} · ", "bold reverse"), text)
         status.update(text, layout=False)  # one line, as wide as the entry, whatever it says
-        self.set_class(error is not None, "-invalid")
 
 
 def _parse(text: str) -> tuple[ParsedShape | None, str | None]:
