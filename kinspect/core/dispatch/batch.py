@@ -52,12 +52,10 @@ def keys_to_array(keys: Sequence[Key]) -> tuple[np.ndarray, Layout]:
     if not keys:
         raise ShapeError("no runtime keys to score")
     layout = layout_of(keys[0])
-    for i, k in enumerate(keys):
-        if layout_of(k) != layout:
-            raise ShapeError(
-                f"runtime key {i} has tensor ranks {layout_of(k)}, key 0 has {layout}: "
-                f"a batch holds keys of one layout"
-            )
+    if any(map(layout.__ne__, map(layout_of, keys))):
+        i, other = next((i, lay) for i, lay in enumerate(map(layout_of, keys)) if lay != layout)
+        raise ShapeError(f"runtime key {i} has tensor ranks {other}, key 0 has {layout}: "
+                         f"a batch holds keys of one layout")
     width = sum(layout)
     flat = np.fromiter(
         itertools.chain.from_iterable(itertools.chain.from_iterable(keys)),

@@ -27,6 +27,7 @@ from kinspect.core.errors import KinspectError
 from kinspect.core.numbers import ratio
 from kinspect.core.session.model import Session, Site
 from kinspect.core.dispatch.shapes import Key, SymbolShape, sizes_or_key, sizes_text
+from kinspect.core.session.records import build
 from kinspect.core.session.timings import KeyTimings, geomean, per_site
 
 
@@ -158,22 +159,38 @@ class SizeNamer:
         self.session = session
         self._known = list({tuple(sorted(s.items())): s for s in known_sizes(session)}.values())
         """Each set of sizes once: a long workload repeats its few sizes."""
-        self._by_site: dict[str, dict[Key, dict[str, int]]] = {}
+        self._by_site: dict[str, tuple[dict[Key, dict[str, int]], tuple[tuple[str, int, int], ...]]] = {}
 
     def __call__(self, site: Site, key: Key) -> dict[str, int]:
-        table = self._by_site.get(site.name)
-        if table is None:
-            table = self._by_site[site.name] = {}
-            for sizes in self._known:
-                try:
-                    k = self.session.runtime_key(site, SymbolShape(sizes))
-                except KinspectError:
-                    continue
-                table.setdefault(k, sizes)
+        known = self._by_site.get(site.name)
+        if known is None:
+            known = self._by_site[site.name] = (self._table(site), self._read_off(site))
+        table, read_off = known
         if key in table:
             return dict(table[key])
-        values = site.symbol_values(key)
-        return {self.session.label_of(s): v for s, v in sorted(values.items())}
+        try:
+            return {label: key[i][j] for label, i, j in read_off}
+        except IndexError:  # a key shorter than the site's tensors: `symbol_values` finds what it holds
+            values = site.symbol_values(key)
+            return {self.session.label_of(s): v for s, v in sorted(values.items())}
+
+    def _table(self, site: Site) -> dict[Key, dict[str, int]]:
+        table: dict[Key, dict[str, int]] = {}
+        for sizes in self._known:
+            try:
+                k = self.session.runtime_key(site, SymbolShape(sizes))
+            except KinspectError:
+                continue
+            table.setdefault(k, sizes)
+        return table
+
+    def _read_off(self, site: Site) -> tuple[tuple[str, int, int], ...]:
+        """Where a key of the site's layout holds each symbol: `symbol_values`'s first dim of
+        each, by symbol name, with the user's label (a sweep names 300,000 keys this way)."""
+        first: dict[str, tuple[int, int]] = {}
+        for name, i, j in site.symbol_dims:
+            first.setdefault(name, (i, j))
+        return tuple((self.session.label_of(name), i, j) for name, (i, j) in sorted(first.items()))
 
 
 def site_quality(session: Session, site: Site, timings: Mapping[tuple[str, Key], KeyTimings] | None = None,
@@ -183,16 +200,13 @@ def site_quality(session: Session, site: Site, timings: Mapping[tuple[str, Key],
     what-if on a subset of the hints) and compared with the fastest of all variants."""
     timings = timings if timings is not None else session.timings()
     namer = namer or SizeNamer(session)
-    points = []
-    mine = {key: t for (name, key), t in timings.items() if name == site.name and t.fastest is not None}
-    chosen = picks(site, mine, heuristic, variants)
-    for key, t in mine.items():
-        picked = chosen[key]
-        pick_us, best_us = t.median(picked), t.median(t.fastest)
-        if pick_us is None or best_us is None or best_us <= 0:
-            continue
-        points.append(ShapePoint(key, namer(site, key), picked, t.fastest, pick_us / best_us,
-                                 t.slower(picked), pick_us, best_us))
+    mine = [(key, t) for (name, key), t in timings.items() if name == site.name and t.fastest is not None]
+    chosen = chosen_at(site, [key for key, _ in mine], heuristic, variants)
+    timed = map(KeyTimings.against_fastest, [t for _, t in mine], chosen)
+    points = build(ShapePoint, [
+        {"key": key, "sizes": namer(site, key), "picked": picked, "fastest": t.fastest, "regret": at[0] / at[1],
+         "slower": at[2], "pick_us": at[0], "best_us": at[1]}
+        for (key, t), picked, at in zip(mine, chosen, timed) if at is not None])
     points.sort(key=lambda p: (tuple(sorted(p.sizes.items())), p.key))
     lost, best, calls, source = _workload_lost(session, site, timings, heuristic, variants)
     return SiteQuality(site.name, tuple(points), lost, best, calls, source)
@@ -210,24 +224,36 @@ def pick(site: Site, key: Key, heuristic: str = "inductor", variants: Sequence[i
 
 def picks(site: Site, keys: Iterable[Key], heuristic: str = "inductor",
           variants: Sequence[int] | None = None) -> dict[Key, int]:
-    """`pick` at many keys: Inductor's rule in one numpy pass per key layout (a sweep or a
-    recording may measure 300,000 keys; one `decide` each takes seconds), the others and
-    any key whose layout a variant does not share one at a time."""
+    """`pick` at many keys (`chosen_at`), by key."""
     keys = list(keys)
+    return dict(zip(keys, chosen_at(site, keys, heuristic, variants)))
+
+
+def chosen_at(site: Site, keys: Sequence[Key], heuristic: str = "inductor",
+              variants: Sequence[int] | None = None) -> list[int]:
+    """`pick` at each of many keys, in their order: Inductor's rule in one numpy pass per key
+    layout (a sweep or a recording may measure 300,000 keys; one `decide` each takes
+    seconds), the others and any key whose layout a variant does not share one at a time."""
     subset = list(range(len(site.variants))) if variants is None else list(variants)
     hint_keys = [site.variants[v].key for v in subset]
-    out: dict[Key, int] = {}
+    out: list[int | None] = [None] * len(keys)
     if heuristic == "inductor" and len(keys) > 1:
-        groups: dict[tuple[int, ...], list[Key]] = {}
-        for k in keys:
-            groups.setdefault(layout_of(k), []).append(k)
-        for layout, group in groups.items():
+        layouts = list(map(layout_of, keys))
+        groups: dict[tuple[int, ...], list[int] | None] = {}
+        if layouts.count(layouts[0]) == len(keys):
+            groups[layouts[0]] = None  # every key: a sweep's usual case
+        else:
+            for i, layout in enumerate(layouts):
+                groups.setdefault(layout, []).append(i)  # type: ignore[union-attr]
+        for layout, where in groups.items():
             if all(h is not None and layout_of(h) == layout for h in hint_keys):
-                out.update(zip(group, (subset[c] for c in score_keys(group, hint_keys).chosen.tolist())))
-    for k in keys:
-        if k not in out:
-            out[k] = pick(site, k, heuristic, variants)
-    return out
+                chosen = score_keys(keys if where is None else [keys[i] for i in where], hint_keys).chosen.tolist()
+                if where is None:
+                    out = [subset[c] for c in chosen]
+                else:
+                    for i, c in zip(where, chosen):
+                        out[i] = subset[c]
+    return [pick(site, k, heuristic, variants) if c is None else c for k, c in zip(keys, out)]
 
 
 def workload_calls(session: Session, site: Site) -> tuple[dict[Key, int], str]:
@@ -253,11 +279,10 @@ def _workload_lost(session: Session, site: Site, timings: Mapping[tuple[str, Key
     calls, source = workload_calls(session, site)
     lost = best = 0.0
     weighed = 0
-    timed = {key: t for key in calls if (t := timings.get((site.name, key))) is not None and t.fastest is not None}
-    chosen = picks(site, timed, heuristic, variants)
-    for key, t in timed.items():
+    timed = [(key, t) for key in calls if (t := timings.get((site.name, key))) is not None and t.fastest is not None]
+    for (key, t), picked in zip(timed, chosen_at(site, [key for key, _ in timed], heuristic, variants)):
         n = calls[key]
-        mine, fastest = t.median(chosen[key]), t.median(t.fastest)
+        mine, fastest = t.median(picked), t.median(t.fastest)
         if mine is None or fastest is None:
             continue
         lost += n * (mine - fastest)
@@ -281,9 +306,9 @@ def _recorded_calls(session: Session, site: str) -> dict[Key, int]:
 
 def model_quality(session: Session, heuristic: str = "inductor",
                   timings: Mapping[tuple[str, Key], KeyTimings] | None = None) -> ModelQuality:
+    by_site = per_site(timings) if timings is not None else session.timings_per_site()
     timings = timings if timings is not None else session.timings()
     namer = SizeNamer(session)
-    by_site = per_site(timings)
     return ModelQuality(tuple(site_quality(session, s, by_site.get(s.name, {}), heuristic, namer)
                               for s in session.sites))
 

@@ -64,7 +64,7 @@ def far_below_peak(session: Session, timings: Mapping[tuple[str, Key], KeyTiming
     peak = session.environment.peaks.get("tflops_bf16")
     if not peak:
         return []
-    by_site = per_site(timings if timings is not None else session.timings())
+    by_site = per_site(timings) if timings is not None else session.timings_per_site()
     out = []
     for site in session.sites:
         rows = []

@@ -22,7 +22,7 @@ from kinspect.core.errors import KinspectError, ShapeError
 from kinspect.core.dispatch.shapes import FullKey, Key, ParsedShape, SymbolShape
 from kinspect.core.dispatch.symbolic import SizeOverflow, TensorSpec
 from kinspect.core.session.misfit import TemplateMisfit
-from kinspect.core.session.timings import KeyTimings, first_of_kernel, key_timings, timings_by_key
+from kinspect.core.session.timings import KeyTimings, first_of_kernel, key_timings, per_site, timings_by_key
 
 FORMAT = "kinspect-session"
 VERSION = 1
@@ -219,13 +219,13 @@ class Site:
         """Symbol values readable off a runtime key: wherever a dim's size is exactly one
         symbol, the key holds its value. Symbols only inside expressions stay unknown."""
         out: dict[str, int] = {}
-        for name, i, j in self._symbol_dims:
+        for name, i, j in self.symbol_dims:
             if name not in out and i < len(key) and j < len(key[i]):
                 out[name] = key[i][j]
         return out
 
     @cached_property
-    def _symbol_dims(self) -> tuple[tuple[str, int, int], ...]:
+    def symbol_dims(self) -> tuple[tuple[str, int, int], ...]:
         """Each runtime dim whose size is one symbol: (symbol, tensor, dim), in key order
         (naming a sweep's keys reads hundreds of thousands of them)."""
         specs = self.runtime_tensors if self.runtime_tensors is not None else self.tensors
@@ -423,8 +423,7 @@ class Session:
     recompiles: list[Recompile] = field(default_factory=list)
     truncated: str | None = None
     """Set when the file was cut short (a killed recording): what was lost, in words."""
-    _timings: tuple[list[Measurement], list[Site], dict[tuple[str, Key], KeyTimings]] | None = field(
-        default=None, init=False, repr=False, compare=False)
+    _timings: _Timings | None = field(default=None, init=False, repr=False, compare=False)
     """`timings()` with the measurements and sites it was read from (`timings` says why)."""
 
     def site(self, name: str) -> Site:
@@ -535,11 +534,32 @@ class Session:
         table, the inspector, the debugger's breakpoints), and a long sweep has hundreds of
         thousands of keys, so they are worked out once while the measurements and sites
         are the same objects; a live session that adds measurements gets them afresh."""
+        return dict(self._timings_now().table)
+
+    def timings_per_site(self) -> dict[str, dict[tuple[str, Key], KeyTimings]]:
+        """`timings()` split by site (`timings.per_site`), split once as they are read once:
+        the quality overview and the far-below-peak rule both go site by site."""
+        memo = self._timings_now()
+        if memo.per_site is None:
+            memo.per_site = per_site(memo.table)
+        return {name: dict(part) for name, part in memo.per_site.items()}
+
+    def _timings_now(self) -> _Timings:
         memo = self._timings
-        if memo is None or not (_same(memo[0], self.measurements) and _same(memo[1], self.sites)):
-            memo = self._timings = (list(self.measurements), list(self.sites),
-                                    timings_by_key(self.measurements, self.kernels))
-        return dict(memo[2])
+        if memo is None or not (_same(memo.measurements, self.measurements) and _same(memo.sites, self.sites)):
+            memo = self._timings = _Timings(list(self.measurements), list(self.sites),
+                                            timings_by_key(self.measurements, self.kernels))
+        return memo
+
+
+@dataclass
+class _Timings:
+    """A session's timings with the measurements and sites they were read from."""
+
+    measurements: list[Measurement]
+    sites: list[Site]
+    table: dict[tuple[str, Key], KeyTimings]
+    per_site: dict[str, dict[tuple[str, Key], KeyTimings]] | None = None
 
 
 def _same(was: Sequence[object], now: Sequence[object]) -> bool:

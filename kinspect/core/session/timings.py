@@ -31,7 +31,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from kinspect.core.session.records import build
 
 if TYPE_CHECKING:
     from kinspect.core.session.model import Measurement
@@ -85,25 +87,44 @@ class KeyTimings:
         """The noise rule: the pick's p20 above the fastest's p80, and at least 1.05x."""
         if self.fastest is None or self.is_fastest(picked) or self.median(picked) is None:
             return False
-        mine, best = self.measured[picked], self.measured[self.fastest]
-        assert mine.median_us is not None and best.median_us is not None
-        low = mine.p20_us if mine.p20_us is not None else mine.median_us
-        high = best.p80_us if best.p80_us is not None else best.median_us
-        if low <= high:
-            return False
-        return best.median_us <= 0 or mine.median_us / best.median_us >= NOISE_RATIO
+        return _beyond_noise(self.measured[picked], self.measured[self.fastest])
+
+    def against_fastest(self, picked: int) -> tuple[float, float, bool] | None:
+        """(`median(picked)`, the fastest's median, `slower(picked)`) in one look, or None where
+        either median is missing or the fastest's is not positive: a sweep's quality asks
+        this at each of 300,000 keys."""
+        fastest, method = self.fastest, self.method
+        if fastest is None:
+            return None
+        mine, best = self.measured.get(picked), self.measured.get(fastest)
+        if mine is None or best is None or mine.method != method or best.method != method:
+            return None
+        pick_us, best_us = mine.median_us, best.median_us
+        if pick_us is None or best_us is None or best_us <= 0:
+            return None
+        return pick_us, best_us, not self.is_fastest(picked) and _beyond_noise(mine, best)
+
+
+def _beyond_noise(mine: Measurement, best: Measurement) -> bool:
+    """The pick (`mine`, timed) slower than the fastest (`best`) beyond noise."""
+    assert mine.median_us is not None and best.median_us is not None
+    low = mine.p20_us if mine.p20_us is not None else mine.median_us
+    high = best.p80_us if best.p80_us is not None else best.median_us
+    if low <= high:
+        return False
+    return best.median_us <= 0 or mine.median_us / best.median_us >= NOISE_RATIO
 
 
 def key_timings(measurements: Iterable[Measurement], method: str | None = None,
                 kernels: Sequence[int] = ()) -> KeyTimings:
     """The timings of measurements taken at one site and key, in recording order; with
     `method`, that method's alone (a cross-check column); `kernels` as `KeyTimings.kernels`."""
-    return _key_timings(measurements, method, tuple(kernels), _shares_kernels(kernels))
+    return KeyTimings(**_key_timings(measurements, method, tuple(kernels), _shares_kernels(kernels)))
 
 
 def _key_timings(measurements: Iterable[Measurement], method: str | None, kernels: tuple[int, ...],
-                 shared: bool) -> KeyTimings:
-    """`key_timings`, told whether any two variants share a kernel (`_shares_kernels`):
+                 shared: bool) -> dict[str, Any]:
+    """`key_timings`'s fields, told whether any two variants share a kernel (`_shares_kernels`):
     a sweep reads hundreds of thousands of keys, so work that changes nothing is skipped."""
     latest: dict[str, dict[int, Measurement]] = {}
     for m in measurements:
@@ -133,7 +154,7 @@ def _key_timings(measurements: Iterable[Measurement], method: str | None, kernel
             fastest, best = v, t
     if len(measured) > 1:
         measured = dict(sorted(measured.items()))
-    return KeyTimings(method, measured, fastest, kernels)
+    return {"method": method, "measured": measured, "fastest": fastest, "kernels": kernels}
 
 
 def _shares_kernels(kernels: Sequence[int]) -> bool:
@@ -171,17 +192,18 @@ def timings_by_key(measurements: Iterable[Measurement], kernels: Mapping[str, Se
     per_site = {name: (tuple(ks), _shares_kernels(ks)) for name, ks in (kernels or {}).items()}
     copies = {name: _copies(ks) for name, (ks, shared) in per_site.items() if shared}
     none = ((), False)
-    out = {}
+    fields = []
     for where, ms in groups.items():
         ks, shared = per_site.get(where[0], none)
         if len(ms) == 1:  # a sweep's usual key: one variant timed once, nothing to choose
             (m,) = ms
             timed = m.median_us is not None
             same = copies[where[0]][ks[m.variant]] if shared and timed and 0 <= m.variant < len(ks) else (m.variant,)
-            out[where] = KeyTimings(m.method if timed else None, dict.fromkeys(same, m), same[0] if timed else None, ks)
+            fields.append({"method": m.method if timed else None, "measured": dict.fromkeys(same, m),
+                           "fastest": same[0] if timed else None, "kernels": ks})
         else:
-            out[where] = _key_timings(ms, None, ks, shared)
-    return out
+            fields.append(_key_timings(ms, None, ks, shared))
+    return dict(zip(groups, build(KeyTimings, fields)))
 
 
 def per_site(timings: Mapping[tuple[str, Key], KeyTimings]) -> dict[str, dict[tuple[str, Key], KeyTimings]]:

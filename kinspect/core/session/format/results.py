@@ -44,6 +44,7 @@ from kinspect.core.session.format.checks import (
     string_column,
 )
 from kinspect.core.dispatch.shapes import MAX_SIZE
+from kinspect.core.session.records import build
 
 
 def measurement_to_json(m: Measurement) -> dict[str, Any]:
@@ -88,6 +89,7 @@ _MEASUREMENT_COLUMNS: tuple[tuple[str, Any, Callable[[list[Any]], list[Any] | No
 )
 """`measurement_from_json`'s checks a column at a time, in Measurement's field order:
 (field, its default, a check giving the column as read or None if any value is bad)."""
+_MEASUREMENT_FIELDS = tuple(name for name, _, _ in _MEASUREMENT_COLUMNS)
 
 
 def measurements_from_json(value: Any, path: str) -> list[Measurement]:
@@ -102,7 +104,7 @@ def measurements_from_json(value: Any, path: str) -> list[Measurement]:
                 break
             columns.append(column)
         else:
-            return list(map(Measurement, *columns)) if rows else []
+            return build(Measurement, map(dict, map(zip, repeat(_MEASUREMENT_FIELDS), zip(*columns))))
     return [measurement_from_json(x, f"{path}[{i}]") for i, x in enumerate(rows)]
 
 
