@@ -47,14 +47,26 @@ def layout_of(key: Key) -> Layout:
     return tuple(map(len, key))  # a generator costs a 300,000-key sweep's quality a second
 
 
+def of_layout(keys: Sequence[Key], layout: Layout) -> np.ndarray:
+    """Per key, whether it has `layout`: the ranks of all keys compared at once, as a
+    sweep's 300,000 keys are each checked before scoring."""
+    n = len(keys)
+    fits = np.fromiter(map(len, keys), np.int64, n) == len(layout)
+    if not fits.all():
+        return np.array([layout_of(k) == layout for k in keys], dtype=bool)
+    ranks = np.fromiter(map(len, itertools.chain.from_iterable(keys)), np.int64, n * len(layout))
+    return (ranks.reshape(n, len(layout)) == np.asarray(layout, dtype=np.int64)).all(axis=1)
+
+
 def keys_to_array(keys: Sequence[Key]) -> tuple[np.ndarray, Layout]:
     """Flatten keys of one layout into an (N, total rank) int64 array."""
     if not keys:
         raise ShapeError("no runtime keys to score")
     layout = layout_of(keys[0])
-    if any(map(layout.__ne__, map(layout_of, keys))):
-        i, other = next((i, lay) for i, lay in enumerate(map(layout_of, keys)) if lay != layout)
-        raise ShapeError(f"runtime key {i} has tensor ranks {other}, key 0 has {layout}: "
+    fits = of_layout(keys, layout)
+    if not fits.all():
+        i = int(np.argmin(fits))
+        raise ShapeError(f"runtime key {i} has tensor ranks {layout_of(keys[i])}, key 0 has {layout}: "
                          f"a batch holds keys of one layout")
     width = sum(layout)
     flat = np.fromiter(

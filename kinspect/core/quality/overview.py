@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from kinspect.core.dispatch.batch import layout_of, score_keys
+from kinspect.core.dispatch.batch import layout_of, of_layout, score_keys
 from kinspect.core.errors import KinspectError
 from kinspect.core.numbers import ratio
 from kinspect.core.session.model import Session, Site
@@ -238,12 +238,11 @@ def chosen_at(site: Site, keys: Sequence[Key], heuristic: str = "inductor",
     hint_keys = [site.variants[v].key for v in subset]
     out: list[int | None] = [None] * len(keys)
     if heuristic == "inductor" and len(keys) > 1:
-        layouts = list(map(layout_of, keys))
         groups: dict[tuple[int, ...], list[int] | None] = {}
-        if layouts.count(layouts[0]) == len(keys):
-            groups[layouts[0]] = None  # every key: a sweep's usual case
+        if of_layout(keys, layout_of(keys[0])).all():
+            groups[layout_of(keys[0])] = None  # every key: a sweep's usual case
         else:
-            for i, layout in enumerate(layouts):
+            for i, layout in enumerate(map(layout_of, keys)):
                 groups.setdefault(layout, []).append(i)  # type: ignore[union-attr]
         for layout, where in groups.items():
             if all(h is not None and layout_of(h) == layout for h in hint_keys):

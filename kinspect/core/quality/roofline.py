@@ -62,19 +62,22 @@ def far_below_peak(session: Session, timings: Mapping[tuple[str, Key], KeyTiming
     shape: the kernels are slow whichever is picked, a matter for the template's configs
     (or the shapes), not for the size-hint dispatch."""
     peak = session.environment.peaks.get("tflops_bf16")
-    if not peak:
-        return []
+    if not peak or timings is None and all(m.tflops is None for m in session.measurements):
+        return []  # no measurement says its TFLOP/s: no share of peak to go by
     by_site = per_site(timings) if timings is not None else session.timings_per_site()
     out = []
     for site in session.sites:
-        rows = []
+        rows: list[tuple[float, float, Key, KeyTimings]] | None = []
         for (_, key), t in by_site.get(site.name, {}).items():
             if t.fastest is None:
                 continue
             shares = [m.tflops / peak for m in t.measured.values() if m.tflops is not None and m.method == t.method]
             if shares:
+                if max(shares) >= FAR_BELOW:
+                    rows = None  # one shape reaches a tenth of peak: not this site
+                    break
                 rows.append((max(shares), min(shares), key, t))
-        if not rows or max(r[0] for r in rows) >= FAR_BELOW:
+        if not rows:
             continue
         best, _, key, t = min(rows, key=lambda r: r[0])
         dims = gemm_dims(site, key)

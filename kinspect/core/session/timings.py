@@ -102,7 +102,8 @@ class KeyTimings:
         pick_us, best_us = mine.median_us, best.median_us
         if pick_us is None or best_us is None or best_us <= 0:
             return None
-        return pick_us, best_us, not self.is_fastest(picked) and _beyond_noise(mine, best)
+        # one measurement is never beyond noise of itself (its ratio is 1), whoever's copy it is
+        return pick_us, best_us, mine is not best and not self.is_fastest(picked) and _beyond_noise(mine, best)
 
 
 def _beyond_noise(mine: Measurement, best: Measurement) -> bool:

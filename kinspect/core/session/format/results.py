@@ -89,7 +89,6 @@ _MEASUREMENT_COLUMNS: tuple[tuple[str, Any, Callable[[list[Any]], list[Any] | No
 )
 """`measurement_from_json`'s checks a column at a time, in Measurement's field order:
 (field, its default, a check giving the column as read or None if any value is bad)."""
-_MEASUREMENT_FIELDS = tuple(name for name, _, _ in _MEASUREMENT_COLUMNS)
 
 
 def measurements_from_json(value: Any, path: str) -> list[Measurement]:
@@ -104,7 +103,12 @@ def measurements_from_json(value: Any, path: str) -> list[Measurement]:
                 break
             columns.append(column)
         else:
-            return build(Measurement, map(dict, map(zip, repeat(_MEASUREMENT_FIELDS), zip(*columns))))
+            return build(Measurement, [
+                {"site": site, "key": key, "variant": variant, "method": method, "median_us": median_us,
+                 "p20_us": p20_us, "p80_us": p80_us, "samples": samples, "l2_flush": l2_flush, "tflops": tflops,
+                 "gbps": gbps, "error": error}
+                for site, key, variant, method, median_us, p20_us, p80_us, samples, l2_flush, tflops, gbps, error
+                in zip(*columns)])
     return [measurement_from_json(x, f"{path}[{i}]") for i, x in enumerate(rows)]
 
 
