@@ -148,3 +148,23 @@ def test_keys_regrouped_from_their_shapes_are_the_keys_read_one_by_one():
         assert key_column(table) == [a_key(k, "k") for k in table]
     assert key_column([[[1, 2]], [[1, "2"]]]) is None
     assert key_column([[[1, 2]], [(1, 2)]]) is None
+
+
+def test_the_collector_is_off_while_records_are_built_and_back_on_after_whatever_happens():
+    import gc
+
+    from kinspect.core.session.records import collector_paused
+
+    assert gc.isenabled()
+    with pytest.raises(KeyError):
+        with collector_paused():
+            assert not gc.isenabled()
+            with collector_paused():
+                pass
+            assert not gc.isenabled()  # an inner block leaves it as the outer one set it
+            raise KeyError
+    assert gc.isenabled()
+    frozen = gc.get_freeze_count()
+    with collector_paused():
+        kept = [object() for _ in range(10)]  # noqa: F841
+    assert gc.get_freeze_count() == frozen

@@ -7,19 +7,18 @@ apart by their first line, whatever the file's extension.
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import stat
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 from kinspect.core.errors import KinspectError, SessionError
 from kinspect.core.quality.findings import refreshed
 from kinspect.core.session.model import Session
+from kinspect.core.session.records import collector_paused
 from kinspect.core.session.format.log import load_log, looks_like_log
 from kinspect.core.session.format.document import dumps, session_from_json, session_to_json
 
@@ -186,8 +185,7 @@ def read(path: str | os.PathLike[str]) -> Session:
             raise SessionError(f"{path}: JSON nested too deeply") from None
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
+def _collector_paused() -> AbstractContextManager[None]:
     """Reading a big session allocates millions of objects that all live on, and deriving
     its findings millions more; the cycle collector would walk them over and over
     meanwhile, for nothing (a third of the time, and more than half of the findings').
@@ -195,11 +193,4 @@ def _collector_paused() -> Iterator[None]:
     for 300,000 measurements), so what is alive by then is frozen out of its passes:
     the session lives as long as the process, and its records hold no cycles, so
     reference counting frees them whenever they are dropped."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.freeze()
-            gc.enable()
+    return collector_paused(freeze=True)

@@ -27,7 +27,7 @@ from kinspect.core.errors import KinspectError
 from kinspect.core.numbers import ratio
 from kinspect.core.session.model import Session, Site
 from kinspect.core.dispatch.shapes import Key, SymbolShape, sizes_or_key, sizes_text
-from kinspect.core.session.records import build
+from kinspect.core.session.records import build, collector_paused
 from kinspect.core.session.timings import KeyTimings, geomean, per_site
 
 
@@ -306,10 +306,10 @@ def _recorded_calls(session: Session, site: str) -> dict[Key, int]:
 def model_quality(session: Session, heuristic: str = "inductor",
                   timings: Mapping[tuple[str, Key], KeyTimings] | None = None) -> ModelQuality:
     by_site = per_site(timings) if timings is not None else session.timings_per_site()
-    timings = timings if timings is not None else session.timings()
     namer = SizeNamer(session)
-    return ModelQuality(tuple(site_quality(session, s, by_site.get(s.name, {}), heuristic, namer)
-                              for s in session.sites))
+    with collector_paused():
+        return ModelQuality(tuple(site_quality(session, s, by_site.get(s.name, {}), heuristic, namer)
+                                  for s in session.sites))
 
 
 def worst_regrets(session: Session, timings: Mapping[tuple[str, Key], KeyTimings] | None = None
