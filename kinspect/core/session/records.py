@@ -33,7 +33,6 @@ def build(cls: type[R], fields: Iterable[dict[str, Any]]) -> list[R]:
     return records
 
 
-
 @contextmanager
 def collector_paused(freeze: bool = False) -> Iterator[None]:
     """The cycle collector off for a block that makes records by the hundred thousand: it
