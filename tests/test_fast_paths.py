@@ -15,7 +15,7 @@ from synthetic import synthetic_session
 from kinspect.core.dispatch.batch import keys_to_array, layout_of, of_layout
 from kinspect.core.dispatch.symbolic import SizeExpr, TensorSpec
 from kinspect.core.errors import ShapeError
-from kinspect.core.quality.overview import ShapePoint, SizeNamer, chosen_at, pick
+from kinspect.core.quality.overview import ShapePoint, SizeNamer, pick, picks
 from kinspect.core.session.format.checks import a_key, key_column
 from kinspect.core.session.model import Measurement, Session, Site, SymbolInfo, Variant
 from kinspect.core.session.records import build
@@ -91,7 +91,7 @@ def test_picks_in_a_list_are_each_keys_pick_whatever_the_layouts():
     for ks in (keys, mixed, keys[:1]):
         for heuristic in ("inductor", "ceil"):
             for variants in (None, [0], [2, 1], [0, 2]):
-                assert chosen_at(site, ks, heuristic, variants) == [pick(site, k, heuristic, variants) for k in ks]
+                assert picks(site, ks, heuristic, variants) == [pick(site, k, heuristic, variants) for k in ks]
 
 
 def named_site() -> tuple[Session, Site]:

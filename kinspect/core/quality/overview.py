@@ -17,7 +17,7 @@ summaries say so wherever they are shown.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -201,7 +201,7 @@ def site_quality(session: Session, site: Site, timings: Mapping[tuple[str, Key],
     timings = timings if timings is not None else session.timings()
     namer = namer or SizeNamer(session)
     mine = [(key, t) for (name, key), t in timings.items() if name == site.name and t.fastest is not None]
-    chosen = chosen_at(site, [key for key, _ in mine], heuristic, variants)
+    chosen = picks(site, [key for key, _ in mine], heuristic, variants)
     timed = map(KeyTimings.against_fastest, [t for _, t in mine], chosen)
     points = build(ShapePoint, [
         {"key": key, "sizes": namer(site, key), "picked": picked, "fastest": t.fastest, "regret": at[0] / at[1],
@@ -222,15 +222,8 @@ def pick(site: Site, key: Key, heuristic: str = "inductor", variants: Sequence[i
     return variants[sub.chosen]
 
 
-def picks(site: Site, keys: Iterable[Key], heuristic: str = "inductor",
-          variants: Sequence[int] | None = None) -> dict[Key, int]:
-    """`pick` at many keys (`chosen_at`), by key."""
-    keys = list(keys)
-    return dict(zip(keys, chosen_at(site, keys, heuristic, variants)))
-
-
-def chosen_at(site: Site, keys: Sequence[Key], heuristic: str = "inductor",
-              variants: Sequence[int] | None = None) -> list[int]:
+def picks(site: Site, keys: Sequence[Key], heuristic: str = "inductor",
+          variants: Sequence[int] | None = None) -> list[int]:
     """`pick` at each of many keys, in their order: Inductor's rule in one numpy pass per key
     layout (a sweep or a recording may measure 300,000 keys; one `decide` each takes
     seconds), the others and any key whose layout a variant does not share one at a time."""
@@ -279,7 +272,7 @@ def _workload_lost(session: Session, site: Site, timings: Mapping[tuple[str, Key
     lost = best = 0.0
     weighed = 0
     timed = [(key, t) for key in calls if (t := timings.get((site.name, key))) is not None and t.fastest is not None]
-    for (key, t), picked in zip(timed, chosen_at(site, [key for key, _ in timed], heuristic, variants)):
+    for (key, t), picked in zip(timed, picks(site, [key for key, _ in timed], heuristic, variants)):
         n = calls[key]
         mine, fastest = t.median(picked), t.median(t.fastest)
         if mine is None or fastest is None:
