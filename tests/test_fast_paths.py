@@ -168,3 +168,16 @@ def test_the_collector_is_off_while_records_are_built_and_back_on_after_whatever
     with collector_paused():
         kept = [object() for _ in range(10)]  # noqa: F841
     assert gc.get_freeze_count() == frozen
+
+
+def test_a_timing_table_split_by_site_whole_or_with_one_site_is_split_as_by_hand():
+    from kinspect.core.session.timings import per_site
+
+    table = synthetic_session(sites=3).timings()
+    one = {w: t for w, t in table.items() if w[0] == "multi_kernel_1"}
+    for t in (table, one, {}):
+        by_hand: dict = {}
+        for where, kt in t.items():
+            by_hand.setdefault(where[0], {})[where] = kt
+        split = per_site(t)
+        assert split == by_hand and [list(part) for part in split.values()] == [list(part) for part in by_hand.values()]
