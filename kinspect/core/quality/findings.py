@@ -209,22 +209,26 @@ def slow_picks(session: Session) -> list[Finding]:
     """Per site, the sizes where Inductor's pick is slower than the fastest variant beyond
     noise (its p20 above the fastest's p80 and at least 1.05x), as ranges; a site measured
     at several shapes with none beyond noise says so too."""
-    from kinspect.core.quality.overview import model_quality, ranges_text
+    from kinspect.core.quality.overview import SizeNamer, measured_points, ranges_text, site_quality
 
     if not session.measurements:
         return []
     out = []
-    for q in model_quality(session).sites:
-        if not q.points:
+    by_site = session.timings_per_site()
+    namer = SizeNamer(session)
+    for site in session.sites:
+        timings = by_site.get(site.name, {})
+        measured = measured_points(site, timings)
+        if not measured:
             continue
-        site = session.site(q.site)
-        slow = [p for p in q.points if p.slower]
-        if not slow:
-            if q.shapes > 1:
+        if not any(slower for *_, (_, _, slower) in measured):  # no need to name and sort the shapes
+            if len(measured) > 1:
                 out.append(Finding(
-                    "slow-pick", f"Inductor's pick is the fastest variant within noise at all {q.shapes} "
+                    "slow-pick", f"Inductor's pick is the fastest variant within noise at all {len(measured)} "
                     "measured shapes (one compile)", "info", site=site.name, graph=site.graph))
             continue
+        q = site_quality(session, site, timings, namer=namer, measured=measured)
+        slow = [p for p in q.points if p.slower]
         worst = max(slow, key=lambda p: p.regret)
         text = "; ".join(ranges_text(q.points, site, site.labels()))
         out.append(Finding(

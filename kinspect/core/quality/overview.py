@@ -193,20 +193,34 @@ class SizeNamer:
         return tuple((self.session.label_of(name), i, j) for name, (i, j) in sorted(first.items()))
 
 
-def site_quality(session: Session, site: Site, timings: Mapping[tuple[str, Key], KeyTimings] | None = None,
-                 heuristic: str = "inductor", namer: SizeNamer | None = None,
-                 variants: Sequence[int] | None = None) -> SiteQuality:
-    """Every measured key of `site`, decided by `heuristic` (among `variants` only, for a
-    what-if on a subset of the hints) and compared with the fastest of all variants."""
-    timings = timings if timings is not None else session.timings()
-    namer = namer or SizeNamer(session)
+Measured = tuple[Key, KeyTimings, int, tuple[float, float, bool]]
+"""A measured key, its timings, the pick there and `KeyTimings.against_fastest` of it."""
+
+
+def measured_points(site: Site, timings: Mapping[tuple[str, Key], KeyTimings], heuristic: str = "inductor",
+                    variants: Sequence[int] | None = None) -> list[Measured]:
+    """Each key of `site` where the pick and the fastest were both timed, in the timings'
+    order: a site's quality points before they are named and sorted, which is all the
+    slow-pick rule needs at a site where no pick is slower (a sweep has 300,000)."""
     mine = [(key, t) for (name, key), t in timings.items() if name == site.name and t.fastest is not None]
     chosen = picks(site, [key for key, _ in mine], heuristic, variants)
     timed = map(KeyTimings.against_fastest, [t for _, t in mine], chosen)
+    return [(key, t, picked, at) for (key, t), picked, at in zip(mine, chosen, timed) if at is not None]
+
+
+def site_quality(session: Session, site: Site, timings: Mapping[tuple[str, Key], KeyTimings] | None = None,
+                 heuristic: str = "inductor", namer: SizeNamer | None = None,
+                 variants: Sequence[int] | None = None, measured: list[Measured] | None = None) -> SiteQuality:
+    """Every measured key of `site`, decided by `heuristic` (among `variants` only, for a
+    what-if on a subset of the hints) and compared with the fastest of all variants;
+    `measured`: its `measured_points`, where they are worked out already."""
+    timings = timings if timings is not None else session.timings()
+    namer = namer or SizeNamer(session)
+    measured = measured if measured is not None else measured_points(site, timings, heuristic, variants)
     points = build(ShapePoint, [
         {"key": key, "sizes": namer(site, key), "picked": picked, "fastest": t.fastest, "regret": at[0] / at[1],
          "slower": at[2], "pick_us": at[0], "best_us": at[1]}
-        for (key, t), picked, at in zip(mine, chosen, timed) if at is not None])
+        for key, t, picked, at in measured])
     points.sort(key=lambda p: (tuple(sorted(p.sizes.items())), p.key))
     lost, best, calls, source = _workload_lost(session, site, timings, heuristic, variants)
     return SiteQuality(site.name, tuple(points), lost, best, calls, source)
