@@ -181,3 +181,25 @@ def test_a_timing_table_split_by_site_whole_or_with_one_site_is_split_as_by_hand
             by_hand.setdefault(where[0], {})[where] = kt
         split = per_site(t)
         assert split == by_hand and [list(part) for part in split.values()] == [list(part) for part in by_hand.values()]
+
+
+def test_a_sites_measured_points_are_its_quality_points_before_naming_and_sorting():
+    import random
+
+    from kinspect.core.quality.overview import measured_points, site_quality
+
+    s = synthetic_session(sites=3)
+    rng = random.Random(3)
+    for site in s.sites:
+        for b in rng.sample(range(2, 5000), 60):
+            key = site.runtime_key({"s0": b, "s1": 64})
+            for v in rng.sample(range(3), rng.randint(1, 3)):
+                med = rng.choice([None, 10.0, 10.2, 12.0, 30.0])
+                s.measurements.append(Measurement(site.name, key, v, "cupti", med, med and med * 0.99, med and med * 1.01))
+    for site in s.sites:
+        timings = s.timings_per_site()[site.name]
+        points = site_quality(s, site, timings).points
+        rows = measured_points(site, timings)
+        assert sorted((key, picked, at) for key, _, picked, at in rows) == \
+               sorted((p.key, p.picked, (p.pick_us, p.best_us, p.slower)) for p in points)
+        assert any(p.slower for p in points) and not all(p.slower for p in points)
