@@ -20,7 +20,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.reactive import reactive, var
+from textual.reactive import var
 from textual.widgets import Input, Label, Static
 
 from kinspect.core.errors import ShapeError
@@ -30,11 +30,12 @@ from kinspect.tui.widgets.shape_input import ShapeInput, SymbolSuggester
 
 
 class ShapeEntry(Vertical):
-    parse_error: reactive[str | None] = reactive(None)
-    """Why the typed text is not a shape; set by the entry itself on every keystroke."""
-    site_error: reactive[str | None] = reactive(None)
+    parse_error: var[str | None] = var(None)
+    """Why the typed text is not a shape; set by the entry itself on every keystroke.
+    These are `var`s: the entry draws nothing itself, its status line says them."""
+    site_error: var[str | None] = var(None)
     """Why the current site cannot take the last valid shape; set by the app."""
-    showing: reactive[str | None] = reactive(None)
+    showing: var[str | None] = var(None)
     """While the typed text is not a shape: the last valid one, which every tab still
     shows; set by the app."""
     shape: var[ParsedShape | None] = var(None)
@@ -50,6 +51,7 @@ class ShapeEntry(Vertical):
         self.set_reactive(ShapeEntry.shape, _parse(initial)[0])
         self._given: tuple[str, ParsedShape] | None = None
         self._site_title = ""
+        self._status: tuple[object, ...] = ()
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="shape-row"):
@@ -139,7 +141,10 @@ class ShapeEntry(Vertical):
             text = Text("✗ " + literal(error), style="bold red")
             if self.parse_error is not None and self.showing:
                 text = Text.assemble((f"showing {literal(self.showing)} · ", "bold reverse"), text)
-        status.update(text, layout=False)  # one line, as wide as the entry, whatever it says
+        said = (text.plain, str(text.style), tuple(text.spans))
+        if said != self._status:  # the same words again are no repaint
+            status.update(text, layout=False)  # one line, as wide as the entry, whatever it says
+            self._status = said
 
 
 def _parse(text: str) -> tuple[ParsedShape | None, str | None]:
