@@ -122,3 +122,11 @@ def test_the_report_gives_the_regret_its_range_over_compiles_and_each_variants_s
     spread = [line for line in section.splitlines() if line.startswith("| `multi_kernel_0` | ")]
     assert spread[-3].startswith("| `multi_kernel_0` | 256 | `B=") and spread[-3].endswith(" | ×2.00 | changed |")
     assert spread[-1].endswith(" | ×1.00 | same |")
+
+
+def test_one_compile_has_no_regret_spread():
+    """A spread needs two compiles; with one, nothing is decided again for it."""
+    from synthetic import synthetic_session
+
+    s = synthetic_session(sites=2, variants=3)
+    assert len(compiles(s)) == 1 and regret_spread(s) == {}

@@ -153,9 +153,13 @@ def unstable_autotune(session: Session) -> list[Finding]:
 
 def regret_spread(session: Session, runs: Sequence[CompileTimes] | None = None) -> dict[str, list[float]]:
     """Per site, each compile's geometric-mean regret of Inductor's pick over the keys
-    every compile timed (the pick is the same in each: the hints are)."""
+    every compile timed (the pick is the same in each: the hints are); empty with one
+    compile, whose figure carries no spread (and deciding its every key again took a
+    300k-measurement sweep's explain half a minute)."""
     runs = compiles(session) if runs is None else runs
     out: dict[str, list[float]] = {}
+    if len(runs) < 2:
+        return out
     for site in session.sites:
         keys = [k for (name, k) in runs[0].timings if name == site.name]
         keys = [k for k in keys if all((site.name, k) in r.timings for r in runs)]
