@@ -78,10 +78,12 @@ def sizes_inside_kernels(site: Site, facts: Facts) -> list[Finding]:
     """One finding per site: the hints whose kernel returned at once, and those whose tiles
     can reach past the grid's rows (a hint that is not whole tile groups of rows)."""
     empty, past = [], []
+    m_expr = ""
     for v in site.variants:
         sizes = _sizes(v) if v.hint is not None else None
         if sizes is None or not _ARG.search(sizes[0]):
             continue
+        m_expr = m_expr or sizes[0]
         m, n = _value(sizes[0], v.hint), _value(sizes[1], v.hint)
         if m is None or n is None or m <= v.hint:
             continue
@@ -101,8 +103,6 @@ def sizes_inside_kernels(site: Site, facts: Facts) -> list[Finding]:
                      "inside the kernel) tiles can land on rows past the grid's: timed on another tiling, and outside "
                      "tensors sized for the grid (a CUDA fault on stock Inductor; --fit-benchmark-tensors gives them "
                      "the storage)")
-    first = next(v for v in site.variants if v.hint is not None)
-    m_expr = (_sizes(first) or ("M", ""))[0]
     text = (f"Inductor gives this GEMM's kernel the hint for each size symbol (M = {m_expr}) but sizes its grid, key "
             "and benchmark tensors by the hint itself: " + "; ".join(parts) + " (an Inductor bug)")
     return [Finding(KIND, text, "error" if empty else "warning", site=site.name, graph=site.graph,

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kinspect.core.numbers import ratio, spread_text
-from kinspect.core.quality.overview import SizeNamer
+from kinspect.core.quality.overview import SizeNamer, picks
 from kinspect.core.quality.rules import session_rule
 from kinspect.core.session.model import Finding, Recompile, Session, Site
 from kinspect.core.dispatch.shapes import Key, sizes_or_key
@@ -165,10 +165,10 @@ def regret_spread(session: Session, runs: Sequence[CompileTimes] | None = None) 
         keys = [k for k in keys if all((site.name, k) in r.timings for r in runs)]
         if not keys:
             continue
-        picks = {k: site.variants[site.decide(k).chosen].hint for k in keys}
+        hints = [site.variants[c].hint for c in picks(site, keys)]
         per = []
         for r in runs:
-            mean = geomean(x for k in keys if (x := _regret(r, site, picks[k], k)) is not None)
+            mean = geomean(x for k, h in zip(keys, hints) if (x := _regret(r, site, h, k)) is not None)
             if mean is not None:
                 per.append(mean)
         if per:
