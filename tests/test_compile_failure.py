@@ -111,3 +111,52 @@ def test_a_recompile_dying_in_a_workload_step_is_that_steps_error(live, monkeypa
     assert result.error.startswith("while autotuning bmm (buf0) at hint 4096: RuntimeError: CUDA error: an illegal")
     live._compiled = lambda: (_ for _ in ()).throw(ValueError("not while autotuning"))
     assert live.run_sizes({"S": 301}, step=4).error.startswith("ValueError: not while autotuning (traceback in ")
+
+
+def _short_q_at(hint: int):
+    """bmm's q as Inductor's in-process benchmark built it at `hint`: stride[0] 128*s27 given the hint alone."""
+    from kinspect.core.session.misfit import Concrete, Layout, Misfit, Replaced
+    from kinspect.inductor.benchmark_fit import Operand, Seen
+
+    view = Layout(("8", "s27", "128"), ("128*s27", "128", "1"))
+    misfit = Misfit("arg1_1", hint, "in-process", view, Concrete((8, hint, 128), (hint, 128, 1), 0, 7 * hint + hint * 128),
+                    Concrete((8, hint, 128), (128 * hint, 128, 1), 0, 8 * hint * 128),
+                    (Replaced("stride[0]", "128*s27", hint, 128 * hint),))
+    operands = (Operand(("8", "s27", "128"), view, "float32"),
+                Operand(("8", "s27", "128"), Layout(("8", "128", "s27"), ("128*s27", "1", "128")), "float32"))
+    return Seen(("arg1_1", "arg1_1"), 0, misfit, False, operands)
+
+
+def test_the_misfit_the_synchronous_rerun_found_is_in_the_saved_session_and_gets_a_report(live, tmp_path, monkeypatch):
+    """This process can die before it autotunes at the hint that faulted (CUDA reports late):
+    the H200's stock bmm died here at hint 256 while the rerun found the short tensor at 4096.
+    What the rerun found travels back whole, so the saved session shows it and a report is written."""
+    from kinspect.core.quality.benchmark_fit import KIND
+    from kinspect.core.store import load
+
+    monkeypatch.setattr(live.mf, "path", tmp_path / "attention.py")
+    seen = _short_q_at(256)
+    wire = fault_probe.seen_to_json(seen, "bmm")
+    monkeypatch.setattr(fault_probe, "locate", lambda model, hints: fault_probe.Fault(
+        256, "buf0", "bmm", "BLOCK_M=32", "CUDA error: an illegal memory access", "at hint 256, ...", wire))
+    live._compiled = lambda: autotune_every_hint(ScoresNode(fails_at=4096))
+    with pytest.raises(KinspectError) as err:
+        live.run_sizes({}, what="compile")
+    assert f"reproducer and upstream report in {tmp_path / 'attention.hint-repro'}" in str(err.value)
+    assert fault_probe.seen_from_json(wire) == seen
+    live.save(tmp_path / "died.session.json")
+    (found,) = [f for f in load(tmp_path / "died.session.json").findings if f.kind == KIND]
+    assert found.severity == "error" and found.message.startswith(
+        "at hint 256, bmm's a (arg1_1) was autotuned on a tensor of shape (8, 256, 128), stride (256, 128, 1)")
+    assert "stride[0] 128*s27: given 256, 32,768 at s27=256" in found.message
+    (report,) = (tmp_path / "attention.hint-repro").glob("*hint256.md")
+    assert "128*s27" in report.read_text()
+
+
+def test_a_rerun_whose_misfit_does_not_read_back_still_names_the_fault(live, monkeypatch):
+    monkeypatch.setattr(fault_probe, "locate", lambda model, hints: fault_probe.Fault(
+        256, "buf0", "bmm", "BLOCK_M=32", "CUDA error: an illegal memory access", "at hint 256, ...", {"misfit": 3}))
+    with pytest.raises(KinspectError) as err:
+        live.run_sizes({}, what="compile")
+    assert "the fault is at hint 256 while autotuning bmm (buf0), config BLOCK_M=32: at hint 256, ..." in str(err.value)
+    assert not [g for g in live.capture.graphs if g.misfits]

@@ -154,6 +154,9 @@ class CompileCapture:
         kind = "backward" if getattr(g, "is_backward", False) else (
             "inference" if getattr(g, "is_inference", False) else "forward")
         rec = GraphRecord(len(self.graphs), kind, g)
+        if g is not None:  # known before codegen, so a compile that dies still names its sizes
+            with contextlib.suppress(Exception):
+                rec.symbols, rec.dynamic_inputs = _symbols_of(g)
         self.graphs.append(rec)
         return rec
 
@@ -205,6 +208,18 @@ class CompileCapture:
             return
         if self.autotuning is not None:
             rec.misfit_ops.setdefault(seen.inputs, self.autotuning.op)
+        self._keep(rec, seen)
+
+    def add_misfit(self, seen: benchmark_fit.Seen, op: str) -> None:
+        """A misfit seen outside this capture (the synchronous rerun of a compile that died
+        here), kept with the graph that died: this process may have died before it
+        autotuned at that hint."""
+        rec = self.graphs[-1] if self.graphs else self._graph_for(None)
+        rec.misfit_ops.setdefault(seen.inputs, op)
+        self._keep(rec, seen)
+
+    @staticmethod
+    def _keep(rec: GraphRecord, seen: benchmark_fit.Seen) -> None:
         m = seen.misfit
         same = (seen.inputs, seen.index, m.hint, m.path)
         if all((s.inputs, s.index, s.misfit.hint, s.misfit.path) != same for s in rec.misfits):

@@ -7,6 +7,8 @@ the H200). So the compile is rerun in a child process with launches made synchro
 wraps `AlgorithmSelectorCache.benchmark_choice` to note the first choice that raised a
 CUDA error, with the autotuning under way (site node, op, hint), and whether a benchmark
 tensor of that template at that hint was shorter than its kernel reads (the known cause).
+That misfit comes back whole, so the session and the reproducers hold it even where this
+process died before autotuning at that hint.
 
 `python -m kinspect.inductor.fault_probe MODEL.py HINTS` prints one line: `FAULT {json}`.
 """
@@ -22,6 +24,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from kinspect.core.errors import KinspectError
+from kinspect.core.session.format.checks import MAX_RANK, MAX_TENSORS, a_list, a_string, an_object
+from kinspect.core.session.format.misfits import misfit_from_json, misfit_to_json
+from kinspect.core.session.misfit import Layout, TemplateMisfit
+from kinspect.inductor.benchmark_fit import Operand, Seen
 from kinspect.inductor.capture import Autotuning
 
 MARK = "FAULT "
@@ -36,6 +43,8 @@ class Fault:
     error: str
     misfit: str | None
     """The short benchmark tensor at that template and hint, in one sentence, if there was one."""
+    seen: dict[str, Any] | None = None
+    """That benchmark tensor's misfit as `seen_to_json` writes it."""
 
     def text(self) -> str:
         out = (f"rerun with CUDA_LAUNCH_BLOCKING=1, the fault is at hint {self.hint} while autotuning {self.op} "
@@ -48,19 +57,47 @@ class Fault:
 
 
 def pin_down(model: str | Path, hints: Sequence[int], at: Autotuning, detail: str, fitted: bool,
-             say: Callable[[str], None]) -> tuple[Autotuning, str]:
-    """Where a compile that died of a CUDA error really faulted, and the one-line error
-    saying so; unchanged inside the synchronous rerun itself."""
+             say: Callable[[str], None]) -> tuple[Autotuning, str, Seen | None]:
+    """Where a compile that died of a CUDA error really faulted, the one-line error saying
+    so, and the short benchmark tensor the rerun found there; unchanged inside the
+    synchronous rerun itself."""
     if os.environ.get("CUDA_LAUNCH_BLOCKING") == "1":
-        return at, detail
+        return at, detail, None
     say("the compile died of a CUDA error; rerunning it with synchronous launches to find the fault")
     fault = locate(model, hints)
     if fault is not None:
+        seen = None
+        if fault.seen is not None:
+            try:
+                seen = seen_from_json(fault.seen)
+            except KinspectError:  # the rerun's own output; the line still names the fault
+                seen = None
         return (Autotuning(fault.node, fault.op, fault.hint),
-                detail + f" (reported while autotuning at hint {at.hint}); " + fault.text())
+                detail + f" (reported while autotuning at hint {at.hint}); " + fault.text(), seen)
     if not fitted:
         detail += "; --fit-benchmark-tensors gives Inductor's benchmark tensors the storage each kernel reads"
-    return at, detail
+    return at, detail, None
+
+
+def seen_to_json(seen: Seen, op: str) -> dict[str, Any]:
+    return {"misfit": misfit_to_json(TemplateMisfit(seen.misfit, op, seen.inputs, seen.index, seen.fitted)),
+            "operands": [{"base": list(o.base), "size": list(o.view.size), "stride": list(o.view.stride),
+                          "offset": o.view.offset, "dtype": o.dtype} for o in seen.operands]}
+
+
+def seen_from_json(d: Any) -> Seen:
+    d = an_object(d, "fault.seen")
+    t = misfit_from_json(d.get("misfit"), "fault.seen.misfit")
+    operands = []
+    for i, o in enumerate(a_list(d.get("operands", []), "fault.seen.operands", MAX_TENSORS)):
+        o = an_object(o, f"fault.seen.operands[{i}]")
+        texts = {k: tuple(a_string(v, f"fault.seen.operands[{i}].{k}")
+                          for v in a_list(o.get(k), f"fault.seen.operands[{i}].{k}", MAX_RANK))
+                 for k in ("base", "size", "stride")}
+        operands.append(Operand(texts["base"], Layout(texts["size"], texts["stride"],
+                                                      a_string(o.get("offset", "0"), f"fault.seen.operands[{i}].offset")),
+                                a_string(o.get("dtype"), f"fault.seen.operands[{i}].dtype")))
+    return Seen(t.inputs, t.index, t.misfit, t.fitted, tuple(operands))
 
 
 def locate(model: str | Path, hints: Sequence[int], timeout: float = 1200) -> Fault | None:
@@ -105,7 +142,8 @@ def _probe(model: str, hints: list[int]) -> Fault | None:
                 names = {s.name: s.alias for s in symbols if s.alias}
                 first.append(Fault(at.hint, at.node, at.op, str(getattr(choice, "description", "")),
                                    str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__,
-                                   sentence(misses[0], at.op, names) if misses else None))
+                                   sentence(misses[0], at.op, names) if misses else None,
+                                   seen_to_json(misses[0], at.op) if misses else None))
             raise
 
     sa.AlgorithmSelectorCache.benchmark_choice = classmethod(benchmark_choice)

@@ -246,8 +246,10 @@ class LivePipeline:
         self.capture.autotuning = None
         detail = f"{type(e).__name__}: {_first_line(e)}"
         if at is not None and "CUDA error" in detail:
-            at, detail = fault_probe.pin_down(self.mf.path, self.hints, at, detail,
-                                              self.options.fit_benchmark_tensors, self._say)
+            at, detail, seen = fault_probe.pin_down(self.mf.path, self.hints, at, detail,
+                                                    self.options.fit_benchmark_tensors, self._say)
+            if seen is not None:
+                self.capture.add_misfit(seen, at.op)
         where = "" if at is None else f" while autotuning {at.op} ({at.node}) at hint {at.hint}"
         files = self.write_reproducers()
         if files:

@@ -89,9 +89,10 @@ def test_stock_bmm_at_hint_4096_is_a_misfit_with_a_reproducer_that_fails_on_stoc
     except KinspectError as e:
         error = str(e)
     print("stock bmm:", error or "compiled")
-    found = [f for f in _findings(live, tmp_path / "bmm.session.json") if "hint 4096" in f.message]
-    for f in found:
+    every = _findings(live, tmp_path / "bmm.session.json")
+    for f in every:
         print("finding:", f.message)
+    found = [f for f in every if "hint 4096" in f.message]
     assert any("128*S" in f.message and "reads past the tensor" in f.message for f in found)
     if error is not None and "CUDA error" in error:
         assert "CUDA_LAUNCH_BLOCKING=1" in error, error
