@@ -6,17 +6,19 @@ Expected on the H200 (the compile of linear.py takes ~20 s; each fresh compile a
 of its own): compare at 2 shapes with 2 compiles about 3-4 minutes (per shape exact_hint
 and static compiles, plus one recompile); advise over B=64..4096 (7 candidate hints, the
 model's 7 workload sizes in range, one verification compile each for the proposal and the
-default) about 2-3 minutes.
+default) about 2-3 minutes. The grid runs (B and S, on GPT-2 and a 2-layer Llama) weigh a
+12-point serving mix of (B, S), candidate hints every power of two in either range.
 """
 
 from __future__ import annotations
 
 import re
 
-from gpu_cases import SAMPLES
+from gpu_cases import MODELS, SAMPLES
 from gpu_cli import kinspect
 from tables import cells
 
+from kinspect.core.quality.benchmark_fit import PATCH_KEY
 from kinspect.core.store import load
 
 LINEAR = SAMPLES / "linear.py"
@@ -62,3 +64,37 @@ def test_advise_proposes_verifies_and_ends_with_the_line_to_paste(tmp_path):
     session = load(out)
     assert [v.hint for v in session.sites[0].variants] == [64, 128, 256, 512, 1024, 2048, 4096]
     assert len(session.recompiles) == 2 and all(r.error is None and r.measurements for r in session.recompiles)
+
+
+def _advise_grid(model, tmp_path, *ranges: str):
+    """`kinspect advise` over a (B, S) grid with kinspect's fit, as a user runs it: the
+    proposal, the default row, the line to paste, and a saved session whose candidate
+    variants cover every candidate hint and whose keys hold B, S and B*S entries."""
+    out = tmp_path / f"{model.stem}.grid.session.json"
+    mix = tmp_path / "serving.txt"
+    mix.write_text("".join(f"B={b} S={s} x{8 // b}\n" for b in (2, 4, 8) for s in (64, 128, 256, 512)))
+    args = [a for r in ranges for a in ("--range", r)]
+    result = kinspect("advise", model, *args, "--workload", mix, "--max-hints", "3", "--fit-benchmark-tensors",
+                      "-o", out)
+    show(f"advise grid {model.stem}", result)
+    lines = result.stdout.splitlines()
+    proposed = next(cells(line) for line in lines if line.startswith("│ proposed"))
+    assert re.fullmatch(r"×\d+\.\d{3}", proposed[2]) and proposed[3].endswith("(one compile)")
+    default = next(cells(line) for line in lines if line.startswith("│ default"))
+    assert default[1] == "64, 256, 4096" and default[3].endswith("(one compile)")
+    assert re.fullmatch(r"torch\._inductor\.config\.multi_kernel_hints = \[\d+(, \d+){0,2}\]", lines[-1])
+    session = load(out)
+    assert session.environment.config.get(PATCH_KEY) is True
+    measured = {(m.key, m.variant) for m in session.measurements if m.median_us}
+    assert lines[0].startswith("workload: the file serving.txt (28 calls, 12 sizes)")
+    assert len({k for k, _ in measured}) >= 12
+    assert len(session.recompiles) == 2 and all(r.error is None and r.measurements for r in session.recompiles)
+    return session
+
+
+def test_advise_over_a_batch_and_sequence_grid_on_gpt2(tmp_path):
+    _advise_grid(SAMPLES / "gpt2.py", tmp_path, "B=2..8", "S=64..512")
+
+
+def test_advise_over_a_batch_and_sequence_grid_on_a_llama(tmp_path):
+    _advise_grid(MODELS / "llama.py", tmp_path, "B=2..8", "S=64..512")
