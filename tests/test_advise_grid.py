@@ -94,3 +94,26 @@ def test_the_grid_search_on_b_s_and_b_times_s_keys_is_exact_against_inductors_re
             truth[subset] = spent / best
     assert found == pytest.approx(truth, rel=1e-12)
     assert len(found) == 7 + 21
+
+
+def test_a_site_never_timed_for_every_variant_is_left_out_with_why_and_the_rest_is_advised():
+    """One site whose variant failed at every size (a 2-layer Llama's rotary GEMM on the H200
+    left advise with nothing at all): its sizes are not all dropped, the site is, and why is kept."""
+    from dataclasses import replace
+
+    grid = [dict(s) for s, _ in advise.uniform_grid({"B": (2, 32), "S": (16, 1024)}, 16).points]
+    session = transformer_session(5, grid)
+    session.measurements = [
+        replace(m, median_us=None, error="CUDA error: an illegal memory access")
+        if m.site == "multi_kernel_1" and m.variant == 3 else m for m in session.measurements]
+    workload = advise.Workload(tuple((s, 1.0) for s in grid), "grid")
+    tabs = advise.tables(session, workload)
+    assert [t.site for t in tabs.sites] == ["multi_kernel_0"] and not tabs.missing
+    assert tabs.left_out == {"multi_kernel_1": "v3 (hint 128) failed at B=2 S=16: CUDA error: an illegal memory access"}
+    assert advise.search(tabs.sites, 2)
+    session.measurements = [m for m in session.measurements if m.site != "multi_kernel_0"]
+    tabs = advise.tables(session, workload)
+    assert tabs.sites == [] and set(tabs.left_out) == {"multi_kernel_0", "multi_kernel_1"}
+    assert advise.untimed_reasons(session, workload) == [
+        "multi_kernel_0: nothing was timed at B=2 S=16 (key ((2304,), (32, 768), (768, 2304), (32, 2304)))",
+        "multi_kernel_1: v3 (hint 128) failed at B=2 S=16: CUDA error: an illegal memory access"]

@@ -5,6 +5,7 @@ kernel. GPU runs of both commands as subprocesses: tests/gpu/test_gpu_advise.py.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -200,3 +201,23 @@ def test_fit_benchmark_tensors_reaches_every_compile_a_command_makes(tmp_path, f
     assert FakePipeline.made and all(p.options.fit_benchmark_tensors for p in FakePipeline.made)
     assert cli.main([command[0], str(LINEAR), *command[1:], "-o", str(out)]) == 0
     assert not FakePipeline.made[-1].options.fit_benchmark_tensors
+
+
+def test_advise_with_a_variant_timed_nowhere_says_which_and_keeps_what_it_timed(tmp_path, fake_gpu, capsys, monkeypatch):
+    real = FakePipeline.measure
+
+    def failing(self, sizes, *args, **kwargs):
+        out = real(self, sizes, *args, **kwargs)
+        for i, m in enumerate(self.session.measurements):
+            if m.variant == 2:
+                self.session.measurements[i] = replace(m, median_us=None, error="CUDA error: an illegal memory access")
+        return out
+
+    monkeypatch.setattr(FakePipeline, "measure", failing)
+    out = tmp_path / "a.json"
+    assert cli.main(["advise", str(LINEAR), "--range", "B=64..2048", "--max-hints", "1", "-o", str(out)]) == 2
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert err == ("kinspect: error: no workload size has every variant timed at every site, nothing to advise on: "
+                   "multi_kernel_0: v2 (hint 256) failed at B=64: CUDA error: an illegal memory access (what was "
+                   f"compiled and timed is saved in {out})")
+    assert load(out).sweeps and not FakePipeline.made[1:]

@@ -94,14 +94,24 @@ def run(args: argparse.Namespace) -> int:
     with pipeline.LivePipeline(mf, options) as live, tempfile.TemporaryDirectory(prefix="kinspect-") as work:
         try:
             advice = run_advise(live, spans, load, max_hints, compiles, work, progress)
-        finally:
+        except KinspectError as e:
+            if not live.session.sites:
+                raise
+            live.save(target)
+            raise KinspectError(f"{e} (what was compiled and timed is saved in {target})") from e
+        except BaseException:  # Ctrl-C, a crash: what was timed is kept all the same
             if live.session.sites:
                 live.save(target)
+            raise
+        live.save(target)
     progress(f"saved {target} (the candidate compile, its sweep and the verification compiles)")
     console = terminal.table_console()
     console.print(f"workload: {advice.workload.source}", markup=False, soft_wrap=True)
     if advice.missing:
         console.print(f"{len(advice.missing)} workload sizes had no timing for every variant and are left out",
+                      markup=False, soft_wrap=True)
+    for site, why in advice.left_out.items():
+        console.print(f"{site} is left out: every variant was timed at no workload size ({why})",
                       markup=False, soft_wrap=True)
     console.print(proposals_table(advice.proposals), advice_table(advice))
     for why in advice.failed:

@@ -37,6 +37,8 @@ class Advice:
     """Per verified hint set, each fresh compile's measured workload regret."""
     failed: list[str] = field(default_factory=list)
     missing: list[dict[str, int]] = field(default_factory=list)
+    left_out: dict[str, str] = field(default_factory=dict)
+    """Sites the figures leave out, each with why (`advise.Tables.left_out`)."""
     phases: dict[str, float] = field(default_factory=dict)
 
 
@@ -60,14 +62,19 @@ def run_advise(live: LivePipeline, spans: Mapping[str, tuple[int, int]], workloa
     tabs = advise.tables(live.session, workload)
     proposals = advise.search(tabs.sites, max_hints)
     if not proposals:
-        raise KinspectError("no workload size has every variant timed: nothing to advise on")
+        why = "; ".join(advise.untimed_reasons(live.session, workload))
+        raise KinspectError(f"no workload size has every variant timed at every site, nothing to advise on"
+                            f"{': ' + why if why else ''}")
+    for site, why in tabs.left_out.items():
+        progress(f"{site} is left out of the advice: every variant was timed at no workload size ({why})")
     phases["search"] = time.perf_counter() - started
     compiled = {h for t in tabs.sites for h in t.hints}
     default = None
     if compiled >= set(advise.DEFAULT_HINTS):
         regret = advise.workload_regret(tabs.sites, advise.DEFAULT_HINTS)
         default = None if regret is None else advise.Proposal(advise.DEFAULT_HINTS, regret)
-    out = Advice(workload, proposals, proposals[0], default, missing=tabs.missing, phases=phases)
+    out = Advice(workload, proposals, proposals[0], default, missing=tabs.missing, left_out=tabs.left_out,
+                 phases=phases)
     measured_sizes = [dict(p) for p in sweep.points]
     started = time.perf_counter()
     for hints in dict.fromkeys([out.best.hints, advise.DEFAULT_HINTS]):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -26,7 +26,7 @@ from kinspect.core.quality.boundaries import log_grid
 from kinspect.core.errors import KinspectError, ShapeError, echo
 from kinspect.core.numbers import ratio, ratio_range
 from kinspect.core.session.model import Measurement, Recompile, Session, Site
-from kinspect.core.dispatch.shapes import Key, SymbolShape
+from kinspect.core.dispatch.shapes import Key, SymbolShape, format_key, sizes_text
 from kinspect.core.session.timings import KeyTimings, first_of_kernel, geomean, key_timings
 from kinspect.core.quality.whatif import distance_matrix
 
@@ -159,6 +159,9 @@ class Tables:
     sites: list[SiteTable]
     missing: list[Mapping[str, int]]
     """Workload sizes without a time for every variant at some site: left out of the figures."""
+    left_out: dict[str, str] = field(default_factory=dict)
+    """Sites timed for every variant at no workload size, each with why (at its first size):
+    left out of the figures rather than taking every size with them."""
 
 
 def site_key(session: Session, site: Site, sizes: Mapping[str, int]) -> Key | None:
@@ -168,38 +171,78 @@ def site_key(session: Session, site: Site, sizes: Mapping[str, int]) -> Key | No
         return None
 
 
+def _untimed(session: Session, site: Site, sizes: Mapping[str, int],
+             timings: Mapping[tuple[str, Key], KeyTimings]) -> str | None:
+    """Why this site has no time for every variant at these sizes (None: it has)."""
+    at = sizes_text(sizes)
+    try:
+        key = session.runtime_key(site, SymbolShape(dict(sizes)))
+    except KinspectError as e:
+        return f"its key cannot be worked out at {at}: {e}"
+    t = timings.get((site.name, key))
+    if t is None:
+        return f"nothing was timed at {at} (key {format_key(key)})"
+    for v in site.variants:
+        us = t.median(v.index)
+        if us is not None and us > 0:
+            continue
+        m = t.measured.get(v.index)
+        name = f"v{v.index} (hint {v.hint})"
+        if m is not None and m.error:
+            return f"{name} failed at {at}: {m.error}"
+        return f"{name} has no {'timing' if us is None else 'positive time'} at {at} (key {format_key(key)})"
+    return None
+
+
 def tables(session: Session, workload: Workload,
            timings: Mapping[tuple[str, Key], KeyTimings] | None = None) -> Tables:
     """The candidate compile's measurements at each workload size, per site."""
     timings = timings if timings is not None else session.timings()
     full = {s.label: s.example for s in session.symbols if s.example is not None}
-    out, missing = [], []
-    rows_by_site: dict[str, list[tuple[Key, list[float], float]]] = {s.name: [] for s in session.sites}
-    for sizes, weight in workload.points:
-        at = {**full, **sizes}
+    points = [({**full, **sizes}, weight, sizes) for sizes, weight in workload.points]
+    rows: dict[str, list[tuple[Key, list[float], float] | None]] = {}
+    left_out: dict[str, str] = {}
+    for site in session.sites:
         found = []
-        for site in session.sites:
+        for at, weight, _ in points:
             key = site_key(session, site, at)
             t = None if key is None else timings.get((site.name, key))
             times = None if t is None else [t.median(v.index) for v in site.variants]
-            if times is None or any(x is None or x <= 0 for x in times):
-                found = None
-                break
-            found.append((site.name, key, times))
-        if found is None:
-            missing.append(dict(sizes))
-            continue
-        for name, key, times in found:
-            rows_by_site[name].append((key, times, weight))
+            ok = times is not None and all(x is not None and x > 0 for x in times)
+            found.append((key, times, weight) if ok else None)
+        if points and not any(found):
+            left_out[site.name] = _untimed(session, site, points[0][0], timings) or "never timed"
+        else:
+            rows[site.name] = found
+    missing = [dict(sizes) for i, (_, _, sizes) in enumerate(points) if any(r[i] is None for r in rows.values())]
+    complete = [i for i in range(len(points)) if all(r[i] is not None for r in rows.values())]
+    out = []
     for site in session.sites:
-        rows = rows_by_site[site.name]
-        if not rows:
+        if site.name not in rows or not complete:
             continue
-        keys = [k for k, _, _ in rows]
-        times = np.array([t for _, t, _ in rows], dtype=np.float64)
-        out.append(SiteTable(site.name, keys, times, times.min(axis=1), np.array([w for _, _, w in rows]),
+        kept = [rows[site.name][i] for i in complete]
+        keys = [k for k, _, _ in kept]
+        times = np.array([t for _, t, _ in kept], dtype=np.float64)
+        out.append(SiteTable(site.name, keys, times, times.min(axis=1), np.array([w for _, _, w in kept]),
                              [v.hint for v in site.variants], distance_matrix(keys, site.keys, "inductor")))
-    return Tables(out, missing)
+    return Tables(out, missing, left_out)
+
+
+def untimed_reasons(session: Session, workload: Workload, limit: int = 3) -> list[str]:
+    """Why no workload size could be weighed: per site, what is missing at its first size
+    that lacks a time (for the one-line error when nothing is left to advise on)."""
+    timings = session.timings()
+    full = {s.label: s.example for s in session.symbols if s.example is not None}
+    out = []
+    for site in session.sites:
+        for sizes, _ in workload.points:
+            why = _untimed(session, site, {**full, **sizes}, timings)
+            if why is not None:
+                out.append(f"{site.name}: {why}")
+                break
+        if len(out) == limit:
+            break
+    return out
 
 
 def workload_regret(tabs: Sequence[SiteTable], subset: Sequence[int]) -> float | None:
