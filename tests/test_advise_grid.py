@@ -117,3 +117,15 @@ def test_a_site_never_timed_for_every_variant_is_left_out_with_why_and_the_rest_
     assert advise.untimed_reasons(session, workload) == [
         "multi_kernel_0: nothing was timed at B=2 S=16 (key ((2304,), (32, 768), (768, 2304), (32, 2304)))",
         "multi_kernel_1: v3 (hint 128) failed at B=2 S=16: CUDA error: an illegal memory access"]
+
+
+def test_a_kernel_shorter_than_the_launch_gap_is_named_as_such():
+    from dataclasses import replace
+
+    grid = [{"B": 2, "S": 16}]
+    session = transformer_session(5, grid)
+    session.measurements = [replace(m, median_us=0.0) if m.site == "multi_kernel_1" and m.variant == 0 else m
+                            for m in session.measurements]
+    tabs = advise.tables(session, advise.Workload(((grid[0], 1.0),), "one"))
+    assert tabs.left_out == {"multi_kernel_1": "v0 (hint 16) timed 0 µs at B=2 S=16: shorter than the launch gap "
+                                               "the timing takes off"}

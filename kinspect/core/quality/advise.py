@@ -190,7 +190,9 @@ def _untimed(session: Session, site: Site, sizes: Mapping[str, int],
         name = f"v{v.index} (hint {v.hint})"
         if m is not None and m.error:
             return f"{name} failed at {at}: {m.error}"
-        return f"{name} has no {'timing' if us is None else 'positive time'} at {at} (key {format_key(key)})"
+        if us is not None:  # CUDA events less the gap between launches, floored at 0
+            return f"{name} timed 0 µs at {at}: shorter than the launch gap the timing takes off"
+        return f"{name} has no timing at {at} (key {format_key(key)})"
     return None
 
 
