@@ -107,10 +107,9 @@ def run(args: argparse.Namespace) -> int:
         raise KinspectError("--measure and --baselines run the model: give model.py, not a recorded session")
     else:
         session = load(path)
-    timings = session.timings()
-    quality = model_quality(session, timings=timings)
+    quality = model_quality(session)
     if shape is None:
-        results = what_ifs(session, timings)
+        results = what_ifs(session)
         overview = overview_json(session, quality, results)
         if as_json:
             print(json.dumps(overview, indent=1))

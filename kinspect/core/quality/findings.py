@@ -209,16 +209,14 @@ def slow_picks(session: Session) -> list[Finding]:
     """Per site, the sizes where Inductor's pick is slower than the fastest variant beyond
     noise (its p20 above the fastest's p80 and at least 1.05x), as ranges; a site measured
     at several shapes with none beyond noise says so too."""
-    from kinspect.core.quality.overview import SizeNamer, measured_points, ranges_text, site_quality
+    from kinspect.core.quality.overview import SizeNamer, ranges_text, session_points, session_quality
 
     if not session.measurements:
         return []
     out = []
-    by_site = session.timings_per_site()
     namer = SizeNamer(session)
     for site in session.sites:
-        timings = by_site.get(site.name, {})
-        measured = measured_points(site, timings)
+        measured = session_points(session, site)
         if not measured:
             continue
         if not any(slower for *_, (_, _, slower) in measured):  # no need to name and sort the shapes
@@ -227,7 +225,7 @@ def slow_picks(session: Session) -> list[Finding]:
                     "slow-pick", f"Inductor's pick is the fastest variant within noise at all {len(measured)} "
                     "measured shapes (one compile)", "info", site=site.name, graph=site.graph))
             continue
-        q = site_quality(session, site, timings, namer=namer, measured=measured)
+        q = session_quality(session, site, namer)
         slow = [p for p in q.points if p.slower]
         worst = max(slow, key=lambda p: p.regret)
         text = "; ".join(ranges_text(q.points, site, site.labels()))

@@ -77,7 +77,7 @@ class SiteQuality:
     def geomean_regret(self) -> float | None:
         return geomean(p.regret for p in self.points)
 
-    @property
+    @cached_property
     def worst(self) -> ShapePoint | None:
         return max(self.points, key=lambda p: p.regret, default=None)
 
@@ -208,6 +208,20 @@ def measured_points(site: Site, timings: Mapping[tuple[str, Key], KeyTimings], h
     return [(key, t, picked, at) for (key, t), picked, at in zip(mine, chosen, timed) if at is not None]
 
 
+def session_quality(session: Session, site: Site, namer: SizeNamer | None = None) -> SiteQuality:
+    """`site_quality` of the session's own timings by Inductor's rule, worked out once while
+    the measurements stand and no dispatch is added (its workload weighs the recorded calls)."""
+    return session.from_timings(("site quality", site.name, len(session.events)), lambda: site_quality(
+        session, site, session.site_timings(site.name), namer=namer, measured=session_points(session, site)))
+
+
+def session_points(session: Session, site: Site) -> list[Measured]:
+    """`measured_points` of the session's own timings by Inductor's rule, worked out once
+    while the measurements stand: the slow-pick rule at load and explain's table ask alike."""
+    return session.from_timings(("measured points", site.name),
+                                lambda: measured_points(site, session.site_timings(site.name)))
+
+
 def site_quality(session: Session, site: Site, timings: Mapping[tuple[str, Key], KeyTimings] | None = None,
                  heuristic: str = "inductor", namer: SizeNamer | None = None,
                  variants: Sequence[int] | None = None, measured: list[Measured] | None = None) -> SiteQuality:
@@ -312,9 +326,13 @@ def _recorded_calls(session: Session, site: str) -> dict[Key, int]:
 
 def model_quality(session: Session, heuristic: str = "inductor",
                   timings: Mapping[tuple[str, Key], KeyTimings] | None = None) -> ModelQuality:
-    by_site = per_site(timings) if timings is not None else session.timings_per_site()
     namer = SizeNamer(session)
     with collector_paused():
+        if timings is None:
+            return ModelQuality(tuple(
+                session_quality(session, s, namer) if heuristic == "inductor" else
+                site_quality(session, s, session.site_timings(s.name), heuristic, namer) for s in session.sites))
+        by_site = per_site(timings)
         return ModelQuality(tuple(site_quality(session, s, by_site.get(s.name, {}), heuristic, namer)
                                   for s in session.sites))
 

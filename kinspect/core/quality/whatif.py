@@ -16,12 +16,13 @@ measured keys and 8 variants per site is answered in well under a second.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from kinspect.core.dispatch.batch import keys_to_array, score_array
+from kinspect.core.dispatch.batch import keys_to_array, layout_of, score_array
 from kinspect.core.dispatch.heuristics import HEURISTICS, NO_KEY_DISTANCE
 from kinspect.core.session.model import Session
 from kinspect.core.dispatch.shapes import Key
@@ -62,13 +63,14 @@ class _SiteTable:
     distances: dict[str, np.ndarray]
 
 
-def distance_matrix(keys: Sequence[Key], hint_keys: Sequence[Key | None], heuristic: str) -> np.ndarray:
-    """Distances (keys x variants) by a heuristic; Inductor's bit for bit."""
+def distance_matrix(keys: Sequence[Key], hint_keys: Sequence[Key | None], heuristic: str,
+                    flat: tuple[np.ndarray, tuple[int, ...]] | None = None) -> np.ndarray:
+    """Distances (keys x variants) by a heuristic; Inductor's bit for bit. `flat`: the keys
+    as `keys_to_array` gives them, where they are already (one table, every heuristic)."""
+    sizes, layout = flat if flat is not None else keys_to_array(keys)
     if heuristic == "inductor":
-        sizes, layout = keys_to_array(keys)
         return score_array(sizes, layout, hint_keys).distances
     h = HEURISTICS[heuristic]
-    sizes, layout = keys_to_array(keys)
     out = np.empty((len(keys), len(hint_keys)))
     for v, hint in enumerate(hint_keys):
         if hint is None:
@@ -81,29 +83,30 @@ def distance_matrix(keys: Sequence[Key], hint_keys: Sequence[Key | None], heuris
     return out
 
 
-def _tables(session: Session, timings: Mapping[tuple[str, Key], KeyTimings],
+def _tables(session: Session, by_site: Callable[[str], Mapping[tuple[str, Key], KeyTimings]],
             calls: Mapping[str, Mapping[Key, int]]) -> list[_SiteTable]:
     out = []
-    by_site = per_site(timings)
     for site in session.sites:
         rows = []
-        for (_, key), t in by_site.get(site.name, {}).items():
-            if t.fastest is None:
+        n = len(site.variants)
+        for (_, key), t in by_site(site.name).items():
+            if t.fastest is None or len(t.measured) < n:  # a variant untimed there: no row
                 continue
             times = [t.median(v.index) for v in site.variants]
             if all(x is not None and x > 0 for x in times):
                 rows.append((key, times))
         if not rows:
             continue
-        layouts = {tuple(len(s) for s in k) for k, _ in rows}
+        layouts = Counter(layout_of(k) for k, _ in rows)
         if len(layouts) > 1:  # one layout per table; the commonest wins
-            common = max(layouts, key=lambda lay: sum(tuple(len(s) for s in k) == lay for k, _ in rows))
-            rows = [r for r in rows if tuple(len(s) for s in r[0]) == common]
+            common = layouts.most_common(1)[0][0]
+            rows = [r for r in rows if layout_of(r[0]) == common]
         keys = [k for k, _ in rows]
+        flat = keys_to_array(keys)
         times = np.array([r for _, r in rows], dtype=np.float64)
         weights = np.array([calls.get(site.name, {}).get(k, 0) for k in keys], dtype=np.float64)
         out.append(_SiteTable(times, times.min(axis=1), weights, [v.hint for v in site.variants],
-                              {h: distance_matrix(keys, site.keys, h) for h in HEURISTICS}))
+                              {h: distance_matrix(keys, site.keys, h, flat) for h in HEURISTICS}))
     return out
 
 
@@ -116,9 +119,13 @@ def what_ifs(session: Session, timings: Mapping[tuple[str, Key], KeyTimings] | N
              calls: Mapping[str, Mapping[Key, int]] | None = None) -> list[WhatIf]:
     """Every heuristic with every subset of the compiled hints, best (lowest geometric-mean
     regret, then fewer hints) first; empty when no key has every variant measured."""
-    timings = timings if timings is not None else session.timings()
+    if timings is None:
+        by_site = session.site_timings
+    else:
+        split = per_site(timings)
+        by_site = lambda name: split.get(name, {})  # noqa: E731
     calls = calls if calls is not None else _calls(session)
-    tables = _tables(session, timings, calls)
+    tables = _tables(session, by_site, calls)
     if not tables:
         return []
     hints = sorted({h for t in tables for h in t.hints if h is not None})

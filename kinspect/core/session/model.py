@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import operator
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -544,6 +544,22 @@ class Session:
             memo.per_site = per_site(memo.table)
         return {name: dict(part) for name, part in memo.per_site.items()}
 
+    def site_timings(self, site: str) -> Mapping[tuple[str, Key], KeyTimings]:
+        """One site's part of `timings_per_site()`, not copied: for reads that only look."""
+        memo = self._timings_now()
+        if memo.per_site is None:
+            memo.per_site = per_site(memo.table)
+        return memo.per_site.get(site, {})
+
+    def from_timings(self, name: tuple[Any, ...], make: Callable[[], Any]) -> Any:
+        """`make()`, worked out once while the measurements and sites stand (as `timings()`):
+        the findings, explain and the inspector each ask for a site's measured points, which
+        a 300,000-key sweep takes seconds to work out. Only for what depends on nothing else."""
+        derived = self._timings_now().derived
+        if name not in derived:
+            derived[name] = make()
+        return derived[name]
+
     def _timings_now(self) -> _Timings:
         memo = self._timings
         if memo is None or not (_same(memo.measurements, self.measurements) and _same(memo.sites, self.sites)):
@@ -560,6 +576,7 @@ class _Timings:
     sites: list[Site]
     table: dict[tuple[str, Key], KeyTimings]
     per_site: dict[str, dict[tuple[str, Key], KeyTimings]] | None = None
+    derived: dict[tuple[Any, ...], Any] = field(default_factory=dict)
 
 
 def _same(was: Sequence[object], now: Sequence[object]) -> bool:
