@@ -17,6 +17,7 @@ summaries say so wherever they are shown.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -28,7 +29,7 @@ from kinspect.core.numbers import ratio
 from kinspect.core.session.model import Session, Site
 from kinspect.core.dispatch.shapes import Key, SymbolShape, sizes_or_key, sizes_text
 from kinspect.core.session.records import build, collector_paused
-from kinspect.core.session.timings import KeyTimings, geomean, per_site
+from kinspect.core.session.timings import KeyTimings, per_site
 
 
 @dataclass(frozen=True)
@@ -69,13 +70,24 @@ class SiteQuality:
         """GPU time lost over the workload's calls, as a share of the fastest possible."""
         return self.lost_us / self.best_us if self.best_us > 0 else None
 
-    @property
+    @cached_property
     def fastest_picked(self) -> float | None:
-        return _fastest_share(self.points)
+        return self._fastest / len(self.points) if self.points else None
 
-    @property
+    @cached_property
+    def _fastest(self) -> int:
+        """Shapes where the pick is the fastest within noise."""
+        return sum(not p.slower for p in self.points)
+
+    @cached_property
     def geomean_regret(self) -> float | None:
-        return geomean(p.regret for p in self.points)
+        return math.exp(self._logs[0] / self._logs[1]) if self._logs[1] else None
+
+    @cached_property
+    def _logs(self) -> tuple[float, int]:
+        """The sum of the regrets' logs and their count (`geomean`), which the whole model adds up."""
+        logs = [math.log(p.regret) for p in self.points if p.regret > 0]
+        return sum(logs), len(logs)
 
     @cached_property
     def worst(self) -> ShapePoint | None:
@@ -111,29 +123,28 @@ class ModelQuality:
 
     @property
     def shapes(self) -> int:
-        return len(self.points)
+        return sum(q.shapes for q in self.sites)
 
-    @property
+    @cached_property
     def fastest_picked(self) -> float | None:
-        return _fastest_share([p for _, p in self.points])
+        shapes = sum(q.shapes for q in self.sites)
+        return sum(q._fastest for q in self.sites) / shapes if shapes else None
 
-    @property
+    @cached_property
     def geomean_regret(self) -> float | None:
-        return geomean(p.regret for _, p in self.points)
+        total, count = sum(q._logs[0] for q in self.sites), sum(q._logs[1] for q in self.sites)
+        return math.exp(total / count) if count else None
 
-    @property
+    @cached_property
     def worst(self) -> tuple[str, ShapePoint] | None:
-        return max(self.points, key=lambda sp: sp[1].regret, default=None)
+        """The worst point of the worst site: each site's is kept, and the first of equals wins, as over all points."""
+        worst = max((q for q in self.sites if q.worst is not None), key=lambda q: q.worst.regret, default=None)
+        return None if worst is None else (worst.site, worst.worst)
 
     @property
     def workload_lost(self) -> float | None:
         best = sum(q.best_us for q in self.sites)
         return sum(q.lost_us for q in self.sites) / best if best > 0 else None
-
-
-def _fastest_share(points: Sequence[ShapePoint]) -> float | None:
-    """Share of shapes where the pick is the fastest within noise."""
-    return sum(not p.slower for p in points) / len(points) if points else None
 
 
 def _round(x: float | None) -> float | None:
