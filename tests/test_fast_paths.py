@@ -203,3 +203,19 @@ def test_a_sites_measured_points_are_its_quality_points_before_naming_and_sortin
         assert sorted((key, picked, at) for key, _, picked, at in rows) == \
                sorted((p.key, p.picked, (p.pick_us, p.best_us, p.slower)) for p in points)
         assert any(p.slower for p in points) and not all(p.slower for p in points)
+
+
+def test_timings_at_one_key_read_from_the_table_are_those_of_its_measurements_alone():
+    """The inspector asks `timings_at` at every site per keystroke: read off the session's table,
+    they must be what the key's own measurements give, measured, re-measured, one kernel as one,
+    or never measured."""
+    s = synthetic_session(sites=3, variants=3)
+    site = s.sites[0]
+    key = s.measurements[0].key
+    s.measurements.append(Measurement(site.name, key, 1, "cupti", 3.0, 2.9, 3.1, 20))
+    s.measurements.append(Measurement(site.name, key, 1, "cupti", 2.0, 1.9, 2.1, 20))
+    unmeasured = ((4096,), (77777, 1024), (4096, 1024), (77777, 4096))
+    for where in {(m.site, m.key) for m in s.measurements} | {(site.name, unmeasured)}:
+        scanned = key_timings([m for m in s.measurements if (m.site, m.key) == where], None, s.kernels.get(where[0], ()))
+        assert s.timings_at(*where) == scanned
+    assert s.timings_at(site.name, unmeasured).method is None

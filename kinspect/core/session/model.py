@@ -520,6 +520,8 @@ class Session:
     def timings_at(self, site: str, key: Key, method: str | None = None) -> KeyTimings:
         """Fastest, regret and the noise rule at a site and key: `kinspect.core.session.timings`."""
         kernels = self.kernels.get(site, ())
+        if method is None:  # the table read once (`timings()`) holds every measured key: a keystroke asks per site
+            return self._timings_now().table.get((site, key)) or key_timings((), None, kernels)
         return key_timings((m for m in self.measurements if m.site == site and m.key == key), method, kernels)
 
     @property
