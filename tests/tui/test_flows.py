@@ -363,8 +363,8 @@ async def test_the_map_tab_shows_the_comparison_under_the_map_when_compare_made_
 
 
 async def test_a_map_drawn_ahead_in_the_background_looks_as_one_drawn_on_the_spot():
-    """←/→ paint the plot built ahead in a thread: the screen is the same as when the
-    plot is built as the frame is drawn."""
+    """←/→ paint the plot built ahead in a thread, and its lines made there: the screen is
+    the same as when the plot is built and its lines made as the frame is drawn."""
     from kinspect.tui.widgets.map_plot import MapPlot
 
     session = load(SAMPLES / "linear.session.json")
@@ -374,12 +374,14 @@ async def test_a_map_drawn_ahead_in_the_background_looks_as_one_drawn_on_the_spo
         await pilot.press("enter", "8")
         plot = app.query_one(MapPlot)
         # the sizes either side are built after the first frame
-        await wait_until(pilot, lambda: len(plot._built) == 3 and not any(w.is_running for w in app.workers))
+        await wait_until(pilot, lambda: len(plot._built) == 3 and len(plot._lines) == 3
+                         and not any(w.is_running for w in app.workers))
         await pilot.press("left")
         await pilot.pause()
         assert len(plot._built) >= 3 and "B=1000" not in app.query_one(ShapeInput).value
         ahead = screenshot(app)
         plot._built.clear()
+        plot._lines.clear()
         plot.refresh()
         await pilot.pause()
         assert screenshot(app) == ahead
