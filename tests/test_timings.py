@@ -87,6 +87,16 @@ def test_cupti_counts_where_no_variant_has_event_timings():
     assert Breakpoint.on_not_fastest(EventContext(s)).matches(s.events[0], EventContext(s))
 
 
+def test_events_that_read_0_us_give_way_to_cupti():
+    """A kernel shorter than the gap between launches reads 0 µs by CUDA events (the gap is
+    taken off, floored at 0): CUPTI's durations decide there, for every variant."""
+    t = key_timings([timing(0.0, 0.0, 0.0, 0), timing(3.0, 2.9, 3.1, 1),
+                     timing(2.1, 2.0, 2.2, 0, "cupti"), timing(2.9, 2.8, 3.0, 1, "cupti")])
+    assert (t.method, t.fastest, t.median(0), t.regret(1)) == ("cupti", 0, 2.1, pytest.approx(2.9 / 2.1))
+    both_zero = key_timings([timing(0.0, 0.0, 0.0, 0), timing(0.0, 0.0, 0.0, 0, "cupti")])
+    assert both_zero.method == "cuda_events"  # neither resolves it: the usual order
+
+
 def timing(median: float, p20: float | None, p80: float | None, variant: int, method: str = "cuda_events") -> Measurement:
     return Measurement("multi_kernel_0", KEY, variant, method, median, p20, p80, 20)
 

@@ -190,7 +190,7 @@ def _untimed(session: Session, site: Site, sizes: Mapping[str, int],
         name = f"v{v.index} (hint {v.hint})"
         if m is not None and m.error:
             return f"{name} failed at {at}: {m.error}"
-        if us is not None:  # CUDA events less the gap between launches, floored at 0
+        if us is not None:  # CUDA events less the gap between launches floor at 0, and no CUPTI time read instead
             return f"{name} timed 0 µs at {at}: shorter than the launch gap the timing takes off"
         return f"{name} has no timing at {at} (key {format_key(key)})"
     return None

@@ -10,7 +10,9 @@ the Perfetto trace) asks this module, so a session holding both methods cannot s
 The rules, at one site and key:
 - one method for every variant: CUDA events where any variant has a CUDA-event timing,
   else CUPTI, else whatever other method timed something (the first by name), so
-  variants are never compared across methods;
+  variants are never compared across methods; a method that reads 0 µs for some variant
+  gives way to one that reads none (CUDA events less the gap between launches floor at 0
+  for a kernel shorter than that gap, where CUPTI still reads its duration);
 - each variant's latest measurement of that method counts; a variant that only failed
   shows its latest failure;
 - one kernel is one kernel: variants with the same source and config (Inductor emits one
@@ -141,7 +143,8 @@ def _key_timings(measurements: Iterable[Measurement], method: str | None, kernel
         method = name if any(m.median_us is not None for m in measured.values()) else None
     else:
         timed = [name for name, by in latest.items() if any(m.median_us is not None for m in by.values())]
-        method = min(timed, key=_rank, default=None)
+        resolved = [name for name in timed if all(m.median_us is None or m.median_us > 0 for m in latest[name].values())]
+        method = min(resolved or timed, key=_rank, default=None)
         measured = dict(latest.get(method, {})) if method is not None else {}
         for by in latest.values():
             for v, m in by.items():
