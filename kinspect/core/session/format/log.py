@@ -327,11 +327,20 @@ def looks_like_log(text: str) -> bool:
 
 
 def load_log(text: str, where: str) -> Session:
-    # A killed recording leaves the rest of its memory-mapped file as NUL bytes.
-    lines = text.rstrip("\x00").split("\n")
+    # A killed recording leaves the rest of its memory-mapped file as NUL bytes, and the
+    # write it was killed in may hold some of its bytes and not others (a copy need not go
+    # front to back): a NUL, which a JSON line never holds, is where the recording stopped.
+    text = text.rstrip("\x00")
+    hole = text.find("\x00")
+    holed: int | None = None
+    if hole >= 0:
+        text = text[:text.rfind("\n", 0, hole) + 1]
+        holed = text.count("\n") + 1
+    lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    truncated: str | None = None
+    truncated: str | None = None if holed is None else (
+        f"the records from line {holed} on were cut short (the write the recording stopped in)")
     records = []
     for n, line in enumerate(lines, 1):
         try:
