@@ -76,14 +76,20 @@ def open_log(path: Path, session) -> LiveLog:
 # ---------------------------------------------------------------- round trip
 
 
-def test_a_live_recording_reads_back_as_the_recorder_saw_it(tmp_path):
+def recording(tmp_path: Path):
+    """A live session, its log at model.session.jsonl, a recorder writing to it and the site's real call."""
     session = live_session()
-    site = session.sites[0]
     path = tmp_path / "model.session.jsonl"
     log = open_log(path, session)
     with Recorder() as rec:
         rec.configure(log=log)
-        call = real_call(site)
+        call = real_call(session.sites[0])
+    return session, path, log, rec, call
+
+
+def test_a_live_recording_reads_back_as_the_recorder_saw_it(tmp_path):
+    session, path, log, rec, call = recording(tmp_path)
+    site = session.sites[0]
     call.run(*call_args(100))  # the compile run: no step
     for step, b in enumerate((100, 3000, 64)):
         rec.set_step(step)
@@ -267,16 +273,10 @@ def test_a_write_killed_halfway_leaves_a_hole_and_the_log_opens_up_to_it(tmp_pat
     """A copy into the mapped file need not go front to back: a recording killed inside one
     left the first bytes of a record unwritten and later records whole after them (seen on
     the 2-core CI machine). The log opens with every record before the hole."""
-    session = live_session()
-    site = session.sites[0]
-    path = tmp_path / "model.session.jsonl"
-    log = open_log(path, session)
-    with Recorder() as rec:
-        rec.configure(log=log)
-        call = real_call(site)
-        for step, b in enumerate((100, 3000, 64, 500, 7)):
-            rec.set_step(step)
-            call.run(*call_args(b))
+    _, path, log, rec, call = recording(tmp_path)
+    for step, b in enumerate((100, 3000, 64, 500, 7)):
+        rec.set_step(step)
+        call.run(*call_args(b))
     log.close()
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)[:-1]  # no end record: it was killed
     events = [i for i, line in enumerate(lines) if line.startswith('["d",')]
