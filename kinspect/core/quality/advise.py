@@ -164,16 +164,10 @@ class Tables:
     left out of the figures rather than taking every size with them."""
 
 
-def site_key(session: Session, site: Site, sizes: Mapping[str, int]) -> Key | None:
-    try:
-        return session.runtime_key(site, SymbolShape(dict(sizes)))
-    except KinspectError:
-        return None
-
-
-def _untimed(session: Session, site: Site, sizes: Mapping[str, int],
-             timings: Mapping[tuple[str, Key], KeyTimings]) -> str | None:
-    """Why this site has no time for every variant at these sizes (None: it has)."""
+def _timed(session: Session, site: Site, sizes: Mapping[str, int],
+           timings: Mapping[tuple[str, Key], KeyTimings]) -> tuple[Key, list[float]] | str:
+    """The site's key at these sizes and every variant's time there, else why there is
+    none (the one rule both the tables and the one-line error read)."""
     at = sizes_text(sizes)
     try:
         key = session.runtime_key(site, SymbolShape(dict(sizes)))
@@ -182,9 +176,11 @@ def _untimed(session: Session, site: Site, sizes: Mapping[str, int],
     t = timings.get((site.name, key))
     if t is None:
         return f"nothing was timed at {at} (key {format_key(key)})"
+    times = []
     for v in site.variants:
         us = t.median(v.index)
         if us is not None and us > 0:
+            times.append(us)
             continue
         m = t.measured.get(v.index)
         name = f"v{v.index} (hint {v.hint})"
@@ -193,7 +189,7 @@ def _untimed(session: Session, site: Site, sizes: Mapping[str, int],
         if us is not None:  # CUDA events less the gap between launches floor at 0, and no CUPTI time read instead
             return f"{name} timed 0 µs at {at}: shorter than the launch gap the timing takes off"
         return f"{name} has no timing at {at} (key {format_key(key)})"
-    return None
+    return key, times
 
 
 def tables(session: Session, workload: Workload,
@@ -205,17 +201,12 @@ def tables(session: Session, workload: Workload,
     rows: dict[str, list[tuple[Key, list[float], float] | None]] = {}
     left_out: dict[str, str] = {}
     for site in session.sites:
-        found = []
-        for at, weight, _ in points:
-            key = site_key(session, site, at)
-            t = None if key is None else timings.get((site.name, key))
-            times = None if t is None else [t.median(v.index) for v in site.variants]
-            ok = times is not None and all(x is not None and x > 0 for x in times)
-            found.append((key, times, weight) if ok else None)
-        if points and not any(found):
-            left_out[site.name] = _untimed(session, site, points[0][0], timings) or "never timed"
+        found = [(got[0], got[1], weight) if isinstance(got := _timed(session, site, at, timings), tuple) else got
+                 for at, weight, _ in points]
+        if points and all(isinstance(f, str) for f in found):
+            left_out[site.name] = found[0]
         else:
-            rows[site.name] = found
+            rows[site.name] = [f if isinstance(f, tuple) else None for f in found]
     missing = [dict(sizes) for i, (_, _, sizes) in enumerate(points) if any(r[i] is None for r in rows.values())]
     complete = [i for i in range(len(points)) if all(r[i] is not None for r in rows.values())]
     out = []
@@ -237,11 +228,10 @@ def untimed_reasons(session: Session, workload: Workload, limit: int = 3) -> lis
     full = {s.label: s.example for s in session.symbols if s.example is not None}
     out = []
     for site in session.sites:
-        for sizes, _ in workload.points:
-            why = _untimed(session, site, {**full, **sizes}, timings)
-            if why is not None:
-                out.append(f"{site.name}: {why}")
-                break
+        why = next((got for sizes, _ in workload.points
+                    if isinstance(got := _timed(session, site, {**full, **sizes}, timings), str)), None)
+        if why is not None:
+            out.append(f"{site.name}: {why}")
         if len(out) == limit:
             break
     return out

@@ -117,18 +117,13 @@ class ModelQuality:
 
     sites: tuple[SiteQuality, ...]
 
-    @cached_property
-    def points(self) -> tuple[tuple[str, ShapePoint], ...]:
-        return tuple((q.site, p) for q in self.sites for p in q.points)
-
     @property
     def shapes(self) -> int:
         return sum(q.shapes for q in self.sites)
 
     @cached_property
     def fastest_picked(self) -> float | None:
-        shapes = sum(q.shapes for q in self.sites)
-        return sum(q._fastest for q in self.sites) / shapes if shapes else None
+        return sum(q._fastest for q in self.sites) / self.shapes if self.shapes else None
 
     @cached_property
     def geomean_regret(self) -> float | None:

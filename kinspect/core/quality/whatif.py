@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -83,13 +83,13 @@ def distance_matrix(keys: Sequence[Key], hint_keys: Sequence[Key | None], heuris
     return out
 
 
-def _tables(session: Session, by_site: Callable[[str], Mapping[tuple[str, Key], KeyTimings]],
+def _tables(session: Session, by_site: Mapping[str, Mapping[tuple[str, Key], KeyTimings]],
             calls: Mapping[str, Mapping[Key, int]]) -> list[_SiteTable]:
     out = []
     for site in session.sites:
         rows = []
         n = len(site.variants)
-        for (_, key), t in by_site(site.name).items():
+        for (_, key), t in by_site.get(site.name, {}).items():
             if t.fastest is None or len(t.measured) < n:  # a variant untimed there: no row
                 continue
             times = [t.median(v.index) for v in site.variants]
@@ -119,11 +119,7 @@ def what_ifs(session: Session, timings: Mapping[tuple[str, Key], KeyTimings] | N
              calls: Mapping[str, Mapping[Key, int]] | None = None) -> list[WhatIf]:
     """Every heuristic with every subset of the compiled hints, best (lowest geometric-mean
     regret, then fewer hints) first; empty when no key has every variant measured."""
-    if timings is None:
-        by_site = session.site_timings
-    else:
-        split = per_site(timings)
-        by_site = lambda name: split.get(name, {})  # noqa: E731
+    by_site = {s.name: session.site_timings(s.name) for s in session.sites} if timings is None else per_site(timings)
     calls = calls if calls is not None else _calls(session)
     tables = _tables(session, by_site, calls)
     if not tables:

@@ -541,17 +541,17 @@ class Session:
     def timings_per_site(self) -> dict[str, dict[tuple[str, Key], KeyTimings]]:
         """`timings()` split by site (`timings.per_site`), split once as they are read once:
         the quality overview and the far-below-peak rule both go site by site."""
-        memo = self._timings_now()
-        if memo.per_site is None:
-            memo.per_site = per_site(memo.table)
-        return {name: dict(part) for name, part in memo.per_site.items()}
+        return {name: dict(part) for name, part in self._split().items()}
 
     def site_timings(self, site: str) -> Mapping[tuple[str, Key], KeyTimings]:
         """One site's part of `timings_per_site()`, not copied: for reads that only look."""
+        return self._split().get(site, {})
+
+    def _split(self) -> dict[str, dict[tuple[str, Key], KeyTimings]]:
         memo = self._timings_now()
         if memo.per_site is None:
             memo.per_site = per_site(memo.table)
-        return memo.per_site.get(site, {})
+        return memo.per_site
 
     def from_timings(self, name: tuple[Any, ...], make: Callable[[], Any]) -> Any:
         """`make()`, worked out once while the measurements and sites stand (as `timings()`):

@@ -67,10 +67,11 @@ class DecisionMapView(Vertical, can_focus=True):
         self.cell = (0, 0)
         """The heatmap's cursor: the column (x) and row (y) indexes."""
         self._maps_shown = 0
+        """Counts the map objects shown: with the cursor, it names a drawing of the plot."""
         self._caption_lines = -1
+        """The caption's lines as last shown: the screen is laid out again only when they change."""
         self._heading = 1
         """Which way ←/→ last moved the cursor: the drawing that way is built ahead first."""
-        """Counts the map objects shown: with the cursor, it names a drawing of the plot."""
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield MapPlot(id="map-plot")
