@@ -56,7 +56,7 @@ ranks)
     python3 scripts/session_table.py "$out"/samples/ddp.rank*.session.json
     ;;
 advise)
-    timeout "${ADVISE_TIMEOUT:-560}" python3 -m pytest tests/gpu/test_gpu_advise.py "${@:2}" \
+    KINSPECT_RECORD_DIR="$out/samples" timeout "${ADVISE_TIMEOUT:-560}" python3 -m pytest tests/gpu/test_gpu_advise.py "${@:2}" \
         -q -s -p no:cacheprovider -o addopts="" > "$out/gpu-tests-advise.log" 2>&1
     grep -E "passed|failed|error|FAILED|ERROR" "$out/gpu-tests-advise.log" | tail -5
     sed -n '/^=== kinspect /,/^=== end /p' "$out/gpu-tests-advise.log"

@@ -12,7 +12,9 @@ default) about 2-3 minutes. The grid runs (B and S, on GPT-2 and a 2-layer Llama
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 
 from gpu_cases import MODELS, SAMPLES
 from gpu_cli import kinspect
@@ -69,8 +71,9 @@ def test_advise_proposes_verifies_and_ends_with_the_line_to_paste(tmp_path):
 def _advise_grid(model, tmp_path, *ranges: str):
     """`kinspect advise` over a (B, S) grid with kinspect's fit, as a user runs it: the
     proposal, the default row, the line to paste, and a saved session whose candidate
-    variants cover every candidate hint and whose keys hold B, S and B*S entries."""
-    out = tmp_path / f"{model.stem}.grid.session.json"
+    variants cover every candidate hint and whose keys hold B, S and B*S entries. With
+    KINSPECT_RECORD_DIR set the session is saved there, so a failed run's comes back too."""
+    out = Path(os.environ.get("KINSPECT_RECORD_DIR") or tmp_path) / f"{model.stem}.grid.session.json"
     mix = tmp_path / "serving.txt"
     mix.write_text("".join(f"B={b} S={s} x{8 // b}\n" for b in (2, 4, 8) for s in (64, 128, 256, 512)))
     args = [a for r in ranges for a in ("--range", r)]
