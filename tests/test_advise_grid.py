@@ -129,3 +129,87 @@ def test_a_kernel_shorter_than_the_launch_gap_is_named_as_such():
     tabs = advise.tables(session, advise.Workload(((grid[0], 1.0),), "one"))
     assert tabs.left_out == {"multi_kernel_1": "v0 (hint 16) timed 0 µs at B=2 S=16: shorter than the launch gap "
                                                "the timing takes off"}
+
+
+def llama_like_session(grid: list[dict[str, int]]) -> Session:
+    """multi_kernel_1 shared by four projections per model call: q, k and v hand Inductor
+    the (B, S, 768) key its tensors give, o hands it the attention's (B, 12, S, 64) output,
+    as a Llama's o_proj does; each grid size's model call recorded, and timed at both keys."""
+    from dataclasses import replace
+
+    from kinspect.core.session.model import CallSite, DispatchEvent
+
+    s = transformer_session(5, grid)
+    names = ["q_proj", "k_proj", "v_proj", "o_proj"]
+    s.sites[1] = replace(s.sites[1], call_sites=tuple(
+        CallSite(i, module=f"layers.0.self_attn.{n}", module_class="Linear") for i, n in enumerate(names)))
+    rng = random.Random(3)
+    for sizes in grid:
+        b, t = sizes["B"], sizes["S"]
+        plain = s.sites[1].runtime_key({"s0": b, "s1": t})
+        odd = ((b, 12, t, 64), (768, 3072), (b * t, 3072))
+        calls = [("multi_kernel_0", 0, s.sites[0].runtime_key({"s0": b, "s1": t}))]
+        calls += [("multi_kernel_1", i, odd if n == "o_proj" else plain) for i, n in enumerate(names)]
+        for site, call_site, key in calls:
+            s.events.append(DispatchEvent(len(s.events), site, key, 0, 0, False, call_site=call_site))
+        for v in s.sites[1].variants:
+            s.measurements.append(Measurement("multi_kernel_1", odd, v.index, "cupti", round(rng.uniform(5, 80), 3)))
+    return s
+
+
+def test_a_shared_site_is_weighed_per_call_at_every_key_its_calls_hand_inductor():
+    """The o projection's key does not line up with the site's tensors, and Inductor
+    decides it on what it has (the common prefix): advice counts each of the four calls at
+    the key it was recorded with, exact against Inductor's real class by brute force."""
+    grid = [{"B": b, "S": t} for b in (2, 8) for t in (64, 256, 1024)]
+    session = llama_like_session(grid)
+    workload = advise.Workload(tuple((g, float(i + 1)) for i, g in enumerate(grid)), "grid")
+    tabs = advise.tables(session, workload)
+    assert not tabs.missing and not tabs.left_out
+    assert [t.misaligned for t in tabs.sites] == [(), ("layers.0.self_attn.o_proj",)]
+    assert [len(t.keys) for t in tabs.sites] == [6, 12]
+    found = {p.hints: p.regret for p in advise.search(tabs.sites, 2)}
+    truth = {}
+    for r in (1, 2):
+        for subset in itertools.combinations(HINTS, r):
+            spent = best = 0.0
+            for (sizes, w), call in zip(workload.points, range(len(grid))):
+                for e in session.events[5 * call:5 * call + 5]:
+                    site = session.site(e.site)
+                    t = session.timings_at(site.name, e.key)
+                    spent += w * t.median(inductor_pick(site, subset, e.key))
+                    best += w * t.median(t.fastest)
+            truth[subset] = spent / best
+    assert found == pytest.approx(truth, rel=1e-12)
+
+
+def test_without_recorded_calls_each_call_site_counts_at_the_key_the_tensors_give():
+    grid = [{"B": 2, "S": 64}, {"B": 8, "S": 1024}]
+    session = llama_like_session(grid)
+    session.events = []
+    tabs = advise.tables(session, advise.Workload(tuple((g, 1.0) for g in grid), "grid"))
+    assert [(len(t.keys), list(t.weights)) for t in tabs.sites] == [(2, [1.0, 1.0]), (2, [4.0, 4.0])]
+
+
+def test_a_key_only_some_calls_hand_inductor_must_be_timed_too():
+    """Every key a site's calls hand Inductor is weighed, so each must have been timed: a
+    site without a time at one of them is left out, naming that key."""
+    grid = [{"B": 2, "S": 64}]
+    session = llama_like_session(grid)
+    session.measurements = [m for m in session.measurements if not (m.site == "multi_kernel_1" and len(m.key[0]) == 4)]
+    tabs = advise.tables(session, advise.Workload(((grid[0], 1.0),), "one"))
+    assert tabs.left_out == {"multi_kernel_1": "nothing was timed at B=2 S=64 (key ((2, 12, 64, 64), (768, 3072), "
+                                               "(128, 3072)))"}
+
+
+def test_a_key_laid_out_otherwise_than_its_site_is_named_by_itself_not_by_misread_sizes():
+    """Read by position, the o projection's (2, 12, 64, 64) gave `B=2 S=12` (the heads
+    where S would be) in explain, the findings and the TUI; now the key names itself."""
+    from kinspect.core.quality.overview import SizeNamer
+
+    session = llama_like_session([{"B": 2, "S": 64}])
+    site = session.sites[1]
+    odd, plain = ((2, 12, 64, 64), (768, 3072), (128, 3072)), site.runtime_key({"s0": 2, "s1": 64})
+    assert site.symbol_values(odd) == {} and site.symbol_values(plain) == {"s0": 2, "s1": 64}
+    namer = SizeNamer(session)
+    assert namer(site, odd) == {} and namer(site, site.runtime_key({"s0": 3, "s1": 50})) == {"B": 3, "S": 50}

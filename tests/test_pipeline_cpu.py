@@ -211,20 +211,23 @@ def test_the_compile_and_its_recompile_share_the_recordings_own_inductor_caches(
     assert "own" in live.session.environment.config["inductor_caches"]
 
 
-def test_measuring_grabs_the_arguments_of_each_sites_last_real_call_and_puts_run_back(live):
+def test_measuring_grabs_the_arguments_of_each_sites_last_real_call_at_each_key_and_puts_run_back(live):
     from kinspect.inductor.measurements import grabbed_arguments
 
     live.compile()
     live.run_sizes({"B": 9000})
     with grabbed_arguments(live.recorder.sites) as grabbed:
-        for b in (700, 5000, 800, 6000):
+        for b in (700, 5000, 800, 6000, 800):
             assert live.run_sizes({"B": b}).error is None
-    shapes = {i: [tuple(a.shape) for a in args] for i, (args, _) in grabbed.items()}
-    assert shapes == {0: [(4096,), (800, 1024), (4096, 1024), (800, 4096)],
-                      1: [(4096,), (6000, 1024), (4096, 1024), (6000, 4096)]}
+    shapes = {i: [[tuple(a.shape) for a in args] for args, _ in by_key.values()] for i, by_key in grabbed.items()}
+    assert shapes == {0: [[(4096,), (700, 1024), (4096, 1024), (700, 4096)],
+                          [(4096,), (800, 1024), (4096, 1024), (800, 4096)]],
+                      1: [[(4096,), (5000, 1024), (4096, 1024), (5000, 4096)],
+                          [(4096,), (6000, 1024), (4096, 1024), (6000, 4096)]]}
+    assert [key[1] for key in grabbed[0]] == [(700, 1024), (800, 1024)]  # by the key Inductor caches on
     events = len(live.session.events)
     live.run_sizes({"B": 300})  # run as Inductor has it again: recorded, nothing grabbed
-    assert {i: tuple(args[1].shape) for i, (args, _) in grabbed.items()} == {0: (800, 1024), 1: (6000, 1024)}
+    assert {i: len(by_key) for i, by_key in grabbed.items()} == {0: 2, 1: 2}
     assert len(live.session.events) == events + 1 and live.session.events[-1].key[1] == (300, 1024)
 
 
@@ -279,3 +282,33 @@ def test_compare_times_each_variant_on_the_real_call_then_the_model_with_the_fas
     assert [e.key[1][0] for e in live.session.events] == [100, 3000]  # timing the model records nothing
     logged = load(live.options.log_path)
     assert logged.measurements == live.session.measurements
+
+
+def test_a_site_called_at_two_keys_in_one_run_is_timed_at_both(monkeypatch):
+    """A multi-kernel shared by layers whose calls hand it different keys (Llama's o
+    projection passes a 4-D input, q, k and v 3-D ones): each key is timed, not the last
+    call's alone, or advice would find nothing timed at the key the site's tensors give."""
+    import types
+
+    from torch._inductor.codegen.multi_kernel import SizeHintMultiKernelCall
+
+    from kinspect.inductor import measurements
+    from kinspect.inductor.recorder import LiveSite
+    from standins import StandIn
+
+    monkeypatch.setenv("TORCHINDUCTOR_DISABLE_MULTI_KERNEL_CACHE", "1")
+    call = SizeHintMultiKernelCall("multi_kernel_0", {((h, h, 512), (512, 512)): StandIn(f"k{h}") for h in (8, 64)},
+                                   {0: [slice(0, 2)], 1: [slice(0, 2)]})
+    live = LiveSite(0, "multi_kernel_0", None, (), call)
+    timed = []
+    monkeypatch.setattr(measurements, "measure_call",
+                        lambda name, c, args, kwargs, **kw: timed.append(c._get_shape_cache_key(*args)) or [])
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+
+    def run():
+        for shape in ((2, 64, 512), (2, 8, 64, 64), (2, 64, 512)):
+            call.run(torch.empty(shape, device="meta"), torch.empty(512, 512, device="meta"))
+
+    session = types.SimpleNamespace(environment=types.SimpleNamespace(peaks={}), sites=[])
+    measurements.measure_sites(session, [live], run)
+    assert timed == [((2, 64, 512), (512, 512)), ((2, 8, 64, 64), (512, 512))]

@@ -113,6 +113,10 @@ def run(args: argparse.Namespace) -> int:
     for site, why in advice.left_out.items():
         console.print(f"{site} is left out: every variant was timed at no workload size ({why})",
                       markup=False, soft_wrap=True)
+    for site, where in advice.misaligned.items():
+        console.print(f"{site}: {', '.join(where)} hand Inductor keys laid out otherwise than the site's tensors; "
+                      "weighed at the keys they were recorded with, decided as Inductor decides them",
+                      markup=False, soft_wrap=True)
     console.print(proposals_table(advice.proposals), advice_table(advice))
     for why in advice.failed:
         console.print(f"verification failed for {why}", markup=False, soft_wrap=True)

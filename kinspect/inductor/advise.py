@@ -39,6 +39,8 @@ class Advice:
     missing: list[dict[str, int]] = field(default_factory=list)
     left_out: dict[str, str] = field(default_factory=dict)
     """Sites the figures leave out, each with why (`advise.Tables.left_out`)."""
+    misaligned: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Per site, the call sites that hand Inductor keys laid out otherwise than its tensors."""
     phases: dict[str, float] = field(default_factory=dict)
 
 
@@ -74,7 +76,7 @@ def run_advise(live: LivePipeline, spans: Mapping[str, tuple[int, int]], workloa
         regret = advise.workload_regret(tabs.sites, advise.DEFAULT_HINTS)
         default = None if regret is None else advise.Proposal(advise.DEFAULT_HINTS, regret)
     out = Advice(workload, proposals, proposals[0], default, missing=tabs.missing, left_out=tabs.left_out,
-                 phases=phases)
+                 misaligned={t.site: t.misaligned for t in tabs.sites if t.misaligned}, phases=phases)
     measured_sizes = [dict(p) for p in sweep.points]
     started = time.perf_counter()
     for hints in dict.fromkeys([out.best.hints, advise.DEFAULT_HINTS]):

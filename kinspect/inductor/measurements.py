@@ -2,8 +2,8 @@
 
 A kernel's latency depends on the tensors it gets (strides, alignment, the values it
 reads), so kinspect times variants on the arguments of a real call: the model runs once
-with each site's `call.run` wrapped to keep its arguments (`grabbed_arguments`), and every
-variant is launched on those (`kinspect.inductor.measure` does the timing). A caller
+with each site's `call.run` wrapped to keep its arguments at each key (`grabbed_arguments`), and
+every variant is launched on those (`kinspect.inductor.measure` does the timing). A caller
 that holds a call's arguments some other way (tensors rebuilt from a program's recorded
 shapes) calls `measure_call` itself; nothing here needs the pipeline.
 """
@@ -49,14 +49,16 @@ def with_peaks(environment: Environment, say: Say = _quiet) -> Environment:
 
 
 @contextlib.contextmanager
-def grabbed_arguments(sites: Sequence[LiveSite]) -> Iterator[dict[int, tuple[tuple[Any, ...], dict[str, Any]]]]:
+def grabbed_arguments(sites: Sequence[LiveSite]) -> Iterator[dict[int, dict[Key, tuple[tuple[Any, ...], dict[str, Any]]]]]:
     """Inside, each site's `call.run` runs as before and keeps the arguments of its last
-    call, by site index (a multi-kernel several layers share: the last layer's)."""
-    grabbed: dict[int, tuple[tuple[Any, ...], dict[str, Any]]] = {}
+    call at each key it sees, by site index and key: a multi-kernel several layers share
+    is timed at every key its calls hand it (Llama's o projection passes a 4-D input where
+    q, k and v pass 3-D ones, so its key differs), not only at the last layer's."""
+    grabbed: dict[int, dict[Key, tuple[tuple[Any, ...], dict[str, Any]]]] = {}
     originals = {ls.index: ls.call.run for ls in sites}
     for ls in sites:
-        def grab(*args: Any, _i: int = ls.index, **kwargs: Any) -> None:
-            grabbed[_i] = (args, kwargs)
+        def grab(*args: Any, _i: int = ls.index, _call: Any = ls.call, **kwargs: Any) -> None:
+            grabbed.setdefault(_i, {})[_call._get_shape_cache_key(*args)] = (args, kwargs)
             originals[_i](*args, **kwargs)
 
         ls.call.run = grab
@@ -117,8 +119,8 @@ def measure_sites(session: Session, targets: Sequence[LiveSite], run: Callable[[
                   cupti: bool = True, l2_flush: bool = False, say: Say = _quiet,
                   cancel: threading.Event | None = None) -> list[Measurement]:
     """`run` the model once (it raises if the run fails) with the targets' arguments
-    grabbed, then time every variant of each target that ran. The session is read (its
-    sites, its environment's overheads), not changed."""
+    grabbed, then time every variant of each target that ran, at each key it ran at. The
+    session is read (its sites, its environment's overheads), not changed."""
     import torch
 
     with grabbed_arguments(targets) as grabbed:
@@ -126,13 +128,11 @@ def measure_sites(session: Session, targets: Sequence[LiveSite], run: Callable[[
     overheads = dict(session.environment.peaks)
     out: list[Measurement] = []
     for ls in targets:
-        if ls.index not in grabbed:
-            continue
-        args, kwargs = grabbed[ls.index]
         site = next((s for s in session.sites if s.name == ls.name), None)
-        out += measure_call(ls.name, ls.call, args, kwargs, site=site, overheads=overheads, cupti=cupti,
-                            l2_flush=l2_flush, say=say, cancel=cancel)
-        torch.cuda.empty_cache()
+        for args, kwargs in grabbed.get(ls.index, {}).values():
+            out += measure_call(ls.name, ls.call, args, kwargs, site=site, overheads=overheads, cupti=cupti,
+                                l2_flush=l2_flush, say=say, cancel=cancel)
+            torch.cuda.empty_cache()
     return out
 
 

@@ -92,7 +92,8 @@ def _advise_grid(model, tmp_path, *ranges: str):
     assert lines[0].startswith("workload: the file serving.txt (28 calls, 12 sizes)")
     assert len({k for k, _ in measured}) >= 12
     assert len(session.recompiles) == 2 and all(r.error is None and r.measurements for r in session.recompiles)
-    return session
+    assert " is left out" not in result.stdout  # every site weighed
+    return result
 
 
 def test_advise_over_a_batch_and_sequence_grid_on_gpt2(tmp_path):
@@ -100,4 +101,8 @@ def test_advise_over_a_batch_and_sequence_grid_on_gpt2(tmp_path):
 
 
 def test_advise_over_a_batch_and_sequence_grid_on_a_llama(tmp_path):
-    _advise_grid(MODELS / "llama.py", tmp_path, "B=2..8", "S=64..512")
+    """Its o projections share the q, k and v projections' multi-kernel but hand it the
+    attention's 4-D output: advice weighs those calls at their own keys, and says so."""
+    result = _advise_grid(MODELS / "llama.py", tmp_path, "B=2..8", "S=64..512")
+    assert re.search(r"^multi_kernel_\d+: layers\.\{0,1\}\.self_attn\.o_proj hand Inductor keys laid out otherwise",
+                     result.stdout, re.M)

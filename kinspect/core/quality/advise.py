@@ -26,8 +26,9 @@ from kinspect.core.quality.boundaries import log_grid
 from kinspect.core.errors import KinspectError, ShapeError, echo
 from kinspect.core.numbers import ratio, ratio_range
 from kinspect.core.session.model import Measurement, Recompile, Session, Site
-from kinspect.core.dispatch.shapes import Key, SymbolShape, format_key, sizes_text
+from kinspect.core.dispatch.shapes import Key, format_key, sizes_text
 from kinspect.core.session.timings import KeyTimings, first_of_kernel, geomean, key_timings
+from kinspect.core.quality.model_calls import ModelCalls
 from kinspect.core.quality.whatif import distance_matrix
 
 DEFAULT_HINTS = (64, 256, 4096)
@@ -143,7 +144,8 @@ def within(workload: Workload, name: str, span: tuple[int, int]) -> Workload:
 @dataclass
 class SiteTable:
     """One site at the workload's sizes: every candidate variant's time (P x V), the
-    fastest (P), the weights (P), each variant's hint, and Inductor's distances (P x V)."""
+    fastest (P), the weights (P), each variant's hint, and Inductor's distances (P x V),
+    a row per key the site sees (P: a size's keys, size by size)."""
 
     site: str
     keys: list[Key]
@@ -152,6 +154,9 @@ class SiteTable:
     weights: np.ndarray
     hints: list[int | None]
     distances: np.ndarray
+    misaligned: tuple[str, ...] = ()
+    """Call sites whose keys do not line up with the site's tensors, weighed at the keys
+    they were recorded with."""
 
 
 @dataclass(frozen=True)
@@ -164,60 +169,69 @@ class Tables:
     left out of the figures rather than taking every size with them."""
 
 
-def _timed(session: Session, site: Site, sizes: Mapping[str, int],
-           timings: Mapping[tuple[str, Key], KeyTimings]) -> tuple[Key, list[float]] | str:
-    """The site's key at these sizes and every variant's time there, else why there is
-    none (the one rule both the tables and the one-line error read)."""
+def _timed(session: Session, site: Site, sizes: Mapping[str, int], calls: ModelCalls,
+           timings: Mapping[tuple[str, Key], KeyTimings]) -> list[tuple[Key, list[float], float]] | str:
+    """Each key the site sees in one model call at these sizes, with every variant's time
+    there and how often a call dispatches it; else why there is none (the one rule both
+    the tables and the one-line error read)."""
     at = sizes_text(sizes)
     try:
-        key = session.runtime_key(site, SymbolShape(dict(sizes)))
+        seen = calls.keys(site, sizes)
     except KinspectError as e:
         return f"its key cannot be worked out at {at}: {e}"
-    t = timings.get((site.name, key))
-    if t is None:
-        return f"nothing was timed at {at} (key {format_key(key)})"
-    times = []
-    for v in site.variants:
-        us = t.median(v.index)
-        if us is not None and us > 0:
-            times.append(us)
-            continue
-        m = t.measured.get(v.index)
-        name = f"v{v.index} (hint {v.hint})"
-        if m is not None and m.error:
-            return f"{name} failed at {at}: {m.error}"
-        if us is not None:  # CUDA events less the gap between launches floor at 0, and no CUPTI time read instead
-            return f"{name} timed 0 µs at {at}: shorter than the launch gap the timing takes off"
-        return f"{name} has no timing at {at} (key {format_key(key)})"
-    return key, times
+    out = []
+    for key, count in seen.items():
+        t = timings.get((site.name, key))
+        if t is None:
+            return f"nothing was timed at {at} (key {format_key(key)})"
+        times = []
+        for v in site.variants:
+            us = t.median(v.index)
+            if us is not None and us > 0:
+                times.append(us)
+                continue
+            m = t.measured.get(v.index)
+            name = f"v{v.index} (hint {v.hint})"
+            if m is not None and m.error:
+                return f"{name} failed at {at}: {m.error}"
+            if us is not None:  # CUDA events less the gap between launches floor at 0, and no CUPTI time read instead
+                return f"{name} timed 0 µs at {at}: shorter than the launch gap the timing takes off"
+            return f"{name} has no timing at {at} (key {format_key(key)})"
+        out.append((key, times, count))
+    return out
 
 
 def tables(session: Session, workload: Workload,
            timings: Mapping[tuple[str, Key], KeyTimings] | None = None) -> Tables:
-    """The candidate compile's measurements at each workload size, per site."""
+    """The candidate compile's measurements at each workload size, per site: a row per key
+    the site sees in one model call there, weighed by the workload's calls times how often
+    one model call dispatches that key (`ModelCalls`)."""
     timings = timings if timings is not None else session.timings()
+    calls = ModelCalls(session)
     full = {s.label: s.example for s in session.symbols if s.example is not None}
     points = [({**full, **sizes}, weight, sizes) for sizes, weight in workload.points]
-    rows: dict[str, list[tuple[Key, list[float], float] | None]] = {}
+    rows: dict[str, list[list[tuple[Key, list[float], float]] | None]] = {}
     left_out: dict[str, str] = {}
     for site in session.sites:
-        found = [(got[0], got[1], weight) if isinstance(got := _timed(session, site, at, timings), tuple) else got
+        found = [[(k, t, weight * n) for k, t, n in got] if isinstance(got := _timed(session, site, at, calls, timings),
+                                                                         list) else got
                  for at, weight, _ in points]
         if points and all(isinstance(f, str) for f in found):
             left_out[site.name] = found[0]
         else:
-            rows[site.name] = [f if isinstance(f, tuple) else None for f in found]
+            rows[site.name] = [f if isinstance(f, list) else None for f in found]
     missing = [dict(sizes) for i, (_, _, sizes) in enumerate(points) if any(r[i] is None for r in rows.values())]
     complete = [i for i in range(len(points)) if all(r[i] is not None for r in rows.values())]
     out = []
     for site in session.sites:
         if site.name not in rows or not complete:
             continue
-        kept = [rows[site.name][i] for i in complete]
+        kept = [row for i in complete for row in rows[site.name][i] or ()]
         keys = [k for k, _, _ in kept]
         times = np.array([t for _, t, _ in kept], dtype=np.float64)
         out.append(SiteTable(site.name, keys, times, times.min(axis=1), np.array([w for _, _, w in kept]),
-                             [v.hint for v in site.variants], distance_matrix(keys, site.keys, "inductor")))
+                             [v.hint for v in site.variants], distance_matrix(keys, site.keys, "inductor"),
+                             calls.misaligned(site)))
     return Tables(out, missing, left_out)
 
 
@@ -225,11 +239,12 @@ def untimed_reasons(session: Session, workload: Workload, limit: int = 3) -> lis
     """Why no workload size could be weighed: per site, what is missing at its first size
     that lacks a time (for the one-line error when nothing is left to advise on)."""
     timings = session.timings()
+    calls = ModelCalls(session)
     full = {s.label: s.example for s in session.symbols if s.example is not None}
     out = []
     for site in session.sites:
         why = next((got for sizes, _ in workload.points
-                    if isinstance(got := _timed(session, site, {**full, **sizes}, timings), str)), None)
+                    if isinstance(got := _timed(session, site, {**full, **sizes}, calls, timings), str)), None)
         if why is not None:
             out.append(f"{site.name}: {why}")
         if len(out) == limit:

@@ -159,7 +159,8 @@ def known_sizes(session: Session) -> list[dict[str, int]]:
 
 class SizeNamer:
     """Names a site's runtime key by the user's sizes: from a known run that gives that key,
-    else from the dims that are one symbol each; cached per site and key."""
+    else from the dims that are one symbol each where the key lines up with the site's
+    tensors (else it is named by the key itself)."""
 
     def __init__(self, session: Session) -> None:
         self.session = session
@@ -174,11 +175,9 @@ class SizeNamer:
         table, read_off = known
         if key in table:
             return dict(table[key])
-        try:
-            return {label: key[i][j] for label, i, j in read_off}
-        except IndexError:  # a key shorter than the site's tensors: `symbol_values` finds what it holds
-            values = site.symbol_values(key)
-            return {self.session.label_of(s): v for s, v in sorted(values.items())}
+        if not site.lines_up(key):  # named by its key: its dims are not where the sizes would be
+            return {}
+        return {label: key[i][j] for label, i, j in read_off}
 
     def _table(self, site: Site) -> dict[Key, dict[str, int]]:
         table: dict[Key, dict[str, int]] = {}

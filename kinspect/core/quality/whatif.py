@@ -66,7 +66,18 @@ class _SiteTable:
 def distance_matrix(keys: Sequence[Key], hint_keys: Sequence[Key | None], heuristic: str,
                     flat: tuple[np.ndarray, tuple[int, ...]] | None = None) -> np.ndarray:
     """Distances (keys x variants) by a heuristic; Inductor's bit for bit. `flat`: the keys
-    as `keys_to_array` gives them, where they are already (one table, every heuristic)."""
+    as `keys_to_array` gives them, where they are already (one table, every heuristic).
+    Keys of several layouts (a shared site's calls that hand Inductor differently shaped
+    inputs) are scored a layout at a time."""
+    if flat is None:
+        layouts: dict[tuple[int, ...], list[int]] = {}
+        for i, k in enumerate(keys):
+            layouts.setdefault(tuple(map(len, k)), []).append(i)
+        if len(layouts) > 1:
+            out = np.empty((len(keys), len(hint_keys)))
+            for rows in layouts.values():
+                out[rows] = distance_matrix([keys[i] for i in rows], hint_keys, heuristic)
+            return out
     sizes, layout = flat if flat is not None else keys_to_array(keys)
     if heuristic == "inductor":
         return score_array(sizes, layout, hint_keys).distances

@@ -217,12 +217,26 @@ class Site:
 
     def symbol_values(self, key: Key) -> dict[str, int]:
         """Symbol values readable off a runtime key: wherever a dim's size is exactly one
-        symbol, the key holds its value. Symbols only inside expressions stay unknown."""
+        symbol, the key holds its value. Symbols only inside expressions stay unknown, and
+        so does every symbol of a key laid out otherwise than the site's tensors: a shared
+        kernel called with a 4-D input where its hint keys have a 3-D one (Llama's o_proj,
+        `(2, 8, 64, 64)`) holds the heads, not the sequence, where S would be."""
+        if not self.lines_up(key):
+            return {}
         out: dict[str, int] = {}
         for name, i, j in self.symbol_dims:
-            if name not in out and i < len(key) and j < len(key[i]):
-                out[name] = key[i][j]
+            out.setdefault(name, key[i][j])
         return out
+
+    def lines_up(self, key: Key) -> bool:
+        """Whether `key` has the site's tensors with their ranks, so its dims can be read
+        by position."""
+        return tuple(map(len, key)) == self.runtime_ranks
+
+    @cached_property
+    def runtime_ranks(self) -> tuple[int, ...]:
+        specs = self.runtime_tensors if self.runtime_tensors is not None else self.tensors
+        return tuple(len(t.sizes) for t in specs)
 
     @cached_property
     def symbol_dims(self) -> tuple[tuple[str, int, int], ...]:

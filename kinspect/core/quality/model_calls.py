@@ -1,0 +1,108 @@
+"""What one call of the model dispatches at a site, at given sizes: which keys, how often.
+
+A multi-kernel shared by repeated layers runs once per call site in each forward (eight
+times for a 2-layer Llama's q, k, v and o projections), and not every call site hands
+Inductor the key the site's tensors give: the o projection passes the attention's 4-D
+output, `(B, heads, S, head_dim)`, where the hint keys have `(B, S, hidden)`, so Inductor
+decides it on another key (and another variant). Advice that weighs each site once, at
+the key its tensors give, misses those calls and weighs a site called eight times like
+one called once.
+
+So the recorded dispatches are read back as model calls: a graph's dispatches run in
+wrapper order, each call site once per call, so a call site seen again starts the next
+call. Each call's sizes are read off its dispatches whose keys line up with their site's
+tensors, and every dispatch of that call, lined up or not, is counted at those sizes.
+Where no call was recorded at some sizes, each call site is taken to see the key the
+site's tensors give.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+
+from kinspect.core.dispatch.shapes import Key, SymbolShape
+from kinspect.core.session.call_sites import group_layers
+from kinspect.core.session.model import DispatchEvent, Session, Site
+
+Sizes = frozenset[tuple[str, int]]
+
+
+class ModelCalls:
+    """Each site's keys per model call, at the sizes the recording ran the model at."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self._seen: dict[tuple[str, Sizes], Counter[Key]] = {}
+        self._calls: Counter[tuple[str, Sizes]] = Counter()
+        """Per graph and sizes, how many model calls were recorded there."""
+        self._labels: dict[str, frozenset[str]] = {}
+        """Per graph, the sizes (by the user's names) a call of it is known by: every
+        symbol of its sites."""
+        self._odd: dict[str, set[int]] = {}
+        sites = {s.name: s for s in session.sites}
+        by_graph: dict[str, list[DispatchEvent]] = {}
+        for e in session.events:
+            site = sites.get(e.site)
+            if site is None:
+                continue
+            by_graph.setdefault(site.graph, []).append(e)
+            if e.call_site is not None and not site.lines_up(e.key):
+                self._odd.setdefault(e.site, set()).add(e.call_site)
+        for graph, events in by_graph.items():
+            if any(e.call_site is None for e in events):
+                continue  # recorded before call sites were told apart: calls cannot be told apart either
+            names = frozenset().union(*(s.symbols for s in session.sites if s.graph == graph))
+            labels = self._labels[graph] = frozenset(session.label_of(n) for n in names)
+            for call in _calls(events):
+                sizes = self._sizes(call, sites)
+                if sizes is None or frozenset(k for k, _ in sizes) != labels:
+                    continue  # a call whose sizes its dispatches do not all tell
+                self._calls[(graph, sizes)] += 1
+                for e in call:
+                    self._seen.setdefault((e.site, sizes), Counter())[e.key] += 1
+
+    def _sizes(self, call: list[DispatchEvent], sites: Mapping[str, Site]) -> Sizes | None:
+        values: dict[str, int] = {}
+        for e in call:
+            for name, v in sites[e.site].symbol_values(e.key).items():
+                if values.setdefault(name, v) != v:
+                    return None  # dispatches of one call disagree: not one call after all
+        if not values:
+            return None
+        return frozenset((self.session.label_of(name), v) for name, v in values.items())
+
+    def keys(self, site: Site, sizes: Mapping[str, int]) -> dict[Key, float]:
+        """The keys `site` sees in one model call at `sizes` (the user's names), each with
+        how many times a call dispatches it. Raises KinspectError where the site's key
+        cannot be worked out at these sizes."""
+        labels = self._labels.get(site.graph)
+        if labels is not None and labels <= sizes.keys():
+            at = frozenset((k, sizes[k]) for k in labels)
+            calls = self._calls.get((site.graph, at))
+            if calls:
+                seen = self._seen.get((site.name, at), Counter())
+                return {k: n / calls for k, n in seen.items()}
+        key = self.session.runtime_key(site, SymbolShape(dict(sizes)))
+        return {key: float(max(1, len(site.call_sites)))}
+
+    def misaligned(self, site: Site) -> tuple[str, ...]:
+        """The call sites of `site` whose recorded keys do not line up with its tensors,
+        by the user's names with repeated layers folded (`layers.{0,1}.self_attn.o_proj`)."""
+        odd = [c for i in sorted(self._odd.get(site.name, ())) if (c := site.call_site(i)) is not None]
+        return tuple(g.label for g in group_layers(odd))
+
+
+def _calls(events: list[DispatchEvent]) -> list[list[DispatchEvent]]:
+    """One graph's dispatches split into its calls: a call site seen again starts the next."""
+    out: list[list[DispatchEvent]] = []
+    seen: set[tuple[str, int | None]] = set()
+    for e in events:
+        where = (e.site, e.call_site)
+        if where in seen or not out:
+            out.append([])
+            seen = set()
+        seen.add(where)
+        out[-1].append(e)
+    return out
+
