@@ -8,7 +8,7 @@ inside a real `Recorder`, and the session and its crash-safe log are kept by the
 assembly code (kinspect.inductor.assembly) where the options ask for a log;
 measuring and baselines make up times, each variant timed by CUDA events and by CUPTI
 as the real pipeline stores them, CUPTI ranking them differently. `kinspect compare`'s
-whole-model timing sums the made-up times; `fake_recompile` stands in for a compile in a
+whole-model timing sums the made-up times; `fake_compile_afresh` stands in for a compile in a
 fresh process, in which `unstable_hint` autotunes to another, slower kernel.
 """
 
@@ -52,7 +52,7 @@ class FakePipeline:
     made: list[FakePipeline] = []
     """Every instance, for tests to read what a command did with it."""
     unstable_hint: int | None = None
-    """A hint whose kernel a recompile (`fake_recompile`) autotunes to another, 1.5 times
+    """A hint whose kernel a recompile (`fake_compile_afresh`) autotunes to another, 1.5 times
     slower config: what the H200 showed for hint 256 of Linear(1024->4096)."""
 
     def __init__(self, model_file: ModelFile, options: Options | None = None) -> None:
@@ -72,7 +72,7 @@ class FakePipeline:
         self.log: SessionLog | None = None
         self.closed = False
         self.changed = False
-        """This compile autotuned `unstable_hint` otherwise (set by `fake_recompile`)."""
+        """This compile autotuned `unstable_hint` otherwise (set by `fake_compile_afresh`)."""
         FakePipeline.made.append(self)
 
     def _say(self, text: str) -> None:
@@ -197,9 +197,10 @@ class FakePipeline:
         save(self.session, path)
 
 
-def fake_recompile(model: str | Path, hints: Sequence[int], sizes: Sequence[Mapping[str, int]], purpose: str,
-                   workdir: str | Path, progress: Callable[[str], None], fit: bool = False) -> Recompile:
-    """`kinspect.inductor.recompile.recompile` on the CPU: a stand-in pipeline compiled
+def fake_compile_afresh(model: str | Path, hints: Sequence[int], sizes: Sequence[Mapping[str, int]], purpose: str,
+                        workdir: str | Path, progress: Callable[[str], None], timeout: float = 0,
+                        fit: bool = False) -> tuple[Recompile, Session]:
+    """`kinspect.inductor.recompile.compile_afresh` on the CPU: a stand-in pipeline compiled
     with these hints and measured at each size, in this process (`fit` reaches it as the
     real child's --fit-benchmark-tensors would; the stand-ins have no benchmark tensors)."""
     from kinspect.inductor.modelfile import load_model_file
@@ -210,7 +211,7 @@ def fake_recompile(model: str | Path, hints: Sequence[int], sizes: Sequence[Mapp
     for point in sizes:
         live.measure(point)
     progress(f"  compiled with hints {list(hints)} and timed {len(sizes)} sizes (stand-in)")
-    return Recompile(tuple(hints), purpose, variants_of(live.session), tuple(live.session.measurements))
+    return Recompile(tuple(hints), purpose, variants_of(live.session), tuple(live.session.measurements)), live.session
 
 
 def interrupt_measuring(monkeypatch, at_call: int) -> list:

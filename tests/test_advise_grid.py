@@ -213,3 +213,45 @@ def test_a_key_laid_out_otherwise_than_its_site_is_named_by_itself_not_by_misrea
     assert site.symbol_values(odd) == {} and site.symbol_values(plain) == {"s0": 2, "s1": 64}
     namer = SizeNamer(session)
     assert namer(site, odd) == {} and namer(site, site.runtime_key({"s0": 3, "s1": 50})) == {"B": 3, "S": 50}
+
+
+def test_a_fresh_compile_that_keys_a_site_otherwise_is_verified_at_its_own_keys():
+    """On the H200 a Llama's rotary GEMM was keyed on three tensors in the candidate compile
+    and on two in each verification compile, so every verification read `not every size was
+    timed`. The fresh compile's own sites and dispatches say which keys it saw at each size."""
+    from dataclasses import replace
+
+    from kinspect.core.session.model import DispatchEvent, Recompile
+
+    grid = [{"B": b, "S": t} for b in (2, 8) for t in (64, 1024)]
+    session = llama_like_session(grid)
+    workload = advise.Workload(tuple((g, 1.0 + i) for i, g in enumerate(grid)), "grid")
+    tabs = advise.tables(session, workload)
+    # The fresh compile: multi_kernel_0 keyed on x alone, (B*S, 768), with hints 64 and 1024.
+    kept = (2, 6)
+    fresh_sites = [replace(session.sites[0], tensors=(TensorSpec("x", "input", (BS, SizeExpr(768))),),
+                           variants=tuple(Variant(j, HINTS[v], ((HINTS[v], 768),), f"k{v}") for j, v in enumerate(kept))),
+                   replace(session.sites[1], variants=tuple(replace(session.sites[1].variants[v], index=j)
+                                                            for j, v in enumerate(kept)))]
+    own = Session(environment=session.environment, symbols=session.symbols, sites=fresh_sites)
+    rng = random.Random(11)
+    for sizes in grid:
+        b, t = sizes["B"], sizes["S"]
+        plain, odd = fresh_sites[1].runtime_key({"s0": b, "s1": t}), ((b, 12, t, 64), (768, 3072), (b * t, 3072))
+        calls = [("multi_kernel_0", 0, ((b * t, 768),))] + [("multi_kernel_1", i, odd if i == 3 else plain)
+                                                            for i in range(4)]
+        for site, call_site, key in calls:
+            own.events.append(DispatchEvent(len(own.events), site, key, 0, 0, False, call_site=call_site))
+        for site, _, key in calls[:2] + calls[-1:]:
+            for j in range(2):
+                own.measurements.append(Measurement(site, key, j, "cupti", round(rng.uniform(5, 80), 3)))
+    r = Recompile((64, 1024), "verify", {s.name: tuple((v.hint, v.kernel_name) for v in s.variants) for s in fresh_sites},
+                  tuple(own.measurements))
+    assert advise.measured_regret(session, tabs.sites, r) is None  # at the candidate's keys nothing was timed
+    spent = best = 0.0
+    for i, (sizes, w) in enumerate(workload.points):
+        for e in own.events[5 * i:5 * i + 5]:
+            site = own.site(e.site)
+            spent += w * own.timings_at(e.site, e.key).median(inductor_pick(site, (64, 1024), e.key))
+    best = sum(float((t.weights * t.best).sum()) for t in tabs.sites)
+    assert advise.measured_regret(session, tabs.sites, r, own) == pytest.approx(spent / best, rel=1e-12)

@@ -1,5 +1,5 @@
 """`kinspect compare` and `kinspect advise`, their real code on the CPU: the GPU pipeline
-is tests/fake_pipeline.py, and a fresh compile in a process of its own is `fake_recompile`
+is tests/fake_pipeline.py, and a fresh compile in a process of its own is `fake_compile_afresh`
 (a stand-in pipeline in this process) whose autotuning gives hint 256 another, 1.5x slower
 kernel. GPU runs of both commands as subprocesses: tests/gpu/test_gpu_advise.py."""
 
@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from fake_pipeline import FakePipeline, fake_recompile, interrupt_measuring
+from fake_pipeline import FakePipeline, fake_compile_afresh, interrupt_measuring
 from tables import cells
 
 from kinspect import cli
@@ -25,7 +25,7 @@ LINEAR = REPO / "samples" / "linear.py"
 def fake_gpu(monkeypatch):
     monkeypatch.setattr(recording, "cuda_available", lambda: True)
     monkeypatch.setattr(pipeline, "LivePipeline", FakePipeline)
-    monkeypatch.setattr(recompile, "recompile", fake_recompile)
+    monkeypatch.setattr(recompile, "compile_afresh", fake_compile_afresh)
     monkeypatch.setattr(FakePipeline, "unstable_hint", 256)
     monkeypatch.setenv("COLUMNS", "200")
     FakePipeline.made.clear()

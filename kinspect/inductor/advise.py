@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from kinspect.core.quality import advise
 from kinspect.core.errors import KinspectError
-from kinspect.core.session.model import Recompile
+from kinspect.core.session.model import Recompile, Session
 from kinspect.inductor import recompile as fresh
 from kinspect.inductor.sweep import run_sweep
 
@@ -82,16 +82,17 @@ def run_advise(live: LivePipeline, spans: Mapping[str, tuple[int, int]], workloa
     for hints in dict.fromkeys([out.best.hints, advise.DEFAULT_HINTS]):
         for c in range(1, compiles + 1):
             progress(f"verifying hints {list(hints)}: compile {c}/{compiles} in a fresh process")
-            r = fresh.recompile(live.mf.path, hints, measured_sizes, "verify", workdir, progress,
-                                fit=live.options.fit_benchmark_tensors)
+            r, own = fresh.compile_afresh(live.mf.path, hints, measured_sizes, "verify", workdir, progress,
+                                          fit=live.options.fit_benchmark_tensors)
             live.session.recompiles.append(r)
-            _score(live, tabs.sites, r, out)
+            _score(live, tabs.sites, r, own, out)
     phases["verification compiles"] = time.perf_counter() - started
     return out
 
 
-def _score(live: LivePipeline, tabs: Sequence[advise.SiteTable], r: Recompile, out: Advice) -> None:
-    regret = None if r.error else advise.measured_regret(live.session, tabs, r)
+def _score(live: LivePipeline, tabs: Sequence[advise.SiteTable], r: Recompile, own: Session | None,
+           out: Advice) -> None:
+    regret = None if r.error else advise.measured_regret(live.session, tabs, r, own)
     if regret is None:
         out.failed.append(f"hints {list(r.hints)}: {r.error or 'not every size was timed'}")
     else:

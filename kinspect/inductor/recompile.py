@@ -23,7 +23,7 @@ from pathlib import Path
 
 from kinspect.core.errors import KinspectError
 from kinspect.core.numbers import seconds
-from kinspect.core.session.model import Recompile
+from kinspect.core.session.model import Recompile, Session
 from kinspect.core.quality.variance import variants_of
 
 _TIMEOUT_S = 1800
@@ -33,6 +33,15 @@ def recompile(model: str | Path, hints: Sequence[int], sizes: Sequence[Mapping[s
               workdir: str | Path, progress: Callable[[str], None], timeout: float = _TIMEOUT_S,
               fit: bool = False) -> Recompile:
     """Compile `model` with `hints` in a child process and time every variant at `sizes`."""
+    return compile_afresh(model, hints, sizes, purpose, workdir, progress, timeout, fit)[0]
+
+
+def compile_afresh(model: str | Path, hints: Sequence[int], sizes: Sequence[Mapping[str, int]], purpose: str,
+                   workdir: str | Path, progress: Callable[[str], None], timeout: float = _TIMEOUT_S,
+                   fit: bool = False) -> tuple[Recompile, Session | None]:
+    """`recompile`, with the child's whole session where it wrote one: its sites and
+    dispatches say which keys that compile's own kernels saw at each size (a fresh compile
+    may lower a GEMM with other arguments, so its keys need not be the inspected one's)."""
     from kinspect.core.store import load
 
     out = Path(workdir) / f"recompile-{os.getpid()}-{time.monotonic_ns()}.session.json"
@@ -48,16 +57,16 @@ def recompile(model: str | Path, hints: Sequence[int], sizes: Sequence[Mapping[s
     took = time.perf_counter() - started
     if not out.exists():
         progress(f"  the compile with hints {list(hints)} failed after {seconds(took)}: {tail}")
-        return Recompile(tuple(hints), purpose, {}, (), f"compile process failed: {tail}")
+        return Recompile(tuple(hints), purpose, {}, (), f"compile process failed: {tail}"), None
     try:
         session = load(out)
     except KinspectError as e:
-        return Recompile(tuple(hints), purpose, {}, (), f"its session did not load: {e}")
+        return Recompile(tuple(hints), purpose, {}, (), f"its session did not load: {e}"), None
     finally:
         out.unlink(missing_ok=True)
         out.with_suffix(".jsonl").unlink(missing_ok=True)
     progress(f"  compiled with hints {list(hints)} and timed {len(sizes)} sizes in {seconds(took)} (fresh process)")
-    return Recompile(tuple(hints), purpose, variants_of(session), tuple(session.measurements))
+    return Recompile(tuple(hints), purpose, variants_of(session), tuple(session.measurements)), session
 
 
 def _child(model: str, hints: list[int], out: str, sizes: list[dict[str, int]], fit: bool) -> None:

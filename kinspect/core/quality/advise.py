@@ -154,6 +154,14 @@ class SiteTable:
     weights: np.ndarray
     hints: list[int | None]
     distances: np.ndarray
+    points: list[int] = field(default_factory=list)
+    """Per row, the workload size it is at (an index into `point_sizes`)."""
+    calls: list[float] = field(default_factory=list)
+    """Per row, how often one model call dispatches its key: the weight is the workload's
+    calls at its size (`point_weights`) times this."""
+    point_sizes: list[Mapping[str, int]] = field(default_factory=list)
+    """Per workload size, the sizes it was weighed at (the model's examples filled in)."""
+    point_weights: list[float] = field(default_factory=list)
     misaligned: tuple[str, ...] = ()
     """Call sites whose keys do not line up with the site's tensors, weighed at the keys
     they were recorded with."""
@@ -213,9 +221,7 @@ def tables(session: Session, workload: Workload,
     rows: dict[str, list[list[tuple[Key, list[float], float]] | None]] = {}
     left_out: dict[str, str] = {}
     for site in session.sites:
-        found = [[(k, t, weight * n) for k, t, n in got] if isinstance(got := _timed(session, site, at, calls, timings),
-                                                                         list) else got
-                 for at, weight, _ in points]
+        found = [_timed(session, site, at, calls, timings) for at, _, _ in points]
         if points and all(isinstance(f, str) for f in found):
             left_out[site.name] = found[0]
         else:
@@ -226,12 +232,14 @@ def tables(session: Session, workload: Workload,
     for site in session.sites:
         if site.name not in rows or not complete:
             continue
-        kept = [row for i in complete for row in rows[site.name][i] or ()]
-        keys = [k for k, _, _ in kept]
-        times = np.array([t for _, t, _ in kept], dtype=np.float64)
-        out.append(SiteTable(site.name, keys, times, times.min(axis=1), np.array([w for _, _, w in kept]),
+        kept = [(i, row) for i in complete for row in rows[site.name][i] or ()]
+        keys = [k for _, (k, _, _) in kept]
+        times = np.array([t for _, (_, t, _) in kept], dtype=np.float64)
+        weights = np.array([points[i][1] * n for i, (_, _, n) in kept])
+        out.append(SiteTable(site.name, keys, times, times.min(axis=1), weights,
                              [v.hint for v in site.variants], distance_matrix(keys, site.keys, "inductor"),
-                             calls.misaligned(site)))
+                             [i for i, _ in kept], [n for _, (_, _, n) in kept], [at for at, _, _ in points],
+                             [w for _, w, _ in points], calls.misaligned(site)))
     return Tables(out, missing, left_out)
 
 
@@ -300,28 +308,44 @@ def hint_key(site: Site, hint: int) -> Key:
     return tuple(t.key_at_hint(hint) for t in site.tensors)
 
 
-def measured_regret(session: Session, tabs: Sequence[SiteTable], recompile: Recompile) -> float | None:
+def measured_regret(session: Session, tabs: Sequence[SiteTable], recompile: Recompile,
+                    own: Session | None = None) -> float | None:
     """A verification compile's workload regret: at each size, the variant Inductor picks
     among that compile's hints (decided exactly as Inductor does), timed in that compile,
-    over the candidate compile's fastest kernel; None where a size was not timed there."""
+    over the candidate compile's fastest kernel; None where a size was not timed there.
+    With that compile's own session (`own`), each site is weighed at the keys that
+    compile's calls had at each size, which need not be the candidate's (a fresh compile
+    may lower a GEMM with other arguments: a Llama's rotary GEMM keyed on two tensors in
+    one compile, three in another); else at the candidate's keys."""
     groups: dict[tuple[str, Key], list[Measurement]] = {}
     for m in recompile.measurements:
         groups.setdefault((m.site, m.key), []).append(m)
+    theirs = ModelCalls(own) if own is not None else None
     spent = best = 0.0
     for t in tabs:
-        site = session.site(t.site)
         variants = recompile.variants.get(t.site)
         if not variants:
             return None
-        keys = [None if h is None else hint_key(site, h) for h, _ in variants]
-        pick = np.argmin(distance_matrix(t.keys, keys, "inductor"), axis=1)  # the first minimum, as Inductor
         kernels = first_of_kernel([ident for _, ident in variants])
-        for row, (key, w) in enumerate(zip(t.keys, t.weights)):
-            mine = key_timings(groups.get((t.site, key), ()), kernels=kernels).median(int(pick[row]))
-            if mine is None:
+        fresh_site = next((s for s in own.sites if s.name == t.site), None) if own is not None else None
+        if theirs is not None and fresh_site is not None:
+            keys: list[Key | None] = list(fresh_site.keys)
+            try:
+                rows = [(i, theirs.keys(fresh_site, t.point_sizes[i])) for i in dict.fromkeys(t.points)]
+            except KinspectError:
                 return None
-            spent += w * mine
-            best += w * t.best[row]
+        else:
+            site = session.site(t.site)
+            keys = [None if h is None else hint_key(site, h) for h, _ in variants]
+            rows = [(i, {key: n}) for i, key, n in zip(t.points, t.keys, t.calls)]
+        for i, seen in rows:
+            picks = np.argmin(distance_matrix(list(seen), keys, "inductor"), axis=1)  # the first minimum, as Inductor
+            for (key, n), pick in zip(seen.items(), picks):
+                mine = key_timings(groups.get((t.site, key), ()), kernels=kernels).median(int(pick))
+                if mine is None:
+                    return None
+                spent += t.point_weights[i] * n * mine
+        best += float((t.weights * t.best).sum())
     return spent / best if best > 0 else None
 
 
