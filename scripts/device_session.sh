@@ -4,6 +4,8 @@
 #   scripts/device_session.sh record   the pipeline, measurement and GPT-2 GPU tests, which
 #                                      record (and sweep) the samples into $OUT/samples
 #   scripts/device_session.sh rest     the CLI, baseline and inspector GPU tests
+#   scripts/device_session.sh measure  the kernel-timing and GPU-presence tests alone, recording no sample
+#                                      (a check after a change to measuring, in a few minutes)
 #   scripts/device_session.sh bench    the recorder overhead and GPT-2 small (12 layers) benchmarks
 #   scripts/device_session.sh ranks    2 GPUs (nvidia-h200-x2): torchrun records samples/ddp.py, one
 #                                      session per rank, into $OUT/samples; the merged explain
@@ -37,7 +39,7 @@ fi
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, torch.cuda.get_device_name())"
 limit="${GPU_TESTS_TIMEOUT:-500}"
 gpu_tests() {
-    KINSPECT_RECORD_DIR="$out/samples" timeout "$limit" python3 -m pytest "$@" -q -s -p no:cacheprovider -o addopts="" \
+    KINSPECT_RECORD_DIR="${record_dir-$out/samples}" timeout "$limit" python3 -m pytest "$@" -q -s -p no:cacheprovider -o addopts="" \
         2>&1 | tee "$out/gpu-tests-$part.log" | grep -v "^E[0-9]\{4\} \|^W[0-9]\{4\} " | grep -E "passed|failed|error|FAILED|ERROR|^kinspect:|sweep|dispatch quality|│|whole model" | tail -60
 }
 case "$part" in
@@ -45,6 +47,10 @@ record)
     gpu_tests tests/gpu/test_gpu_pipeline.py tests/gpu/test_gpu_measure.py tests/gpu/test_gpu_gpt2.py "${@:2}"
     python3 scripts/session_table.py "$out"/samples/*.session.json
     [ -f "$out/samples/gpt2.session.json" ] && python3 -m kinspect explain "$out/samples/gpt2.session.json" --shape "B=4 S=128" 2>&1 | head -60
+    ;;
+measure)
+    limit="${GPU_TESTS_TIMEOUT:-300}" record_dir=""  # an empty KINSPECT_RECORD_DIR records nothing
+    gpu_tests tests/gpu/test_gpu_measure.py tests/gpu/test_gpu_presence.py "${@:2}"
     ;;
 rest)
     gpu_tests tests/gpu/test_gpu_cli.py tests/gpu/test_gpu_baselines.py tests/gpu/test_gpu_inspector.py "${@:2}"

@@ -406,7 +406,7 @@ def test_a_sticky_cuda_fault_in_the_autotune_child_restarts_it_while_a_fit_is_on
         child.put(functools.partial(int, "7"))
         assert child.get(120) == 7  # the fresh child runs the next benchmark
     finally:
-        child.shutdown()
+        child.kill()  # not shutdown(): its graceful exit takes seconds, and nothing is left to run
 
 
 def test_a_child_class_without_restart_still_gets_a_fresh_child_after_a_fault():
@@ -434,7 +434,7 @@ def test_a_child_class_without_restart_still_gets_a_fresh_child_after_a_fault():
         child.put(functools.partial(int, "7"))
         assert child.get(120) == 7
     finally:
-        child.shutdown()
+        child.kill()  # not shutdown(): its graceful exit takes seconds, and nothing is left to run
 
 
 def test_a_child_class_missing_what_a_restart_needs_is_left_alone():
