@@ -2,8 +2,8 @@
 
 The reference is the real class from the installed torch, driven through its `run` with
 stand-in kernels and meta tensors, so these tests fail the day Inductor changes its rule
-(or kinspect drifts from it). Hypothesis generates the cases, derandomized so CI is
-deterministic: 4,000 examples of one to three runtime keys each, weighted towards
+(or kinspect drifts from it). Seeded draws make the cases, the same on every run: 4,000
+of one to three runtime keys each, weighted towards
 where dispatch is delicate: ties at geometric midpoints, near ties that only the order
 of additions decides, sizes 0 and 1, keys whose lengths or ranks do not line up, and
 variants without a key.
@@ -11,11 +11,10 @@ variants without a key.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from kinspect.core.dispatch.decision import decide
 from kinspect.core.dispatch.shapes import MAX_SIZE, Key
@@ -24,12 +23,6 @@ torch = pytest.importorskip("torch")
 multi_kernel = pytest.importorskip("torch._inductor.codegen.multi_kernel")
 
 NO_KEY = 2**62
-SETTINGS = dict(
-    derandomize=True,
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -100,159 +93,168 @@ def check_against_inductor(hint_keys: Sequence[Key | None], runtimes: Sequence[K
         assert flagged == [_expected_mismatch(runtime, k) for k in hint_keys]
 
 
-# ---------------------------------------------------------------- strategies
+# ---------------------------------------------------------------- generators
 
 INTERESTING = [0, 1, 2, 3, 7, 8, 63, 64, 65, 127, 128, 129, 255, 256, 257, 1000, 1023, 1024, 1025, 4095, 4096, 8192, 2**31, MAX_SIZE]
-SIZE = st.one_of(
-    st.sampled_from(INTERESTING),
-    st.integers(0, 1 << 16),
-    st.integers(0, 1 << 16),
-    st.integers(0, MAX_SIZE),
-)
-TINY = st.sampled_from([0, 1, 2])
-LAYOUT = st.lists(st.integers(0, 4), min_size=1, max_size=4)
 
 
-def key_of(layout: Sequence[int], size=SIZE):
-    return st.tuples(*(st.tuples(*([size] * rank)) for rank in layout))
+class Cases(random.Random):
+    """Seeded draws of the cases (the same ones on every run): a quarter of sizes from
+    INTERESTING, half up to 2**16, a quarter up to MAX_SIZE. Plain draws, not Hypothesis
+    strategies: drawing a case through Hypothesis took twice as long as checking it."""
 
+    def size(self) -> int:
+        r = self.random()
+        return self.choice(INTERESTING) if r < 0.25 else self.randint(0, 1 << 16) if r < 0.75 else self.randint(0, MAX_SIZE)
 
-@st.composite
-def same_layout_sites(draw, size=SIZE, with_none: bool = True):
-    """A site whose variants and runtime keys share one layout, maybe one keyless variant."""
-    layout = draw(LAYOUT)
-    keys: list[Key | None] = list(draw(st.lists(key_of(layout, size), min_size=1, max_size=8, unique=True)))
-    if with_none and draw(st.integers(0, 3)) == 0:
-        keys.insert(draw(st.integers(0, len(keys))), None)
-    runtimes = draw(st.lists(key_of(layout, size), min_size=1, max_size=3))
-    return keys, runtimes
+    def tiny(self) -> int:
+        return self.choice((0, 1, 2))
 
+    def layout(self) -> list[int]:
+        return [self.randint(0, 4) for _ in range(self.randint(1, 4))]
 
-@st.composite
-def mixed_layout_sites(draw):
-    """Variants of differing tensor counts and ranks, runtime keys of yet others."""
-    keys = draw(st.lists(LAYOUT.flatmap(key_of), min_size=1, max_size=6, unique=True))
-    runtimes = draw(st.lists(LAYOUT.flatmap(key_of), min_size=1, max_size=3))
-    return keys, runtimes
+    def key(self, layout: Sequence[int], size=None) -> Key:
+        size = size or self.size
+        return tuple(tuple(size() for _ in range(rank)) for rank in layout)
+
+    def keys(self, draw, least: int, most: int) -> list:
+        """Distinct draws (a repeat is dropped: Inductor keys its variants by a dict)."""
+        return list(dict.fromkeys(draw() for _ in range(self.randint(least, most))))
+
+    def same_layout_site(self, size=None, with_none: bool = True) -> tuple[list[Key | None], list[Key]]:
+        """A site whose variants and runtime keys share one layout, maybe one keyless variant."""
+        layout = self.layout()
+        keys: list[Key | None] = list(self.keys(lambda: self.key(layout, size), 1, 8))
+        if with_none and self.randint(0, 3) == 0:
+            keys.insert(self.randint(0, len(keys)), None)
+        return keys, [self.key(layout, size) for _ in range(self.randint(1, 3))]
+
+    def mixed_layout_site(self) -> tuple[list[Key], list[Key]]:
+        """Variants of differing tensor counts and ranks, runtime keys of yet others."""
+        keys = self.keys(lambda: self.key(self.layout()), 1, 6)
+        return keys, [self.key(self.layout()) for _ in range(self.randint(1, 3))]
+
+    def template(self) -> list[list[int | None]]:
+        """A key template: per tensor, dims that are constants or the dynamic symbol."""
+        template = [[SYMBOLIC if self.random() < 0.5 else self.choice((1, 64, 1024, 4096))
+                     for _ in range(self.randint(1, 3))] for _ in range(self.randint(1, 4))]
+        if all(d is not SYMBOLIC for t in template for d in t):
+            template[0][0] = SYMBOLIC
+        return template
+
+    def midpoint_site(self) -> tuple[list[Key], list[Key], int, int]:
+        """Two hints c*2**i and c*2**j, runtime at their geometric midpoint c*2**((i+j)/2).
+
+        With c = 1 every log is exact and the two distances tie bit for bit; with odd c > 1
+        the logs round, and whether they still tie is for Inductor's arithmetic to say.
+        """
+        template = self.template()
+        c = self.choice((1, 1, 1, 3, 5, 7, 11, 13, 125))
+        i, half = self.randint(0, 24), self.randint(1, 8)
+        lo, mid, hi = c << i, c << (i + half), c << (i + 2 * half)
+        hints = [lo, hi] if self.random() < 0.5 else [hi, lo]
+        farther = [h for h in (c << (i + 4 * half + 1), c << (i + 6 * half)) if h <= MAX_SIZE]
+        others = self.sample(farther, self.randint(0, len(farther)))
+        hints = hints + others if self.random() < 0.5 else others + hints
+        keys = [substitute(template, h) for h in hints]
+        return keys, [substitute(template, mid)], c, min(hints.index(lo), hints.index(hi))
+
+    def near_tie_site(self) -> tuple[list[Key], list[Key]]:
+        """Variants that permute the runtime sizes by some σ and by σ⁻¹.
+
+        Both distances are sums of the same terms |log2 v_i - log2 v_σ(i)| in a different
+        order, equal in real arithmetic, so only the order of floating-point additions
+        (per tensor first, then across tensors) decides the winner: this is where a model
+        that sums differently from Inductor picks differently.
+        """
+        n = self.randint(3, 9)
+        values: list[int] = []
+        while len(values) < n:  # small values and powers of two, as a shrinker would find them, then any
+            r = self.random()
+            v = self.randint(1, 64) if r < 0.5 else (1 << self.randint(0, 20)) + self.randint(-1, 1) if r < 0.75 \
+                else self.randint(1, 1 << 20)
+            if 1 <= v <= 1 << 20 and v not in values:
+                values.append(v)
+        bounds = [0, *sorted(set(self.randint(1, n - 1) for _ in range(self.randint(0, 3)))), n]
+
+        def split(seq):
+            return tuple(tuple(seq[a:b]) for a, b in zip(bounds, bounds[1:]))
+
+        keys = []
+        for _ in range(self.randint(1, 3)):
+            perm = self.sample(range(n), n)
+            inverse = sorted(range(n), key=perm.__getitem__)
+            for p in (perm, inverse):
+                key = split([values[i] for i in p])
+                if key not in keys:
+                    keys.append(key)
+        return keys, [split(values)]
 
 
 SYMBOLIC = None  # a template entry that takes the hint (or the runtime size)
-
-
-@st.composite
-def templates(draw):
-    """A key template: per tensor, dims that are constants or the dynamic symbol."""
-    dims = st.one_of(st.just(SYMBOLIC), st.sampled_from([1, 64, 1024, 4096]))
-    template = draw(st.lists(st.lists(dims, min_size=1, max_size=3), min_size=1, max_size=4))
-    if all(d is not SYMBOLIC for t in template for d in t):
-        template[0][0] = SYMBOLIC
-    return template
 
 
 def substitute(template, value: int) -> Key:
     return tuple(tuple(value if d is SYMBOLIC else d for d in t) for t in template)
 
 
-@st.composite
-def midpoint_sites(draw):
-    """Two hints c*2**i and c*2**j, runtime at their geometric midpoint c*2**((i+j)/2).
-
-    With c = 1 every log is exact and the two distances tie bit for bit; with odd c > 1
-    the logs round, and whether they still tie is for Inductor's arithmetic to say.
-    """
-    template = draw(templates())
-    c = draw(st.sampled_from([1, 1, 1, 3, 5, 7, 11, 13, 125]))
-    i = draw(st.integers(0, 24))
-    half = draw(st.integers(1, 8))
-    lo, mid, hi = c << i, c << (i + half), c << (i + 2 * half)
-    hints = [lo, hi] if draw(st.booleans()) else [hi, lo]
-    farther = [h for h in (c << (i + 4 * half + 1), c << (i + 6 * half)) if h <= MAX_SIZE]
-    others = draw(st.lists(st.sampled_from(farther), max_size=2, unique=True)) if farther else []
-    hints = hints + others if draw(st.booleans()) else others + hints
-    keys = [substitute(template, h) for h in hints]
-    return keys, [substitute(template, mid)], c, min(hints.index(lo), hints.index(hi))
-
-
-@st.composite
-def near_tie_sites(draw):
-    """Variants that permute the runtime sizes by some σ and by σ⁻¹.
-
-    Both distances are sums of the same terms |log2 v_i - log2 v_σ(i)| in a different
-    order, equal in real arithmetic, so only the order of floating-point additions
-    (per tensor first, then across tensors) decides the winner: this is where a model
-    that sums differently from Inductor picks differently.
-    """
-    values = draw(st.lists(st.integers(1, 1 << 20), min_size=3, max_size=9, unique=True))
-    n = len(values)
-    cuts = sorted(draw(st.sets(st.integers(1, n - 1), max_size=3)))
-    bounds = [0, *cuts, n]
-
-    def split(seq):
-        return tuple(tuple(seq[a:b]) for a, b in zip(bounds, bounds[1:]))
-
-    keys = []
-    for perm in draw(st.lists(st.permutations(range(n)), min_size=1, max_size=3)):
-        inverse = sorted(range(n), key=perm.__getitem__)
-        for p in (perm, inverse):
-            key = split([values[i] for i in p])
-            if key not in keys:
-                keys.append(key)
-    return keys, [split(values)]
-
-
 # ---------------------------------------------------------------- the cases
 
 
-@settings(max_examples=800, **SETTINGS)
-@given(same_layout_sites())
-def test_random_sites_match_inductor(site):
-    check_against_inductor(*site)
+def test_random_sites_match_inductor():
+    cases = Cases(1)
+    for _ in range(800):
+        check_against_inductor(*cases.same_layout_site())
 
 
-@settings(max_examples=400, **SETTINGS)
-@given(same_layout_sites(size=TINY))
-def test_zero_and_one_sized_dims_match_inductor(site):
+def test_zero_and_one_sized_dims_match_inductor():
     # log2 maps 0 to -1 and 1 to 0: at this scale nearly every pair of variants ties.
-    check_against_inductor(*site)
+    cases = Cases(2)
+    for _ in range(400):
+        check_against_inductor(*cases.same_layout_site(size=cases.tiny))
 
 
-@settings(max_examples=550, **SETTINGS)
-@given(mixed_layout_sites())
-def test_mismatched_layouts_match_inductor_and_are_flagged(site):
-    check_against_inductor(*site)
+def test_mismatched_layouts_match_inductor_and_are_flagged():
+    cases = Cases(3)
+    for _ in range(550):
+        check_against_inductor(*cases.mixed_layout_site())
 
 
-@settings(max_examples=750, **SETTINGS)
-@given(midpoint_sites())
-def test_geometric_midpoints_match_inductor(site):
-    keys, runtimes, c, first_of_pair = site
-    check_against_inductor(keys, runtimes)
-    if c == 1:
-        decision = decide(keys, runtimes[0])
-        assert decision.is_tie and decision.chosen == first_of_pair
+def test_geometric_midpoints_match_inductor():
+    cases = Cases(4)
+    ties = 0
+    for _ in range(750):
+        keys, runtimes, c, first_of_pair = cases.midpoint_site()
+        check_against_inductor(keys, runtimes)
+        if c == 1:
+            decision = decide(keys, runtimes[0])
+            assert decision.is_tie and decision.chosen == first_of_pair, (keys, runtimes)
+            ties += 1
+    assert ties > 200  # a third of the cases are exact ties
 
 
-@settings(max_examples=650, **SETTINGS)
-@given(templates(), st.lists(st.sampled_from([16, 64, 128, 256, 1024, 4096, 8192]), min_size=1, max_size=6, unique=True), st.lists(SIZE, min_size=1, max_size=3))
-def test_hint_substituted_sites_match_inductor(template, hints, values):
+def test_hint_substituted_sites_match_inductor():
     # Keys built as Inductor builds them: every dynamic dim takes the hint.
-    keys = [substitute(template, h) for h in hints]
-    check_against_inductor(keys, [substitute(template, v) for v in values])
+    cases = Cases(5)
+    for _ in range(650):
+        template = cases.template()
+        hints = cases.sample((16, 64, 128, 256, 1024, 4096, 8192), cases.randint(1, 6))
+        values = [cases.size() for _ in range(cases.randint(1, 3))]
+        check_against_inductor([substitute(template, h) for h in hints], [substitute(template, v) for v in values])
 
 
-@settings(max_examples=250, **SETTINGS)
-@given(st.integers(0, 7), same_layout_sites(with_none=False))
-def test_keyless_variant_matches_inductor(position, site):
-    keys, runtimes = site
-    keys = list(keys)
-    keys.insert(min(position, len(keys)), None)
-    check_against_inductor(keys, runtimes)
+def test_keyless_variant_matches_inductor():
+    cases = Cases(6)
+    for _ in range(250):
+        keys, runtimes = cases.same_layout_site(with_none=False)
+        keys.insert(min(cases.randint(0, 7), len(keys)), None)
+        check_against_inductor(keys, runtimes)
 
 
-@settings(max_examples=600, **SETTINGS)
-@given(near_tie_sites())
-def test_near_ties_decided_by_addition_order_match_inductor(site):
-    check_against_inductor(*site)
+def test_near_ties_decided_by_addition_order_match_inductor():
+    cases = Cases(7)
+    for _ in range(600):
+        check_against_inductor(*cases.near_tie_site())
 
 
 # ---------------------------------------------------------------- named cases
