@@ -10,7 +10,8 @@ tensor of that template at that hint was shorter than its kernel reads (the know
 That misfit comes back whole, so the session and the reproducers hold it even where this
 process died before autotuning at that hint.
 
-`python -m kinspect.inductor.fault_probe MODEL.py HINTS` prints one line: `FAULT {json}`.
+This module is the parent's side; the child is `kinspect.inductor.fault_rerun`, which
+prints one line: `FAULT {json}`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -105,7 +106,7 @@ def locate(model: str | Path, hints: Sequence[int], timeout: float = 1200) -> Fa
     rerun could not say)."""
     env = {**os.environ, "CUDA_LAUNCH_BLOCKING": "1"}
     try:
-        done = subprocess.run([sys.executable, "-m", "kinspect.inductor.fault_probe", str(model),
+        done = subprocess.run([sys.executable, "-m", "kinspect.inductor.fault_rerun", str(model),
                                ",".join(map(str, hints))], env=env, capture_output=True, text=True,
                               timeout=timeout, check=False)
     except (OSError, subprocess.TimeoutExpired):
@@ -115,51 +116,3 @@ def locate(model: str | Path, hints: Sequence[int], timeout: float = 1200) -> Fa
             with_none = json.loads(line[len(MARK):])
             return None if with_none is None else Fault(**with_none)
     return None
-
-
-def _probe(model: str, hints: list[int]) -> Fault | None:
-    from torch._inductor import select_algorithm as sa
-
-    from kinspect.inductor import translate
-    from kinspect.inductor.fit_findings import sentence, short_at
-    from kinspect.inductor.modelfile import load_model_file
-    from kinspect.inductor.pipeline import LivePipeline, Options
-
-    live = LivePipeline(load_model_file(model), Options(hints=hints))
-    first: list[Fault] = []
-    orig = sa.AlgorithmSelectorCache.benchmark_choice
-
-    def benchmark_choice(cls: Any, choice: Any, autotune_args: Any) -> float:
-        try:
-            return orig(choice, autotune_args)
-        except Exception as e:
-            at = live.capture.autotuning
-            if not first and at is not None and ("CUDA" in str(e) or "illegal" in str(e).lower()):
-                rec = live.capture.current()
-                inputs = tuple(_name(n) for n in getattr(choice, "input_nodes", ()))
-                misses = short_at([rec] if rec is not None else [], inputs or None, at.hint)
-                symbols = translate.symbols(live.capture.graphs, live._dyn, live.mf.input_names, live._examples)
-                names = {s.name: s.alias for s in symbols if s.alias}
-                first.append(Fault(at.hint, at.node, at.op, str(getattr(choice, "description", "")),
-                                   str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__,
-                                   sentence(misses[0], at.op, names) if misses else None,
-                                   seen_to_json(misses[0], at.op) if misses else None))
-            raise
-
-    sa.AlgorithmSelectorCache.benchmark_choice = classmethod(benchmark_choice)
-    try:
-        live.compile()
-    except Exception:  # the compile is expected to die; the first fault is the answer
-        pass
-    return first[0] if first else None
-
-
-def _name(node: Any) -> str:
-    from kinspect.inductor.benchmark_fit import _base_name
-
-    return _base_name(node)
-
-
-if __name__ == "__main__":
-    fault = _probe(sys.argv[1], [int(h) for h in sys.argv[2].split(",")])
-    print(MARK + json.dumps(None if fault is None else asdict(fault)), flush=True)
