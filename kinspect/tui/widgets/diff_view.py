@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 
-from rich.syntax import Syntax
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -53,6 +52,8 @@ class DiffView(Vertical):
         if why is not None:
             out.update(Text(why, style="bold magenta"))
         else:
+            from rich.syntax import Syntax  # pygments with it: a tenth of a second the first screen need not wait for
+
             out.update(Syntax(text, "diff", theme="ansi_dark"))
 
 

@@ -6,7 +6,6 @@ whole and the view scrolls sideways; `w` wraps them instead, to read one at a gl
 
 from __future__ import annotations
 
-from rich.syntax import Syntax
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -49,6 +48,8 @@ class SourceView(ScrollableContainer):
         self.query_one(".config", Static).update(config_text(site, variant, twin))
         code = self.query_one(".code", Static)
         if variant.source:
+            from rich.syntax import Syntax  # pygments with it: a tenth of a second the first screen need not wait for
+
             code.update(Syntax(literal(variant.source), "python", theme="ansi_dark", line_numbers=True,
                                word_wrap=self.wrap))
             code.set_class(self.wrap, "-wrap")
