@@ -41,9 +41,9 @@ from timing import busy_core, load_note  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 BANNERS = (b"Recording made on", b"compiling")
+"""A first screen's banner: a recording's, or a live model's while it compiles."""
 TARGET_S = 1.0
 """Command to first screen, with one core kept busy beside it (`--busy`)."""
-"""A first screen's banner: a recording's, or a live model's while it compiles."""
 
 
 async def first_screen(path: Path) -> tuple[float, float]:
