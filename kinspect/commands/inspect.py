@@ -90,7 +90,13 @@ def _live_source(model: Path, fit: bool = False) -> SessionSource:
 
 
 def _run(source: SessionSource) -> int:
-    from kinspect.tui.app import InspectorApp
+    from kinspect.core.session.records import collector_paused
+
+    # Importing Textual and the panes makes objects that live as long as the process: the
+    # cycle collector walks them over and over meanwhile (a tenth of a second of a cold
+    # start), and once they are frozen out of its passes, never again.
+    with collector_paused(freeze=True):
+        from kinspect.tui.app import InspectorApp
 
     model = getattr(source, "model", None) if source.live else None
     if model is None:
