@@ -17,8 +17,9 @@ summaries say so wherever they are shown.
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -48,22 +49,42 @@ class ShapePoint:
     best_us: float
 
 
-@dataclass(frozen=True)
 class SiteQuality:
-    site: str
-    points: tuple[ShapePoint, ...]
-    lost_us: float = 0.0
-    """GPU time lost over the workload's calls (pick minus fastest, summed)."""
-    best_us: float = 0.0
-    """The fastest possible GPU time over the same calls."""
-    workload_calls: int = 0
-    """How many of the workload's calls had measurements to weigh."""
-    workload_source: str = ""
-    """`recorded calls` or `model workload`: what the weights came from."""
+    """A site's dispatch quality over its measured keys. The figures come straight from the
+    measured points; the points are named by the user's sizes and sorted only when read
+    (explain's table of a 300,000-key sweep needs the name of its worst point alone)."""
+
+    def __init__(self, site: str, measured: Sequence[Measured], namer: Callable[[Key], Mapping[str, int]],
+                 lost_us: float = 0.0, best_us: float = 0.0, workload_calls: int = 0,
+                 workload_source: str = "") -> None:
+        self.site = site
+        self._measured = measured
+        self._namer = namer
+        self.lost_us = lost_us
+        """GPU time lost over the workload's calls (pick minus fastest, summed)."""
+        self.best_us = best_us
+        """The fastest possible GPU time over the same calls."""
+        self.workload_calls = workload_calls
+        """How many of the workload's calls had measurements to weigh."""
+        self.workload_source = workload_source
+        """`recorded calls` or `model workload`: what the weights came from."""
+
+    @cached_property
+    def points(self) -> tuple[ShapePoint, ...]:
+        """Every measured key, named and in the order of its sizes."""
+        points = self._named(self._measured)
+        points.sort(key=_point_order)
+        return tuple(points)
+
+    def _named(self, measured: Iterable[Measured]) -> list[ShapePoint]:
+        return build(ShapePoint, [
+            {"key": key, "sizes": self._namer(key), "picked": picked, "fastest": t.fastest, "regret": at[0] / at[1],
+             "slower": at[2], "pick_us": at[0], "best_us": at[1]}
+            for key, t, picked, at in measured])
 
     @property
     def shapes(self) -> int:
-        return len(self.points)
+        return len(self._measured)
 
     @property
     def workload_lost(self) -> float | None:
@@ -72,26 +93,35 @@ class SiteQuality:
 
     @cached_property
     def fastest_picked(self) -> float | None:
-        return self._fastest / len(self.points) if self.points else None
+        return self._fastest / self.shapes if self.shapes else None
 
     @cached_property
     def _fastest(self) -> int:
         """Shapes where the pick is the fastest within noise."""
-        return sum(not p.slower for p in self.points)
+        return sum(not at[2] for *_, at in self._measured)
 
     @cached_property
     def geomean_regret(self) -> float | None:
         return math.exp(self._logs[0] / self._logs[1]) if self._logs[1] else None
 
     @cached_property
+    def _regrets(self) -> list[float]:
+        return [at[0] / at[1] for *_, at in self._measured]
+
+    @cached_property
     def _logs(self) -> tuple[float, int]:
         """The sum of the regrets' logs and their count (`geomean`), which the whole model adds up."""
-        logs = [math.log(p.regret) for p in self.points if p.regret > 0]
+        logs = [math.log(r) for r in self._regrets if r > 0]
         return sum(logs), len(logs)
 
     @cached_property
     def worst(self) -> ShapePoint | None:
-        return max(self.points, key=lambda p: p.regret, default=None)
+        """The highest regret; of equals, the first in the points' order."""
+        if not self._measured:
+            return None
+        top = max(self._regrets)
+        tied = [m for m, r in zip(self._measured, self._regrets) if r == top]
+        return min(self._named(tied), key=_point_order)
 
     def to_json(self) -> dict[str, Any]:
         worst = self.worst
@@ -236,13 +266,12 @@ def site_quality(session: Session, site: Site, timings: Mapping[tuple[str, Key],
     timings = timings if timings is not None else session.timings()
     namer = namer or SizeNamer(session)
     measured = measured if measured is not None else measured_points(site, timings, heuristic, variants)
-    points = build(ShapePoint, [
-        {"key": key, "sizes": namer(site, key), "picked": picked, "fastest": t.fastest, "regret": at[0] / at[1],
-         "slower": at[2], "pick_us": at[0], "best_us": at[1]}
-        for key, t, picked, at in measured])
-    points.sort(key=lambda p: (tuple(sorted(p.sizes.items())), p.key))
     lost, best, calls, source = _workload_lost(session, site, timings, heuristic, variants)
-    return SiteQuality(site.name, tuple(points), lost, best, calls, source)
+    return SiteQuality(site.name, measured, functools.partial(namer, site), lost, best, calls, source)
+
+
+def _point_order(p: ShapePoint) -> tuple[Any, ...]:
+    return tuple(sorted(p.sizes.items())), p.key
 
 
 def pick(site: Site, key: Key, heuristic: str = "inductor", variants: Sequence[int] | None = None) -> int:
