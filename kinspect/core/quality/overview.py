@@ -22,6 +22,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from operator import attrgetter
 from typing import Any
 
 from kinspect.core.dispatch.batch import layout_of, of_layout, score_keys
@@ -116,11 +117,14 @@ class SiteQuality:
 
     @cached_property
     def worst(self) -> ShapePoint | None:
-        """The highest regret; of equals, the first in the points' order."""
+        """The highest regret; of equals, the first in the points' order (where many tie,
+        ×1.00 at every key, or the points are named already, read off them)."""
         if not self._measured:
             return None
         top = max(self._regrets)
         tied = [m for m, r in zip(self._measured, self._regrets) if r == top]
+        if len(tied) > 64 or "points" in self.__dict__:
+            return max(self.points, key=attrgetter("regret"))
         return min(self._named(tied), key=_point_order)
 
     def to_json(self) -> dict[str, Any]:
@@ -196,16 +200,17 @@ class SizeNamer:
         self.session = session
         self._known = list({tuple(sorted(s.items())): s for s in known_sizes(session)}.values())
         """Each set of sizes once: a long workload repeats its few sizes."""
-        self._by_site: dict[str, tuple[dict[Key, dict[str, int]], tuple[tuple[str, int, int], ...]]] = {}
+        self._by_site: dict[str, tuple[dict[Key, dict[str, int]], tuple[tuple[str, int, int], ...],
+                                       tuple[int, ...]]] = {}
 
     def __call__(self, site: Site, key: Key) -> dict[str, int]:
         known = self._by_site.get(site.name)
         if known is None:
-            known = self._by_site[site.name] = (self._table(site), self._read_off(site))
-        table, read_off = known
+            known = self._by_site[site.name] = (self._table(site), self._read_off(site), site.runtime_ranks)
+        table, read_off, ranks = known
         if key in table:
             return dict(table[key])
-        if not site.lines_up(key):  # named by its key: its dims are not where the sizes would be
+        if tuple(map(len, key)) != ranks:  # named by its key: its dims are not where the sizes would be
             return {}
         return {label: key[i][j] for label, i, j in read_off}
 
