@@ -32,7 +32,7 @@ def quality_table(q: ModelQuality, spread: Mapping[str, Sequence[float]] | None 
     for col in ("site", "shapes", "fastest picked", "geomean", "worst", "workload lost"):
         t.add_column(col, justify="left" if col in ("site", "worst") else "right")
     for s in q.sites:
-        if s.points:
+        if s.shapes:
             across = (spread or {}).get(s.site, ())
             geomean = ratio(s.geomean_regret) + (f" ({ratio_range(min(across), max(across))} over {len(across)} "
                                                  "compiles)" if len(across) > 1 else "")

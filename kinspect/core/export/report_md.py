@@ -108,7 +108,7 @@ def _quality(r: _Names) -> list[str]:
     rows = []
     across_compiles = regret_spread(s)
     for sq in q.sites:
-        if not sq.points:
+        if not sq.shapes:
             continue
         worst = sq.worst
         assert worst is not None

@@ -141,7 +141,7 @@ def shape_json(shape: str, quality: ModelQuality, results: list[SiteExplanation]
                baselines: Sequence[Baseline] = ()) -> dict[str, Any]:
     """`kinspect explain S --shape ... --json`: the quality list, each site's decision,
     and the whole-model baselines at these sizes."""
-    doc: dict[str, Any] = {"shape": shape, "quality": [q.to_json() for q in quality.sites if q.points],
+    doc: dict[str, Any] = {"shape": shape, "quality": [q.to_json() for q in quality.sites if q.shapes],
                            "sites": [r.to_json() for r in results]}
     if baselines:
         doc["baselines"] = [baseline_to_json(b) for b in baselines]
@@ -152,7 +152,7 @@ def overview_json(session: Session, quality: ModelQuality, what_if: Sequence[Wha
     """`kinspect explain S --json`: quality, what-if, environment, symbols, sites (with their
     call sites and findings)."""
     return {
-        "quality": [q.to_json() for q in quality.sites if q.points],
+        "quality": [q.to_json() for q in quality.sites if q.shapes],
         "what_if": [w.to_json() for w in what_if[:10]],
         "environment": {"gpu": session.environment.gpu, "torch": session.environment.torch,
                         "created": session.environment.created},

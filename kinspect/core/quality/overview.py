@@ -115,17 +115,24 @@ class SiteQuality:
         logs = [math.log(r) for r in self._regrets if r > 0]
         return sum(logs), len(logs)
 
+    @property
+    def worst_slower(self) -> float:
+        """The highest regret among the picks slower beyond noise; 1.0 where there is none."""
+        return max((r for r, (*_, at) in zip(self._regrets, self._measured) if at[2]), default=1.0)
+
     @cached_property
     def worst(self) -> ShapePoint | None:
-        """The highest regret; of equals, the first in the points' order (where many tie,
-        ×1.00 at every key, or the points are named already, read off them)."""
+        """The highest regret; of equals, the first in the points' order (read off the
+        points where they are named already; else only the tied keys are named, and only
+        the winner made a point: a sweep can tie at ×1.00 at every one of 300,000 keys)."""
         if not self._measured:
             return None
+        if "points" in self.__dict__:
+            return max(self.points, key=attrgetter("regret"))
         top = max(self._regrets)
         tied = [m for m, r in zip(self._measured, self._regrets) if r == top]
-        if len(tied) > 64 or "points" in self.__dict__:
-            return max(self.points, key=attrgetter("regret"))
-        return min(self._named(tied), key=_point_order)
+        first = min(tied, key=lambda m: (tuple(sorted(self._namer(m[0]).items())), m[0]))
+        return self._named([first])[0]
 
     def to_json(self) -> dict[str, Any]:
         worst = self.worst
@@ -133,7 +140,7 @@ class SiteQuality:
             "site": self.site,
             "shapes": self.shapes,
             "fastest_picked": _round(self.fastest_picked),
-            "slower_shapes": sum(p.slower for p in self.points),
+            "slower_shapes": self.shapes - self._fastest,
             "geomean_regret": _round(self.geomean_regret),
             "worst_regret": _round(worst.regret if worst else None),
             "worst_sizes": dict(worst.sizes) if worst else {},
@@ -382,9 +389,8 @@ def worst_regrets(session: Session, timings: Mapping[tuple[str, Key], KeyTimings
     only picks slower beyond noise: within noise a site shows none."""
     out = {}
     for q in model_quality(session, timings=timings).sites:
-        slow = [p.regret for p in q.points if p.slower]
-        if q.points:
-            out[q.site] = max(slow, default=1.0)
+        if q.shapes:
+            out[q.site] = q.worst_slower
     return out
 
 
