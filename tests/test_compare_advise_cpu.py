@@ -221,3 +221,18 @@ def test_advise_with_a_variant_timed_nowhere_says_which_and_keeps_what_it_timed(
                    "multi_kernel_0: v2 (hint 256) failed at B=64: CUDA error: an illegal memory access (what was "
                    f"compiled and timed is saved in {out})")
     assert load(out).sweeps and not FakePipeline.made[1:]
+
+
+def test_advise_names_the_call_sites_whose_keys_do_not_line_up_with_their_site(tmp_path, fake_gpu, capsys,
+                                                                                monkeypatch):
+    """A Llama's o projections share q, k and v's multi-kernel but hand Inductor a 4-D key:
+    advise says so, under the workload line, with the call sites' names shown literally."""
+    from kinspect.core.quality.model_calls import ModelCalls
+
+    monkeypatch.setattr(ModelCalls, "misaligned", lambda self, site: ("layers.{0,1}.[b]o_proj",)
+                        if site.name == "multi_kernel_0" else ())
+    out = tmp_path / "a.json"
+    assert cli.main(["advise", str(LINEAR), "--range", "B=64..2048", "--max-hints", "1", "-o", str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1] == ("multi_kernel_0: layers.{0,1}.[b]o_proj hand Inductor keys laid out otherwise than the "
+                        "site's tensors; weighed at the keys they were recorded with, decided as Inductor decides them")
