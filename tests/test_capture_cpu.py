@@ -81,7 +81,7 @@ def test_a_second_compile_of_the_same_module_class_is_captured_again():
     torch._dynamo.reset()
     seen = []
     for _ in range(2):
-        model = torch.nn.Linear(8, 4)
+        model = torch.nn.Linear(8, 4, bias=False)  # an extern mm alone: no C++ kernel to compile
         x = torch.randn(37, 8)
         torch._dynamo.mark_dynamic(x, 0)
         with CompileCapture() as cap, torch._inductor.config.patch(force_disable_caches=True):
