@@ -143,28 +143,33 @@ def within(workload: Workload, name: str, span: tuple[int, int]) -> Workload:
 
 @dataclass
 class SiteTable:
-    """One site at the workload's sizes: every candidate variant's time (P x V), the
-    fastest (P), the weights (P), each variant's hint, and Inductor's distances (P x V),
-    a row per key the site sees (P: a size's keys, size by size)."""
+    """One site at the workload's sizes: every candidate variant's time (P x V), each
+    variant's hint and Inductor's distances (P x V), a row per key the site sees (P: a
+    size's keys, size by size); the fastest (P) and the weights (P) follow from them."""
 
     site: str
     keys: list[Key]
     times: np.ndarray
-    best: np.ndarray
-    weights: np.ndarray
     hints: list[int | None]
     distances: np.ndarray
-    points: list[int] = field(default_factory=list)
+    points: list[int]
     """Per row, the workload size it is at (an index into `point_sizes`)."""
-    calls: list[float] = field(default_factory=list)
-    """Per row, how often one model call dispatches its key: the weight is the workload's
-    calls at its size (`point_weights`) times this."""
-    point_sizes: list[Mapping[str, int]] = field(default_factory=list)
+    calls: list[float]
+    """Per row, how often one model call dispatches its key."""
+    point_sizes: list[Mapping[str, int]]
     """Per workload size, the sizes it was weighed at (the model's examples filled in)."""
-    point_weights: list[float] = field(default_factory=list)
+    point_weights: list[float]
+    """Per workload size, the workload's calls there."""
     misaligned: tuple[str, ...] = ()
     """Call sites whose keys do not line up with the site's tensors, weighed at the keys
     they were recorded with."""
+    best: np.ndarray = field(init=False)
+    weights: np.ndarray = field(init=False)
+    """Per row, the workload's calls at its size times its calls per model call."""
+
+    def __post_init__(self) -> None:
+        self.best = self.times.min(axis=1)
+        self.weights = np.array(self.point_weights)[self.points] * np.array(self.calls)
 
 
 @dataclass(frozen=True)
@@ -235,11 +240,10 @@ def tables(session: Session, workload: Workload,
         kept = [(i, row) for i in complete for row in rows[site.name][i] or ()]
         keys = [k for _, (k, _, _) in kept]
         times = np.array([t for _, (_, t, _) in kept], dtype=np.float64)
-        weights = np.array([points[i][1] * n for i, (_, _, n) in kept])
-        out.append(SiteTable(site.name, keys, times, times.min(axis=1), weights,
-                             [v.hint for v in site.variants], distance_matrix(keys, site.keys, "inductor"),
-                             [i for i, _ in kept], [n for _, (_, _, n) in kept], [at for at, _, _ in points],
-                             [w for _, w, _ in points], calls.misaligned(site)))
+        out.append(SiteTable(site.name, keys, times, [v.hint for v in site.variants],
+                             distance_matrix(keys, site.keys, "inductor"), [i for i, _ in kept],
+                             [n for _, (_, _, n) in kept], [at for at, _, _ in points], [w for _, w, _ in points],
+                             calls.misaligned(site)))
     return Tables(out, missing, left_out)
 
 

@@ -131,7 +131,7 @@ class SiteQuality:
             return max(self.points, key=attrgetter("regret"))
         top = max(self._regrets)
         tied = [m for m, r in zip(self._measured, self._regrets) if r == top]
-        first = min(tied, key=lambda m: (tuple(sorted(self._namer(m[0]).items())), m[0]))
+        first = min(tied, key=lambda m: _order(self._namer(m[0]), m[0]))
         return self._named([first])[0]
 
     def to_json(self) -> dict[str, Any]:
@@ -283,7 +283,12 @@ def site_quality(session: Session, site: Site, timings: Mapping[tuple[str, Key],
 
 
 def _point_order(p: ShapePoint) -> tuple[Any, ...]:
-    return tuple(sorted(p.sizes.items())), p.key
+    return _order(p.sizes, p.key)
+
+
+def _order(sizes: Mapping[str, int], key: Key) -> tuple[Any, ...]:
+    """Points go by their sizes, then their keys."""
+    return tuple(sorted(sizes.items())), key
 
 
 def pick(site: Site, key: Key, heuristic: str = "inductor", variants: Sequence[int] | None = None) -> int:
