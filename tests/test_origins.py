@@ -24,7 +24,7 @@ class Block(nn.Module):
         self.proj = nn.Linear(32, 16)
 
     def forward(self, x):
-        h = torch.relu(self.fc(x))
+        h = self.fc(x)  # no pointwise op: the compile builds no C++ kernel, only extern GEMMs
         return self.proj(h)
 
 
