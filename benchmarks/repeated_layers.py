@@ -8,13 +8,18 @@ cache directories fresh for it): the wall time of `kinspect record`'s compile
 Inductor's default caches) at one of them. Beside each, where the time went: Inductor's
 template benchmarks (how many ran, against the distinct op/layout/hint triples they
 cover: more runs than triples means identical GEMMs were tuned again) and its fused
-epilogue benchmarks (run, and reused from its own benchmark cache).
+epilogue benchmarks (run, and reused from its own benchmark cache), and the compile's own
+phase clock (torch._dynamo.utils.compilation_time_metrics: Dynamo, AOT, lowering, scheduling,
+code generation, kernel compiles), so growth with the layers can be laid at a phase's door.
+With --profile N, the compile at N layers also runs under cProfile and the functions with
+the most time of their own are written to --profile-out.
 
 Prints each layer count's compile time against the smallest's (target x1.5 or less) and
 kinspect against the stock compile (target x1.2 or less).
 
 Usage (CUDA, transformers installed):
     python benchmarks/repeated_layers.py [--layers 1,2,4] [--stock 2] [--fit-benchmark-tensors]
+        [--profile 12 --profile-out profile.txt]
 """
 
 from __future__ import annotations
@@ -61,8 +66,33 @@ def bench(self, mod, *a, **k):
         COUNTS["fused_reused"] += reused
         COUNTS["fused_s"] += time.perf_counter() - t
 TritonScheduling.benchmark_codegened_module = bench
+_call = AlgorithmSelectorCache.__call__
+def call(self, *a, **k):
+    t = time.perf_counter()
+    try:
+        return _call(self, *a, **k)
+    finally:
+        COUNTS["select_s"] += time.perf_counter() - t
+COUNTS["select_s"] = 0.0
+AlgorithmSelectorCache.__call__ = call
+PROFILE = os.environ.get("REPEATED_LAYERS_PROFILE")
+if PROFILE:
+    import cProfile
+    PROFILER = cProfile.Profile()
+    PROFILER.enable()
 def report(seconds):
-    print("RESULT " + json.dumps({"seconds": seconds, "distinct": len(TUNED), **COUNTS}))
+    from torch._dynamo.utils import compilation_time_metrics
+    phases = {k: round(sum(v), 2) for k, v in compilation_time_metrics.items() if sum(v) >= 0.5}
+    if PROFILE:
+        import io, pstats
+        PROFILER.disable()
+        text = io.StringIO()
+        stats = pstats.Stats(PROFILER, stream=text)
+        stats.sort_stats("tottime").print_stats(40)
+        stats.sort_stats("cumulative").print_stats(60)
+        with open(PROFILE, "w") as f:
+            f.write(text.getvalue())
+    print("RESULT " + json.dumps({"seconds": seconds, "distinct": len(TUNED), "phases": phases, **COUNTS}))
 """
 
 STOCK = COUNTERS + """
@@ -95,11 +125,13 @@ def _code(template: str, fit: bool) -> str:
             .replace("@FIT@", repr(fit)))
 
 
-def _run(code: str, layers: int, what: str) -> dict[str, float]:
+def _run(code: str, layers: int, what: str, profile: str | None = None) -> dict:
     with tempfile.TemporaryDirectory(prefix="repeated-layers-") as cold:
         env = {**os.environ, "GPT2_LAYERS": str(layers), "TORCHINDUCTOR_CACHE_DIR": cold,
                "TRITON_CACHE_DIR": os.path.join(cold, "triton"),
                "PYTHONPATH": f"{ROOT}:{os.environ.get('PYTHONPATH', '')}"}
+        if profile:
+            env["REPEATED_LAYERS_PROFILE"] = profile
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=1500)
     result = next((line for line in done.stdout.splitlines() if line.startswith("RESULT ")), None)
     if done.returncode != 0 or result is None:
@@ -107,7 +139,11 @@ def _run(code: str, layers: int, what: str) -> dict[str, float]:
     got = json.loads(result[len("RESULT "):])
     print(f"GPT-2, {layers} layer{'s' if layers > 1 else ''}: {what} {got['seconds']:.0f} s (template benchmarks "
           f"{got['tuned']} for {got['distinct']} distinct op/layout/hint: {got['tune_s']:.0f} s; fused-kernel benchmarks "
-          f"{got['fused'] - got['fused_reused']} run, {got['fused_reused']} reused: {got['fused_s']:.0f} s)", flush=True)
+          f"{got['fused'] - got['fused_reused']} run, {got['fused_reused']} reused: {got['fused_s']:.0f} s; "
+          f"template selection in all {got['select_s']:.0f} s{', under cProfile' if profile else ''})", flush=True)
+    phases = sorted(got["phases"].items(), key=lambda kv: -kv[1])
+    print("  phases (s, nested ones inside their callers): " + ", ".join(f"{k} {v:.1f}" for k, v in phases[:14]),
+          flush=True)
     return got
 
 
@@ -121,6 +157,9 @@ def main() -> None:
     p.add_argument("--stock", type=int, default=2, help="the layer count a stock torch.compile is timed at (0: none)")
     p.add_argument("--fit-benchmark-tensors", action="store_true", help="record with kinspect's fit (and the "
                    "stock compile autotuning in a subprocess, as the fit does)")
+    p.add_argument("--profile", type=int, default=0, help="also compile stock torch.compile at this layer count "
+                   "under cProfile (its time is not compared)")
+    p.add_argument("--profile-out", default="repeated-layers.profile.txt", help="where the profile's tables go")
     a = p.parse_args()
     counts = sorted({int(n) for n in a.layers.split(",")})
     started = time.perf_counter()
@@ -137,6 +176,9 @@ def main() -> None:
         ratio = mine["seconds"] / stock["seconds"]
         print(f"kinspect record's compile against stock torch.compile at {a.stock} layers: x{ratio:.2f} "
               f"(target x{STOCK_TARGET} or less: {_verdict(ratio, STOCK_TARGET)})")
+    if a.profile:
+        _run(_code(STOCK, fit), a.profile, "stock torch.compile", profile=os.path.abspath(a.profile_out))
+        print(f"profile of that compile: {a.profile_out}")
     print(f"({time.perf_counter() - started:.0f} s in all, one compile each, fresh processes, cold caches)")
 
 

@@ -82,8 +82,8 @@ bench)
     scale || scale --fit-benchmark-tensors || scale --hints 256,4096
     ;;
 layers)
-    timeout "${LAYERS_TIMEOUT:-560}" python3 benchmarks/repeated_layers.py "${@:2}" 2>&1 \
-        | grep -v "^[EW][0-9]\{4\} " | tail -12 | tee "$out/repeated-layers.txt"
+    timeout "${LAYERS_TIMEOUT:-560}" python3 benchmarks/repeated_layers.py --profile-out "$out/repeated-layers.profile.txt" "${@:2}" 2>&1 \
+        | grep -v "^[EW][0-9]\{4\} " | tail -30 | tee "$out/repeated-layers.txt"
     ;;
 hints)
     gpu_tests tests/gpu/test_gpu_hint_tensors.py "${@:2}"
