@@ -124,6 +124,25 @@ def test_sizes_read_off_a_key_by_plan_are_those_its_symbol_values_give(key):
     assert SizeNamer(s)(site, ((5, 6), (7, 8), (9, 10))) == {"A": 5, "M": 7, "Z": 10}
 
 
+@pytest.mark.parametrize("key", [
+    ((5, 6), (7, 8), (9, 10)),
+    ((5,), (7, 8), (9, 10)),
+    ((5, 6), (7, 8)),
+    (),
+])
+def test_a_keys_order_without_naming_it_is_the_order_of_its_name(key):
+    s, site = named_site()
+    namer = SizeNamer(s)
+    assert namer.order(site)(key) == (tuple(sorted(namer(site, key).items())), key)
+
+
+def test_a_known_keys_order_is_that_of_the_sizes_that_gave_it():
+    s = synthetic_session()
+    site = s.sites[0]
+    namer, key = SizeNamer(s), site.runtime_key({"s0": 100, "s1": 64})
+    assert namer.order(site)(key) == ((("B", 100), ("N", 64)), key)
+
+
 def test_a_key_at_known_sizes_is_named_by_them():
     s = synthetic_session()
     site = s.sites[0]

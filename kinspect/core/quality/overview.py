@@ -56,11 +56,13 @@ class SiteQuality:
     (explain's table of a 300,000-key sweep needs the name of its worst point alone)."""
 
     def __init__(self, site: str, measured: Sequence[Measured], namer: Callable[[Key], Mapping[str, int]],
-                 lost_us: float = 0.0, best_us: float = 0.0, workload_calls: int = 0,
-                 workload_source: str = "") -> None:
+                 order: Callable[[Key], tuple[Any, ...]], lost_us: float = 0.0, best_us: float = 0.0,
+                 workload_calls: int = 0, workload_source: str = "") -> None:
         self.site = site
         self._measured = measured
         self._namer = namer
+        self._order = order
+        """A key's place in the points' order (`SizeNamer.order`: known without naming it)."""
         self.lost_us = lost_us
         """GPU time lost over the workload's calls (pick minus fastest, summed)."""
         self.best_us = best_us
@@ -131,7 +133,8 @@ class SiteQuality:
             return max(self.points, key=attrgetter("regret"))
         top = max(self._regrets)
         tied = [m for m, r in zip(self._measured, self._regrets) if r == top]
-        first = min(tied, key=lambda m: _order(self._namer(m[0]), m[0]))
+        order = self._order
+        first = min(tied, key=lambda m: order(m[0]))
         return self._named([first])[0]
 
     def to_json(self) -> dict[str, Any]:
@@ -211,15 +214,33 @@ class SizeNamer:
                                        tuple[int, ...]]] = {}
 
     def __call__(self, site: Site, key: Key) -> dict[str, int]:
-        known = self._by_site.get(site.name)
-        if known is None:
-            known = self._by_site[site.name] = (self._table(site), self._read_off(site), site.runtime_ranks)
-        table, read_off, ranks = known
+        table, read_off, ranks = self._known_at(site)
         if key in table:
             return dict(table[key])
         if tuple(map(len, key)) != ranks:  # named by its key: its dims are not where the sizes would be
             return {}
         return {label: key[i][j] for label, i, j in read_off}
+
+    def order(self, site: Site) -> Callable[[Key], tuple[Any, ...]]:
+        """`_order` of a key's name at `site` (its sizes, then the key) without naming it:
+        the worst point of a sweep that ties at every one of 300,000 keys is the first of them."""
+        table, read_off, ranks = self._known_at(site)
+        label_order = sorted({label: (label, i, j) for label, i, j in read_off}.values())
+
+        def order(key: Key) -> tuple[Any, ...]:
+            if key in table:
+                return _order(table[key], key)
+            if tuple(map(len, key)) != ranks:
+                return (), key
+            return tuple([(label, key[i][j]) for label, i, j in label_order]), key
+        return order
+
+    def _known_at(self, site: Site) -> tuple[dict[Key, dict[str, int]], tuple[tuple[str, int, int], ...],
+                                             tuple[int, ...]]:
+        known = self._by_site.get(site.name)
+        if known is None:
+            known = self._by_site[site.name] = (self._table(site), self._read_off(site), site.runtime_ranks)
+        return known
 
     def _table(self, site: Site) -> dict[Key, dict[str, int]]:
         table: dict[Key, dict[str, int]] = {}
@@ -279,7 +300,8 @@ def site_quality(session: Session, site: Site, timings: Mapping[tuple[str, Key],
     namer = namer or SizeNamer(session)
     measured = measured if measured is not None else measured_points(site, timings, heuristic, variants)
     lost, best, calls, source = _workload_lost(session, site, timings, heuristic, variants)
-    return SiteQuality(site.name, measured, functools.partial(namer, site), lost, best, calls, source)
+    return SiteQuality(site.name, measured, functools.partial(namer, site), namer.order(site), lost, best, calls,
+                       source)
 
 
 def _point_order(p: ShapePoint) -> tuple[Any, ...]:
