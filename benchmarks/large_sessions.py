@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,11 +38,12 @@ TARGETS_S = {"300k measurements": 10.0, "300k, every variant": 10.0, "1e6 worklo
 
 
 def documents() -> dict[str, list[dict]]:
-    base = session_to_json(synthetic_session(sites=3, variants=3))
-    m = base["measurements"][0]
-    many = copy.deepcopy(base)
-    many["measurements"] = [dict(m, key=[m["key"][0], [b, *m["key"][1][1:]], *m["key"][2:]], variant=b % 3)
+    session = synthetic_session(sites=3, variants=3)
+    base = session_to_json(session)
+    m = session.measurements[0]
+    session.measurements = [replace(m, key=(m.key[0], (b, *m.key[1][1:]), *m.key[2:]), variant=b % 3)
                             for b in range(2, 300_002)]
+    many = session_to_json(session)
     steps = copy.deepcopy(base)
     steps["model"]["workload"] = [{"B": i % 5000 + 2} for i in range(1_000_000)]
     keys = copy.deepcopy(base)

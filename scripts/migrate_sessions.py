@@ -1,10 +1,12 @@
-"""Rewrite session files whose events are a list of objects (the first layout of format
-version 1, before it was released) into the columnar layout that kinspect writes now.
+"""Rewrite session files into the layout kinspect writes now: events that are a list of
+objects (the first layout of format version 1, before it was released) become a key
+table and event columns, and measurements that are a list of objects (version 1) become
+measurement columns (version 2).
 
 The old events become a key table and event columns as plain JSON, the result is read
-back through `session_from_json` with every check, and written by `save`, so the file
-is exactly what kinspect writes. Files already in the columnar layout are re-saved
-unchanged in content. Nothing is done to a file that fails to load.
+back through `session_from_json` with every check (which reads version 1's measurement
+objects), and written by `save`, so the file is exactly what kinspect writes, recorded
+facts unchanged. Nothing is done to a file that fails to load.
 
 Usage: python scripts/migrate_sessions.py FILE...
 """
@@ -53,15 +55,16 @@ def main(paths: list[str]) -> int:
         path = Path(name)
         try:
             doc = json.loads(path.read_text(encoding="utf-8"))
-            was_rows = isinstance(doc, dict) and isinstance(doc.get("events"), list)
+            was = [part for part in ("events", "measurements") if isinstance(doc, dict) and isinstance(doc.get(part), list)
+                   and (part == "events" or doc[part])]
             session = session_from_json(columnar(doc))
         except (OSError, ValueError, KinspectError) as e:
             print(f"{path}: not migrated: {e}", file=sys.stderr)
             failed += 1
             continue
         save(session, path)
-        what = "events turned into columns" if was_rows else "already columnar, re-saved"
-        print(f"{path}: {what} ({len(session.events)} events)")
+        what = f"{' and '.join(was)} turned into columns" if was else "already columnar, re-saved"
+        print(f"{path}: {what} ({len(session.events)} events, {len(session.measurements)} measurements)")
     return 1 if failed else 0
 
 

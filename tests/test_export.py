@@ -29,7 +29,7 @@ def test_json_export_is_a_schema_valid_session_that_loads_back(tmp_path, synthet
     export(synthetic, "json", out)
     doc = json.loads(out.read_text())
     jsonschema.validate(doc, json.loads(SCHEMA.read_text()))
-    assert (doc["format"], doc["version"]) == ("kinspect-session", 1)
+    assert (doc["format"], doc["version"]) == ("kinspect-session", 2)
     back = load(out)
     assert back.events == synthetic.events
     assert back.measurements == synthetic.measurements

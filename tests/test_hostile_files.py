@@ -189,7 +189,7 @@ def test_a_50_mb_version_is_not_echoed(tmp_path, kinspect_cli):
     path.write_text(json.dumps(_doc_with(lambda d: d.__setitem__("version", "x" * (50 << 20)))))
     line = one_error_line(kinspect_cli("explain", path))
     assert line == (f"kinspect: error: {path}: session format version 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'… "
-                    "(52,428,800 characters) is not supported (this kinspect reads version 1)")
+                    "(52,428,800 characters) is not supported (this kinspect reads versions 1 and 2)")
 
 
 def _set(*path_and_value):
@@ -223,8 +223,8 @@ LIMITS = {
                                  "sites[0].tensors[1].sizes[0]: opaque expression must hold its text (at most 2000 characters)"),
     "a variant index past 255": (_set("findings", [{"kind": "k", "message": "m", "variants": [256]}]),
                                  "findings[0].variants[0]: integer 256 outside 0..255"),
-    "a NaN median": (_set("measurements", 0, "median_us", math.nan), "measurements[0].median_us: expected a finite number of at least 0, got nan"),
-    "an infinite p80": (_set("measurements", 0, "p80_us", math.inf), "measurements[0].p80_us: expected a finite number of at least 0, got inf"),
+    "a NaN median": (_set("measurements", "median_us", 0, math.nan), "measurements.median_us[0]: expected a finite number of at least 0, got nan"),
+    "an infinite p80": (_set("measurements", "p80_us", 0, math.inf), "measurements.p80_us[0]: expected a finite number of at least 0, got inf"),
     "a negative baseline": (_set("baselines", [{"sizes": {"B": 2}, "kind": "static", "gpu_us": -1.0}]),
                             "baselines[0].gpu_us: expected a finite number of at least 0, got -1.0"),
     "an alias that is no identifier": (_set("symbols", 0, "alias", "B C"),

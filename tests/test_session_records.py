@@ -1,6 +1,7 @@
 """The session format's records: each one's JSON form beside its reading, the column
 reader of a long list of measurements agreeing with the record-by-record one on every
-value, and timings that follow a session whose measurements change."""
+value, a file's measurement columns read as that same list of objects would be, and
+timings that follow a session whose measurements change."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from hypothesis import strategies as st
 from synthetic import synthetic_session
 
 from kinspect.core.errors import SessionError
-from kinspect.core.session.format.document import session_to_json
-from kinspect.core.session.format.results import measurement_from_json, measurements_from_json
+from kinspect.core.session.format.document import session_from_json, session_to_json
+from kinspect.core.session.format.results import measurement_from_json, measurement_to_json, measurements_from_json
 
 RECORD_MODULES = ("header", "compiled", "results", "events", "document")
 
@@ -38,8 +39,7 @@ def test_each_record_is_written_and_read_in_one_module(name):
 
 
 def _base_rows() -> list[dict]:
-    doc = session_to_json(synthetic_session(sites=1, variants=3, seed=5))
-    rows = doc["measurements"][:3]
+    rows = [measurement_to_json(m) for m in synthetic_session(sites=1, variants=3, seed=5).measurements[:3]]
     rows[1]["tflops"], rows[1]["gbps"], rows[1]["samples"] = 3, 7.5, 12
     rows[2].pop("l2_flush")
     rows[2].pop("samples")
@@ -68,6 +68,66 @@ def test_the_column_reader_reads_and_refuses_exactly_as_the_record_reader(change
     if not isinstance(by_record, str):
         assert [tuple(map(type, vars(m).values())) for m in by_column] == \
                [tuple(map(type, vars(m).values())) for m in by_record]
+
+
+def _documents() -> tuple[dict, dict]:
+    """One session as kinspect writes it (measurement columns) and with the same
+    measurements as a list of objects, as version 1 files hold them."""
+    s = synthetic_session(sites=1, variants=3, seed=5)
+    s.measurements = s.measurements[:3]
+    s.measurements[1] = replace(s.measurements[1], tflops=3.0, gbps=7.5, samples=12, error="x")
+    columns = session_to_json(s)
+    rows = copy.deepcopy(columns)
+    rows["version"] = 1
+    rows["measurements"] = [measurement_to_json(m) for m in s.measurements]
+    return columns, rows
+
+
+COLUMNS, ROWS = _documents()
+VALUE_FIELDS = FIELDS[2:]
+
+
+def test_kinspect_writes_measurement_columns_that_read_back_as_written():
+    assert isinstance(COLUMNS["measurements"], dict)
+    assert session_from_json(COLUMNS).measurements == session_from_json(ROWS).measurements
+
+
+@settings(max_examples=150, derandomize=True, database=None, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.sampled_from(VALUE_FIELDS), st.sampled_from(WRONG)), max_size=2))
+def test_measurement_columns_are_refused_or_read_as_the_same_list_of_objects(changes):
+    columns, rows = copy.deepcopy(COLUMNS), copy.deepcopy(ROWS)
+    for row, field, value in changes:
+        columns["measurements"].setdefault(field, [rows["measurements"][i].get(field) for i in range(3)])
+        columns["measurements"][field][row] = copy.deepcopy(value)
+        rows["measurements"][row][field] = copy.deepcopy(value)
+    by_column = _read(lambda: session_from_json(columns).measurements)
+    by_rows = _read(lambda: session_from_json(rows).measurements)
+    if isinstance(by_rows, str):
+        assert isinstance(by_column, str), (by_rows, by_column)
+        if len(changes) == 1:  # both name the value
+            row, field, _ = changes[0]
+            assert f"measurements.{field}[{row}]" in by_column and f"measurements[{row}]" in by_rows, (by_rows, by_column)
+    else:
+        assert by_column == by_rows
+
+
+@pytest.mark.parametrize("change, error", [
+    (("site", 0, 1), r"measurements\.site\[0\]: no site 1 \(sites has 1\)"),
+    (("key", 2, 99), r"measurements\.key\[2\]: no key 99 \(keys has \d+\)"),
+    (("variant", 1, 3), r"measurements\.variant\[1\]: variant 3 out of range for multi_kernel_0 \(3 variants\)"),
+    (("site", 0, "multi_kernel_0"), r"measurements\.site\[0\]: expected an integer"),
+    (("median_us", None, [1.0]), r"measurements: columns differ in length \(site has 3 entries, median_us has 1\)"),
+    (("method", None, None), r"measurements\.method: expected a list"),
+])
+def test_a_bad_measurement_column_is_refused_naming_it(change, error):
+    doc = copy.deepcopy(COLUMNS)
+    field, row, value = change
+    if row is None:
+        doc["measurements"][field] = value
+    else:
+        doc["measurements"][field][row] = value
+    with pytest.raises(SessionError, match=error):
+        session_from_json(doc)
 
 
 def test_timings_follow_measurements_added_or_replaced_and_sites_changed():

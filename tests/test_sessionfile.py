@@ -106,16 +106,22 @@ def test_a_failed_save_keeps_the_old_file_and_no_temporary(tmp_path, synthetic, 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.json"]
 
 
-def test_a_saved_file_holds_each_key_once_and_the_events_as_columns(tmp_path, synthetic):
+def test_a_saved_file_holds_each_key_once_and_the_events_and_measurements_as_columns(tmp_path, synthetic):
     path = tmp_path / "s.json"
     save(synthetic, path)
     text = path.read_text(encoding="utf-8")
-    assert text.split("\n", 1)[0] == '{"format":"kinspect-session","version":1,'
+    assert text.split("\n", 1)[0] == '{"format":"kinspect-session","version":2,'
     doc = json.loads(text)
-    assert [tuple(map(tuple, k)) for k in doc["keys"]] == list(dict.fromkeys(e.key for e in synthetic.events))
+    keys = [tuple(map(tuple, k)) for k in doc["keys"]]
+    assert keys == list(dict.fromkeys([e.key for e in synthetic.events] + [m.key for m in synthetic.measurements]))
     assert list(doc["events"]) == ["seq", "site", "key", "picked", "predicted", "hit", "step", "t_ns", "override", "call_site"]
     assert {len(column) for column in doc["events"].values()} == {len(synthetic.events)}
     assert [doc["sites"][i]["name"] for i in doc["events"]["site"]] == [e.site for e in synthetic.events]
+    measured = doc["measurements"]
+    assert list(measured) == ["site", "key", "variant", "method", "median_us", "p20_us", "p80_us", "samples"]
+    assert {len(column) for column in measured.values()} == {len(synthetic.measurements)}
+    assert [(doc["sites"][s]["name"], keys[k]) for s, k in zip(measured["site"], measured["key"])] == \
+        [(m.site, m.key) for m in synthetic.measurements]
 
 
 def test_absent_optional_event_columns_read_as_null(tmp_path, synthetic):
@@ -126,9 +132,19 @@ def test_absent_optional_event_columns_read_as_null(tmp_path, synthetic):
     path.write_text(json.dumps(doc))
     expected = [replace(e, step=None, t_ns=None, override=None) for e in synthetic.events]
     assert load(path).events == expected
-    del doc["keys"], doc["events"]
+    del doc["keys"], doc["events"], doc["measurements"]
     path.write_text(json.dumps(doc))
-    assert load(path).events == []
+    assert load(path).events == [] and load(path).measurements == []
+
+
+def test_absent_optional_measurement_columns_read_as_their_defaults(tmp_path, synthetic):
+    doc = session_to_json(synthetic)
+    for column in ("p20_us", "p80_us", "samples"):
+        del doc["measurements"][column]
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(doc))
+    expected = [replace(m, p20_us=None, p80_us=None, samples=0) for m in synthetic.measurements]
+    assert load(path).measurements == expected
 
 
 def test_saving_an_event_of_a_site_the_session_lacks_is_refused(tmp_path, synthetic):
@@ -314,8 +330,10 @@ CORRUPTIONS = [
     (["events", "override", 1], 3, "events.override[1]: variant 3 out of range for [bold]site[/bold] ✓ (3 variants)"),
     (["events", "site", 0], 3, "events.site[0]: no site 3 (sites has 3)"),
     (["events", "key", 9], 19, "events.key[9]: no key 19 (keys has 19)"),
-    (["measurements", 0, "variant"], 9, "measurements[0]: no variant 9 of site 'multi_kernel_0'"),
-    (["measurements", 0, "median_us"], "fast", "measurements[0].median_us: expected a number, got a string"),
+    (["measurements", "variant", 0], 9, "measurements.variant[0]: variant 9 out of range for multi_kernel_0 (3 variants)"),
+    (["measurements", "median_us", 0], "fast", "measurements.median_us[0]: expected a number, got a string"),
+    (["measurements", "samples", 1], -3, "measurements.samples[1]: integer -3 outside 0..4611686018427387904"),
+    (["measurements", "site", 0], 3, "measurements.site[0]: no site 3 (sites has 3)"),
     (["findings", 0, "severity"], "fatal", "findings[0].severity: must be one of info, warning, error"),
 ]
 
@@ -331,7 +349,7 @@ def test_wrong_types_are_refused_with_the_field_path(tmp_path, where, value, mes
     assert str(err.value) == f"{path}: {message}"
     # What the loader refuses field by field, the schema refuses too (references aside).
     if not message.startswith(("sites: two", "events: columns", "events.picked[0]: variant", "events.override[1]: variant",
-                               "events.site", "events.key", "measurements[0]: no")):
+                               "events.site", "events.key", "measurements.variant[0]: variant", "measurements.site")):
         assert not VALIDATOR.is_valid(doc)
 
 
@@ -363,10 +381,10 @@ def _format(value):
         (_format("kinspect-log"), "line 1 is not a kinspect log header"),
         (_format("chrome-trace"), 'not a kinspect session: missing "format": "kinspect-session"'),
         (_version(_DELETE), 'session has no "version"'),
-        (_version(2), "session format version 2 is not supported (this kinspect reads version 1)"),
-        (_version("1"), "session format version '1' is not supported (this kinspect reads version 1)"),
-        (_version(True), "session format version True is not supported (this kinspect reads version 1)"),
-        (_version(1.0), "session format version 1.0 is not supported (this kinspect reads version 1)"),
+        (_version(3), "session format version 3 is not supported (this kinspect reads versions 1 and 2)"),
+        (_version("2"), "session format version '2' is not supported (this kinspect reads versions 1 and 2)"),
+        (_version(True), "session format version True is not supported (this kinspect reads versions 1 and 2)"),
+        (_version(2.0), "session format version 2.0 is not supported (this kinspect reads versions 1 and 2)"),
     ],
 )
 def test_wrong_or_missing_format_and_version_are_refused(tmp_path, change, message):

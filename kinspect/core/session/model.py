@@ -25,7 +25,10 @@ from kinspect.core.session.misfit import TemplateMisfit
 from kinspect.core.session.timings import KeyTimings, first_of_kernel, key_timings, per_site, timings_by_key
 
 FORMAT = "kinspect-session"
-VERSION = 1
+VERSION = 2
+"""The session format version kinspect writes: measurements became columns in version 2."""
+READ_VERSIONS = (1, 2)
+"""The versions it reads (version 1 holds measurements as a list of objects)."""
 
 
 @dataclass(frozen=True)

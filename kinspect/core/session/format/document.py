@@ -14,8 +14,9 @@ from operator import attrgetter
 from typing import Any
 
 from kinspect.core.errors import SessionError
-from kinspect.core.session.model import FORMAT, VERSION, CallSite, Session, Site
-from kinspect.core.session.format.checks import a_key_table, a_list, an_object
+from kinspect.core.dispatch.shapes import Key
+from kinspect.core.session.model import FORMAT, VERSION, CallSite, Measurement, Session, Site
+from kinspect.core.session.format.checks import a_key_table, a_list, an_object, key_to_json
 from kinspect.core.session.format.compiled import (
     graph_from_json,
     graph_to_json,
@@ -37,7 +38,8 @@ from kinspect.core.session.format.results import (
     baseline_to_json,
     finding_from_json,
     finding_to_json,
-    measurement_to_json,
+    measurement_columns_from_json,
+    measurement_columns_to_json,
     measurements_from_json,
     recompile_from_json,
     recompile_to_json,
@@ -47,7 +49,9 @@ from kinspect.core.session.format.results import (
 
 
 def session_to_json(s: Session) -> dict[str, Any]:
-    keys, events = events_to_json(s.events, s.sites)
+    keys: dict[Key, int] = {}
+    events = events_to_json(s.events, s.sites, keys)
+    measurements = measurement_columns_to_json(s.measurements, s.sites, keys)
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -56,9 +60,9 @@ def session_to_json(s: Session) -> dict[str, Any]:
         "symbols": [symbol_to_json(x) for x in s.symbols],
         "graphs": [graph_to_json(x) for x in s.graphs],
         "sites": [site_to_json(x) for x in s.sites],
-        "keys": keys,
+        "keys": [key_to_json(k) for k in keys],
         "events": events,
-        "measurements": [measurement_to_json(x) for x in s.measurements],
+        "measurements": measurements,
         "findings": [finding_to_json(x) for x in s.findings],
         "baselines": [baseline_to_json(x) for x in s.baselines],
         "sweeps": [sweep_to_json(x) for x in s.sweeps],
@@ -80,7 +84,7 @@ def session_from_json(d: Any) -> Session:
         graphs=[graph_from_json(x, f"graphs[{i}]") for i, x in enumerate(a_list(d.get("graphs", []), "graphs", 10_000))],
         sites=sites,
         events=[] if events is None else events_from_json(events, sites, keys),
-        measurements=measurements_from_json(d.get("measurements", []), "measurements"),
+        measurements=_measurements(d.get("measurements", []), sites, keys),
         findings=[finding_from_json(x, f"findings[{i}]") for i, x in enumerate(a_list(d.get("findings", []), "findings"))],
         baselines=[baseline_from_json(x, f"baselines[{i}]") for i, x in enumerate(a_list(d.get("baselines", []), "baselines", 10_000))],
         sweeps=[sweep_from_json(x, f"sweeps[{i}]") for i, x in enumerate(a_list(d.get("sweeps", []), "sweeps", 1000))],
@@ -88,6 +92,14 @@ def session_from_json(d: Any) -> Session:
     )
     _check_references(s)
     return s
+
+
+def _measurements(value: Any, sites: list[Site], keys: list[Key]) -> list[Measurement]:
+    """Columns, as kinspect writes them, or a list of objects, as older files and a
+    recording log's records hold them."""
+    if isinstance(value, dict):
+        return measurement_columns_from_json(value, "measurements", sites, keys)
+    return measurements_from_json(value, "measurements")
 
 
 def _merge_shared(sites: list[Site], events: Any) -> tuple[list[Site], Any]:
@@ -139,7 +151,7 @@ def _check_references(s: Session) -> None:
 
 def dumps(doc: Mapping[str, Any]) -> str:
     """A session's JSON text: format and version on the first line (so `head -1` tells
-    what a file is), then a line per section, per list entry and per event column.
+    what a file is), then a line per section, per list entry and per event or measurement column.
 
     Diffs stay readable, and every line goes through json's C encoder; any `indent` would
     send the whole document through the pure-Python one instead, ten times slower.
@@ -149,7 +161,7 @@ def dumps(doc: Mapping[str, Any]) -> str:
     for name, value in doc.items():
         if isinstance(value, list) and value:
             body = "[\n" + ",\n".join(map(encode, value)) + "\n]"
-        elif isinstance(value, dict) and name == "events":
+        elif isinstance(value, dict) and name in ("events", "measurements"):
             body = "{\n" + ",\n".join(f"{encode(k)}:{encode(v)}" for k, v in value.items()) + "\n}"
         else:
             body = encode(value)

@@ -21,7 +21,6 @@ from kinspect.core.session.format.checks import (
     an_object,
     failure,
     int_column,
-    key_to_json,
     ref_column,
     variant_column,
 )
@@ -35,20 +34,19 @@ _FIELDS = {"hit": "cache_hit"}
 """A column named apart from its DispatchEvent field."""
 
 
-def events_to_json(events: Sequence[DispatchEvent], sites: Sequence[Site]) -> tuple[list[Any], dict[str, list[Any]]]:
-    """The key table and the event columns: each distinct key once, events by index."""
+def events_to_json(events: Sequence[DispatchEvent], sites: Sequence[Site], keys: dict[Key, int]) -> dict[str, list[Any]]:
+    """The event columns, keys by their index in the session's key table (`keys`, which
+    gains the ones it lacks: each distinct key once)."""
     index = {s.name: i for i, s in enumerate(sites)}
     try:
         site = [index[e.site] for e in events]
     except KeyError as e:
         raise SessionError(f"an event names site {e.args[0]!r}, which the session does not have") from None
-    ids: dict[Key, int] = {}
-    key = [ids.setdefault(e.key, len(ids)) for e in events]
-    columns = {"site": site, "key": key}
+    columns = {"site": site, "key": [keys.setdefault(e.key, len(keys)) for e in events]}
     for name in EVENT_COLUMNS:
         if name not in columns:
             columns[name] = list(map(attrgetter(_FIELDS.get(name, name)), events))
-    return [key_to_json(k) for k in ids], {name: columns[name] for name in EVENT_COLUMNS}
+    return {name: columns[name] for name in EVENT_COLUMNS}
 
 
 def events_from_json(value: Any, sites: Sequence[Site], keys: Sequence[Key]) -> EventLog:

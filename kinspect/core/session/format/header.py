@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kinspect.core.errors import SessionError, echo
-from kinspect.core.session.model import VERSION, Environment, ModelInfo
+from kinspect.core.session.model import READ_VERSIONS, Environment, ModelInfo
 from kinspect.core.session.format.checks import (
     MAX_RANKS,
     MAX_TEXT,
@@ -28,15 +28,17 @@ from kinspect.core.session.format.checks import (
 MAX_WORKLOAD = 1_000_000
 
 
-def check_version(d: Mapping[str, Any], fmt: str) -> None:
-    """A document of format `fmt` at the one version this kinspect reads."""
+def check_version(d: Mapping[str, Any], fmt: str, versions: tuple[int, ...] = READ_VERSIONS) -> None:
+    """A document of format `fmt` at a version this kinspect reads (`versions`)."""
     if d.get("format") != fmt:
         raise SessionError(f"not a kinspect session: missing \"format\": \"{fmt}\"")
     version = d.get("version")
     if version is None:
         raise SessionError("session has no \"version\"")
-    if type(version) is not int or version != VERSION:  # true and 1.0 equal 1 in Python
-        raise SessionError(f"session format version {echo(version)} is not supported (this kinspect reads version {VERSION})")
+    if type(version) is not int or version not in versions:  # true and 1.0 equal 1 in Python
+        known = " and ".join(map(str, versions))
+        raise SessionError(f"session format version {echo(version)} is not supported "
+                           f"(this kinspect reads version{'s' if len(versions) > 1 else ''} {known})")
 
 
 def environment_to_json(e: Environment) -> dict[str, Any]:

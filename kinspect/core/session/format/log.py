@@ -57,6 +57,9 @@ from kinspect.core.session.format.results import finding_to_json, measurement_to
 from kinspect.core.dispatch.shapes import Key
 
 LOG_FORMAT = "kinspect-log"
+LOG_VERSION = 1
+"""The recording log's own version: its records did not change when the session file's
+measurements became columns."""
 _CHUNK = 8 << 20
 FLUSH_S = 0.05
 """How often the log writes what its feeders hold back: a SIGKILL loses at most this long's events."""
@@ -304,7 +307,7 @@ def log_header(session: Session) -> dict[str, Any]:
     return {
         "type": "header",
         "format": LOG_FORMAT,
-        "version": VERSION,
+        "version": LOG_VERSION,
         "environment": environment_to_json(session.environment),
         "model": model_to_json(session.model),
     }
@@ -359,7 +362,7 @@ def load_log(text: str, where: str) -> Session:
     head = an_object(records[0], f"{where}: line 1")
     if head.get("type") != "header":
         raise SessionError(f"{where}: line 1 is not a kinspect log header")
-    check_version(head, LOG_FORMAT)
+    check_version(head, LOG_FORMAT, (LOG_VERSION,))
     d: dict[str, Any] = {
         "format": FORMAT, "version": VERSION,
         "environment": head.get("environment"), "model": head.get("model"),
