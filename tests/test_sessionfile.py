@@ -124,27 +124,26 @@ def test_a_saved_file_holds_each_key_once_and_the_events_and_measurements_as_col
         [(m.site, m.key) for m in synthetic.measurements]
 
 
-def test_absent_optional_event_columns_read_as_null(tmp_path, synthetic):
+@pytest.mark.parametrize("part, defaults", [
+    ("events", {"step": None, "t_ns": None, "override": None}),
+    ("measurements", {"p20_us": None, "p80_us": None, "samples": 0}),
+])
+def test_absent_optional_columns_read_as_their_defaults(tmp_path, synthetic, part, defaults):
     doc = session_to_json(synthetic)
-    for column in ("step", "t_ns", "override"):
-        del doc["events"][column]
+    for column in defaults:
+        del doc[part][column]
     path = tmp_path / "s.json"
     path.write_text(json.dumps(doc))
-    expected = [replace(e, step=None, t_ns=None, override=None) for e in synthetic.events]
-    assert load(path).events == expected
+    assert getattr(load(path), part) == [replace(r, **defaults) for r in getattr(synthetic, part)]
+
+
+def test_a_session_without_keys_events_and_measurements_has_none(tmp_path, synthetic):
+    doc = session_to_json(synthetic)
     del doc["keys"], doc["events"], doc["measurements"]
-    path.write_text(json.dumps(doc))
-    assert load(path).events == [] and load(path).measurements == []
-
-
-def test_absent_optional_measurement_columns_read_as_their_defaults(tmp_path, synthetic):
-    doc = session_to_json(synthetic)
-    for column in ("p20_us", "p80_us", "samples"):
-        del doc["measurements"][column]
     path = tmp_path / "s.json"
     path.write_text(json.dumps(doc))
-    expected = [replace(m, p20_us=None, p80_us=None, samples=0) for m in synthetic.measurements]
-    assert load(path).measurements == expected
+    session = load(path)
+    assert session.events == [] and session.measurements == []
 
 
 def test_saving_an_event_of_a_site_the_session_lacks_is_refused(tmp_path, synthetic):
