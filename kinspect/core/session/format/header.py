@@ -28,16 +28,17 @@ from kinspect.core.session.format.checks import (
 MAX_WORKLOAD = 1_000_000
 
 
-def check_version(d: Mapping[str, Any], fmt: str, versions: tuple[int, ...] = READ_VERSIONS) -> None:
-    """A document of format `fmt` at a version this kinspect reads (`versions`)."""
+def check_version(d: Mapping[str, Any], fmt: str, versions: tuple[int, ...] = READ_VERSIONS,
+                  what: str = "session") -> None:
+    """A document of format `fmt` (a `what`) at a version this kinspect reads (`versions`)."""
     if d.get("format") != fmt:
         raise SessionError(f"not a kinspect session: missing \"format\": \"{fmt}\"")
     version = d.get("version")
     if version is None:
-        raise SessionError("session has no \"version\"")
+        raise SessionError(f"{what} has no \"version\"")
     if type(version) is not int or version not in versions:  # true and 1.0 equal 1 in Python
         known = " and ".join(map(str, versions))
-        raise SessionError(f"session format version {echo(version)} is not supported "
+        raise SessionError(f"{what} format version {echo(version)} is not supported "
                            f"(this kinspect reads version{'s' if len(versions) > 1 else ''} {known})")
 
 

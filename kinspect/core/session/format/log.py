@@ -362,7 +362,7 @@ def load_log(text: str, where: str) -> Session:
     head = an_object(records[0], f"{where}: line 1")
     if head.get("type") != "header":
         raise SessionError(f"{where}: line 1 is not a kinspect log header")
-    check_version(head, LOG_FORMAT, (LOG_VERSION,))
+    check_version(head, LOG_FORMAT, (LOG_VERSION,), "log")
     d: dict[str, Any] = {
         "format": FORMAT, "version": VERSION,
         "environment": head.get("environment"), "model": head.get("model"),
