@@ -111,6 +111,16 @@ def test_measurement_columns_are_refused_or_read_as_the_same_list_of_objects(cha
         assert by_column == by_rows
 
 
+def test_measurement_columns_beside_two_sites_of_one_name_are_refused():
+    doc = copy.deepcopy(COLUMNS)
+    doc["sites"].append(copy.deepcopy(doc["sites"][0]))  # as files from before call sites were told apart
+    with pytest.raises(SessionError, match=r"^sites: two sites share a name$"):
+        session_from_json(doc)
+    old = copy.deepcopy(ROWS)
+    old["sites"].append(copy.deepcopy(old["sites"][0]))
+    assert session_from_json(old).sites[0].call_sites  # read as one site called from two places
+
+
 @pytest.mark.parametrize("change, error", [
     (("site", 0, 1), r"measurements\.site\[0\]: no site 1 \(sites has 1\)"),
     (("key", 2, 99), r"measurements\.key\[2\]: no key 99 \(keys has \d+\)"),

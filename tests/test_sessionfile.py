@@ -21,6 +21,7 @@ from kinspect.core.session.model import Baseline, CallSite, Finding, Recompile, 
 from kinspect.core.store import load, read, save
 from kinspect.core.session.format.log import DispatchRecord, LiveLog
 from kinspect.core.session.format.document import session_to_json
+from kinspect.core.session.format.results import measurement_to_json
 from kinspect.core.dispatch.symbolic import SizeExpr
 
 SCHEMA = json.loads(files("kinspect.core.session.format").joinpath("session.schema.json").read_text(encoding="utf-8"))
@@ -527,6 +528,7 @@ def test_a_file_from_before_call_sites_merges_a_shared_multi_kernel(tmp_path):
     `sites: two sites share a name`); such a file opens as one site with call sites."""
     s = synthetic_session(sites=1, variants=3, events=6)
     doc = session_to_json(s)
+    doc["version"], doc["measurements"] = 1, [measurement_to_json(m) for m in s.measurements]  # as they were then
     doc["sites"].append(doc["sites"][0])
     for col in ("call_site",):
         doc["events"].pop(col)

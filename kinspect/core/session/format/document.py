@@ -75,8 +75,11 @@ def session_from_json(d: Any) -> Session:
     check_version(d, FORMAT)
     sites = [site_from_json(x, f"sites[{i}]") for i, x in enumerate(a_list(d.get("sites", []), "sites", 10_000))]
     keys = a_key_table(d.get("keys", []), "keys")
-    events = d.get("events")
-    sites, events = _merge_shared(sites, events)
+    events, measurements = d.get("events"), d.get("measurements", [])
+    merged, events = _merge_shared(sites, events)
+    if len(merged) != len(sites) and isinstance(measurements, dict):  # only older files name a site twice
+        raise SessionError("sites: two sites share a name")
+    sites = merged
     s = Session(
         environment=environment_from_json(d.get("environment")),
         model=model_from_json(d.get("model")),
@@ -84,7 +87,7 @@ def session_from_json(d: Any) -> Session:
         graphs=[graph_from_json(x, f"graphs[{i}]") for i, x in enumerate(a_list(d.get("graphs", []), "graphs", 10_000))],
         sites=sites,
         events=[] if events is None else events_from_json(events, sites, keys),
-        measurements=_measurements(d.get("measurements", []), sites, keys),
+        measurements=_measurements(measurements, sites, keys),
         findings=[finding_from_json(x, f"findings[{i}]") for i, x in enumerate(a_list(d.get("findings", []), "findings"))],
         baselines=[baseline_from_json(x, f"baselines[{i}]") for i, x in enumerate(a_list(d.get("baselines", []), "baselines", 10_000))],
         sweeps=[sweep_from_json(x, f"sweeps[{i}]") for i, x in enumerate(a_list(d.get("sweeps", []), "sweeps", 1000))],
