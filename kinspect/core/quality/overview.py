@@ -217,7 +217,7 @@ class SizeNamer:
         table, read_off, ranks = self._known_at(site)
         if key in table:
             return dict(table[key])
-        if tuple(map(len, key)) != ranks:  # named by its key: its dims are not where the sizes would be
+        if layout_of(key) != ranks:  # named by its key: its dims are not where the sizes would be
             return {}
         return {label: key[i][j] for label, i, j in read_off}
 
@@ -230,7 +230,7 @@ class SizeNamer:
         def order(key: Key) -> tuple[Any, ...]:
             if key in table:
                 return _order(table[key], key)
-            if tuple(map(len, key)) != ranks:
+            if layout_of(key) != ranks:
                 return (), key
             return tuple([(label, key[i][j]) for label, i, j in label_order]), key
         return order

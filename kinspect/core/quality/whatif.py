@@ -72,7 +72,7 @@ def distance_matrix(keys: Sequence[Key], hint_keys: Sequence[Key | None], heuris
     if flat is None:
         layouts: dict[tuple[int, ...], list[int]] = {}
         for i, k in enumerate(keys):
-            layouts.setdefault(tuple(map(len, k)), []).append(i)
+            layouts.setdefault(layout_of(k), []).append(i)
         if len(layouts) > 1:
             out = np.empty((len(keys), len(hint_keys)))
             for rows in layouts.values():

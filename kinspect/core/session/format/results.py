@@ -158,7 +158,7 @@ def measurement_columns_from_json(value: Any, path: str, sites: Sequence[Site], 
     columns: dict[str, list[Any]] = {"site": site}
     for name in ("key", "variant", *(c[0] for c in _VALUE_COLUMNS)):
         col = d.get(name)
-        if col is None and name not in _REQUIRED and name not in ("key", "variant"):
+        if col is None and name not in {"key", "variant", *_REQUIRED}:
             continue
         col = columns[name] = a_list(col, f"{path}.{name}")
         if len(col) != n:
