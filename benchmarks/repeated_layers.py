@@ -12,13 +12,16 @@ epilogue benchmarks (run, and reused from its own benchmark cache), and the comp
 phase clock (torch._dynamo.utils.compilation_time_metrics: Dynamo, AOT, lowering, scheduling,
 code generation, kernel compiles), so growth with the layers can be laid at a phase's door.
 With --profile N, the compile at N layers also runs under cProfile and the functions with
-the most time of their own are written to --profile-out.
+the most time of their own are written to --profile-out. With --layers-once, kinspect
+records with `--compile-layers-once` (GPT-2's blocks as one nested compile region) and the
+stock compile marks the same blocks with `torch.compiler.nested_compile_region` itself, so
+both compile the same program.
 
 Prints each layer count's compile time against the smallest's (target x1.5 or less) and
 kinspect against the stock compile (target x1.2 or less).
 
 Usage (CUDA, transformers installed):
-    python benchmarks/repeated_layers.py [--layers 1,2,4] [--stock 2] [--fit-benchmark-tensors]
+    python benchmarks/repeated_layers.py [--layers 1,2,4] [--stock 2] [--fit-benchmark-tensors] [--layers-once]
         [--profile 12 --profile-out profile.txt]
 """
 
@@ -99,6 +102,9 @@ STOCK = COUNTERS + """
 import sys, torch._inductor.config as ic
 sys.path.insert(0, @SAMPLES@)
 import gpt2
+if @ONCE@:
+    from transformers.models.gpt2.modeling_gpt2 import GPT2Block
+    GPT2Block.forward = torch.compiler.nested_compile_region(GPT2Block.forward)
 ic.multi_kernel_hints = list(gpt2.hints); ic.max_autotune = True; ic.max_autotune_gemm = True
 ic.max_autotune_gemm_backends = "TRITON"; ic.autotune_in_subproc = @FIT@
 m = gpt2.model.cuda().eval(); x = gpt2.inputs().cuda()
@@ -114,15 +120,15 @@ from kinspect.inductor.modelfile import load_model_file
 from kinspect.inductor.pipeline import LivePipeline, Options
 mf = load_model_file(@MODEL@)
 t = time.perf_counter()
-with LivePipeline(mf, Options(fit_benchmark_tensors=@FIT@)) as live:
+with LivePipeline(mf, Options(fit_benchmark_tensors=@FIT@, layers_once=@ONCE@)) as live:
     live.compile()
 report(time.perf_counter() - t)
 """
 
 
-def _code(template: str, fit: bool) -> str:
+def _code(template: str, fit: bool, once: bool) -> str:
     return (template.replace("@SAMPLES@", repr(str(MODEL.parent))).replace("@MODEL@", repr(str(MODEL)))
-            .replace("@FIT@", repr(fit)))
+            .replace("@FIT@", repr(fit)).replace("@ONCE@", repr(once)))
 
 
 def _run(code: str, layers: int, what: str, profile: str | None = None) -> dict:
@@ -157,27 +163,31 @@ def main() -> None:
     p.add_argument("--stock", type=int, default=2, help="the layer count a stock torch.compile is timed at (0: none)")
     p.add_argument("--fit-benchmark-tensors", action="store_true", help="record with kinspect's fit (and the "
                    "stock compile autotuning in a subprocess, as the fit does)")
+    p.add_argument("--layers-once", action="store_true", help="record with --compile-layers-once, and mark the "
+                   "same blocks as nested compile regions in the stock compile")
     p.add_argument("--profile", type=int, default=0, help="also compile stock torch.compile at this layer count "
                    "under cProfile (its time is not compared)")
     p.add_argument("--profile-out", default="repeated-layers.profile.txt", help="where the profile's tables go")
     a = p.parse_args()
     counts = sorted({int(n) for n in a.layers.split(",")})
     started = time.perf_counter()
-    fit = a.fit_benchmark_tensors
-    kinspect = {n: _run(_code(KINSPECT, fit), n, "kinspect record's compile") for n in counts}
+    fit, once = a.fit_benchmark_tensors, a.layers_once
+    what = "kinspect record's compile" + (" (--compile-layers-once)" if once else "")
+    stock_what = "stock torch.compile" + (" (blocks as nested compile regions)" if once else "")
+    kinspect = {n: _run(_code(KINSPECT, fit, once), n, what) for n in counts}
     base = counts[0]
     for n in counts[1:]:
         ratio = kinspect[n]["seconds"] / kinspect[base]["seconds"]
         print(f"kinspect record's compile at {n} layers against {base}: x{ratio:.2f} "
               f"(target x{LAYER_TARGET} or less: {_verdict(ratio, LAYER_TARGET)})")
     if a.stock:
-        stock = _run(_code(STOCK, fit), a.stock, "stock torch.compile")
-        mine = kinspect.get(a.stock) or _run(_code(KINSPECT, fit), a.stock, "kinspect record's compile")
+        stock = _run(_code(STOCK, fit, once), a.stock, stock_what)
+        mine = kinspect.get(a.stock) or _run(_code(KINSPECT, fit, once), a.stock, what)
         ratio = mine["seconds"] / stock["seconds"]
         print(f"kinspect record's compile against stock torch.compile at {a.stock} layers: x{ratio:.2f} "
               f"(target x{STOCK_TARGET} or less: {_verdict(ratio, STOCK_TARGET)})")
     if a.profile:
-        _run(_code(STOCK, fit), a.profile, "stock torch.compile", profile=os.path.abspath(a.profile_out))
+        _run(_code(STOCK, fit, once), a.profile, stock_what, profile=os.path.abspath(a.profile_out))
         print(f"profile of that compile: {a.profile_out}")
     print(f"({time.perf_counter() - started:.0f} s in all, one compile each, fresh processes, cold caches)")
 

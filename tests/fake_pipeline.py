@@ -199,13 +199,15 @@ class FakePipeline:
 
 def fake_compile_afresh(model: str | Path, hints: Sequence[int], sizes: Sequence[Mapping[str, int]], purpose: str,
                         workdir: str | Path, progress: Callable[[str], None], timeout: float = 0,
-                        fit: bool = False) -> tuple[Recompile, Session]:
+                        fit: bool = False, layers_once: bool = False) -> tuple[Recompile, Session]:
     """`kinspect.inductor.recompile.compile_afresh` on the CPU: a stand-in pipeline compiled
-    with these hints and measured at each size, in this process (`fit` reaches it as the
-    real child's --fit-benchmark-tensors would; the stand-ins have no benchmark tensors)."""
+    with these hints and measured at each size, in this process (`fit` and `layers_once`
+    reach it as the real child's flags would; the stand-ins have no benchmark tensors and
+    no layers)."""
     from kinspect.inductor.modelfile import load_model_file
 
-    live = FakePipeline(load_model_file(model), Options(hints=list(hints), fit_benchmark_tensors=fit))
+    live = FakePipeline(load_model_file(model), Options(hints=list(hints), fit_benchmark_tensors=fit,
+                                                             layers_once=layers_once))
     live.changed = True
     live.compile()
     for point in sizes:

@@ -11,6 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from kinspect.core.quality import benchmark_fit as rule
+from kinspect.core.session.compile_changes import PATCH_KEY
 
 BMM_Q = rule.Layout(("8", "s63", "128"), ("128*s63", "128", "1"))
 """q of `torch.bmm(q, k.transpose(1, 2))`, q and k (8, S, 128), S dynamic (the H200's crash)."""
@@ -81,7 +82,7 @@ def test_the_patch_is_named_wherever_a_session_shows(patched, tmp_path, capsys):
 
     s = synthetic_session(sites=1, measured=False)
     if patched:
-        s.environment = replace(s.environment, config={**s.environment.config, rule.PATCH_KEY: True})
+        s.environment = replace(s.environment, config={**s.environment.config, PATCH_KEY: True})
     path = tmp_path / "s.session.json"
     save(s, path)
     assert cli.main(["explain", str(path)]) == 0
@@ -375,8 +376,8 @@ def test_a_view_no_plain_call_makes_gets_a_report_without_a_script(seen_bmm):
 def test_a_fitted_pipelines_session_states_the_patch():
     from kinspect.inductor.assembly import environment
 
-    assert environment([64], train=False, allow_caches=False, rank=None, fit=True).config[rule.PATCH_KEY] is True
-    assert rule.PATCH_KEY not in environment([64], train=False, allow_caches=False, rank=None).config
+    assert environment([64], train=False, allow_caches=False, rank=None, fit=True).config[PATCH_KEY] is True
+    assert PATCH_KEY not in environment([64], train=False, allow_caches=False, rank=None).config
 
 
 def test_a_sticky_cuda_fault_in_the_autotune_child_restarts_it_while_a_fit_is_on():

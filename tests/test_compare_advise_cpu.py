@@ -195,12 +195,15 @@ def test_ctrl_c_while_advise_times_the_candidates_saves_them_and_compiles_nothin
 @pytest.mark.parametrize("command", [
     ["record"], ["sweep", "--range", "B=16..64", "--points", "2"], ["compare", "--shapes", "B=100", "--compiles", "2"],
     ["advise", "--range", "B=16..256", "--max-hints", "1"]], ids=lambda c: c[0])
-def test_fit_benchmark_tensors_reaches_every_compile_a_command_makes(tmp_path, fake_gpu, capsys, command):
+@pytest.mark.parametrize("flag, option", [("--fit-benchmark-tensors", "fit_benchmark_tensors"),
+                                          ("--compile-layers-once", "layers_once")])
+def test_what_kinspect_may_change_reaches_every_compile_a_command_makes(tmp_path, fake_gpu, capsys, command, flag,
+                                                                        option):
     out = tmp_path / "linear.session.json"
-    assert cli.main([command[0], str(LINEAR), *command[1:], "--fit-benchmark-tensors", "-o", str(out)]) == 0
-    assert FakePipeline.made and all(p.options.fit_benchmark_tensors for p in FakePipeline.made)
+    assert cli.main([command[0], str(LINEAR), *command[1:], flag, "-o", str(out)]) == 0
+    assert FakePipeline.made and all(getattr(p.options, option) for p in FakePipeline.made)
     assert cli.main([command[0], str(LINEAR), *command[1:], "-o", str(out)]) == 0
-    assert not FakePipeline.made[-1].options.fit_benchmark_tensors
+    assert not getattr(FakePipeline.made[-1].options, option)
 
 
 def test_advise_with_a_variant_timed_nowhere_says_which_and_keeps_what_it_timed(tmp_path, fake_gpu, capsys, monkeypatch):

@@ -29,7 +29,7 @@ torch = pytest.importorskip("torch")
 
 @pytest.fixture
 def here(tmp_path):
-    for name in ("serve.py", "pointwise.py", "ranks.py", "pkg"):
+    for name in ("serve.py", "pointwise.py", "ranks.py", "layers.py", "pkg"):
         src = PROGRAMS / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
     return tmp_path
@@ -208,3 +208,19 @@ def test_the_python_api_records_a_block_and_importing_kinspect_imports_no_torch(
     serve(3)
     serve(9)  # each call a session of its own
     assert [e.key[0][0] for e in load(tmp_path / "each.session.json").events] == [9]
+
+
+def test_compile_layers_once_marks_the_programs_repeated_blocks_and_the_session_says_so(here):
+    done = kinspect(here, "run", "--compile-layers-once", "layers.py")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["8 same as eager: True", "24 same as eager: True"]
+    assert "kinspect: compiling the blocks of layers (3 × Block) in Model once (nested compile regions)" in done.stderr
+    config = load(here / "layers.session.json").environment.config
+    assert config["layers_compiled_once"] == ["layers (3 × Block)"]
+    failed = kinspect(here, "run", "--compile-layers-once", "-o", "dynamic.session.json", "layers.py", DYNAMIC="1")
+    if failed.returncode != 0:  # torch 2.13's Dynamo: KeyError tracing a region under dynamic=True
+        assert failed.stderr.splitlines()[-3] == (
+            "kinspect: Dynamo failed tracing the program with layers (3 × Block) as nested compile regions "
+            "(--compile-layers-once); without the switch its blocks compile as stock Inductor's do")
+    plain = kinspect(here, "run", "-o", "plain.session.json", "layers.py")
+    assert plain.returncode == 0 and "layers_compiled_once" not in load(here / "plain.session.json").environment.config

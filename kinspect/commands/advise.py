@@ -16,7 +16,7 @@ from rich.text import Text
 from kinspect.commands import terminal
 from kinspect.commands import recording
 from kinspect.commands.compare_view import phases_line
-from kinspect.commands.options import check_points, parse_hints, progress, fit_flag
+from kinspect.commands.options import check_points, parse_hints, progress, compile_flags, compile_options
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.quality import advise
 from kinspect.core.errors import KinspectError
@@ -64,13 +64,12 @@ def add_args(a: argparse.ArgumentParser) -> None:
     a.add_argument("--points", type=int, default=24, help="sizes of the uniform workload (default 24)")
     a.add_argument("--candidates", help="candidate hints, comma-separated (default: every power of two in the range)")
     a.add_argument("-o", "--output", metavar="FILE", help="session file (default: MODEL.advise.session.json beside it)")
-    fit_flag(a)
+    compile_flags(a)
 
 
 def run(args: argparse.Namespace) -> int:
     model, ranges, workload, max_hints, compiles = args.model, args.ranges, args.workload, args.max_hints, args.compiles
     points, candidates, out = args.points, args.candidates, args.output
-    fit = args.fit_benchmark_tensors
     from kinspect.inductor import pipeline
     from kinspect.inductor.advise import run_advise
     from kinspect.inductor.modelfile import load_model_file
@@ -90,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     progress(f"workload: {load.source}")
     progress(f"candidate hints: {cands} (one variant each, compiled together)")
     options = pipeline.Options(hints=cands, log_path=target.with_suffix(".jsonl"), progress=progress,
-                               failure_log=log_path_for(mf.path), fit_benchmark_tensors=fit)
+                               failure_log=log_path_for(mf.path), **compile_options(args))
     with pipeline.LivePipeline(mf, options) as live, tempfile.TemporaryDirectory(prefix="kinspect-") as work:
         try:
             advice = run_advise(live, spans, load, max_hints, compiles, work, progress)

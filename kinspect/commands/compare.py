@@ -11,7 +11,7 @@ import tempfile
 from kinspect.commands import terminal
 from kinspect.commands import recording
 from kinspect.commands.compare_view import comparison_table, phases_line, regret_lines, spread_table
-from kinspect.commands.options import parse_hints, parse_steps, progress, session_and_hints, fit_flag
+from kinspect.commands.options import parse_hints, parse_steps, progress, session_and_hints, compile_flags, compile_options
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.quality.boundaries import log_grid
 from kinspect.core.quality.comparison import comparison
@@ -51,13 +51,12 @@ def add_args(c: argparse.ArgumentParser) -> None:
     c.add_argument("--points", type=int, default=8, help="shapes over the range (default 8; each costs two fresh compiles)")
     c.add_argument("--compiles", type=int, default=1, help="compiles of the same hints in all, for the spread (default 1)")
     session_and_hints(c)
-    fit_flag(c)
+    compile_flags(c)
 
 
 def run(args: argparse.Namespace) -> int:
     model, ranges, shapes, points, compiles = args.model, args.ranges, args.shapes, args.points, args.compiles
     out, hints = args.output, args.hints
-    fit = args.fit_benchmark_tensors
     from kinspect.inductor import pipeline
     from kinspect.inductor.compare import run_compare
     from kinspect.inductor.modelfile import load_model_file
@@ -72,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         raise KinspectError(recording.no_cuda(mf.path, "kinspect compare"))
     target = output_path(out) if out is not None else recording.recording_path(mf.path)
     options = pipeline.Options(hints=hint_list, log_path=target.with_suffix(".jsonl"), progress=progress,
-                               failure_log=log_path_for(mf.path), fit_benchmark_tensors=fit)
+                               failure_log=log_path_for(mf.path), **compile_options(args))
     with pipeline.LivePipeline(mf, options) as live, tempfile.TemporaryDirectory(prefix="kinspect-") as work:
         live.compile()
         try:

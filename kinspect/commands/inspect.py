@@ -19,7 +19,7 @@ from kinspect.commands.rank_sessions import is_merged, load_merged, rank_session
 from kinspect.commands.model_output import model_output
 from kinspect.commands.stderr_log import log_path_for, stderr_to_log
 from kinspect.commands.terminal import say
-from kinspect.commands.options import fit_flag
+from kinspect.commands.options import compile_flags, compile_options
 from kinspect.core.errors import KinspectError
 from kinspect.core.store import load
 from kinspect.core.source import RecordedSource, SessionSource
@@ -37,13 +37,12 @@ def open_session(path: str | Sequence[str]) -> int:
 
 def add_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", nargs="+")
-    fit_flag(parser)
+    compile_flags(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     paths = list(args.path)
-    fit = args.fit_benchmark_tensors
-    return _run(ranks_source(paths) if is_merged(paths) else source_for_path(paths[0], fit))
+    return _run(ranks_source(paths) if is_merged(paths) else source_for_path(paths[0], compile_options(args)))
 
 
 def ranks_source(paths: Sequence[str]) -> RecordedSource:
@@ -53,7 +52,7 @@ def ranks_source(paths: Sequence[str]) -> RecordedSource:
     return RecordedSource(merged.lead(), merged.sources[0], ranks=merged)
 
 
-def source_for_path(path: str, fit: bool = False) -> SessionSource:
+def source_for_path(path: str, changes: dict[str, bool] | None = None) -> SessionSource:
     """The source `kinspect PATH` opens: a session file, or a model live or recorded."""
     p = Path(path)
     if p.suffix in SESSION_SUFFIXES:
@@ -63,7 +62,7 @@ def source_for_path(path: str, fit: bool = False) -> SessionSource:
     if not p.is_file():
         raise KinspectError(f"{path}: no such model file")
     if recording.cuda_available():
-        return _live_source(p, fit)
+        return _live_source(p, changes or {})
     from kinspect.inductor.modelfile import check_model_file, check_syntax
 
     found = recording.existing_recording(p)
@@ -79,14 +78,14 @@ def source_for_path(path: str, fit: bool = False) -> SessionSource:
     return recording.ModelRecording(p, load(found), found)
 
 
-def _live_source(model: Path, fit: bool = False) -> SessionSource:
+def _live_source(model: Path, changes: dict[str, bool]) -> SessionSource:
     """Compile and run `model` on this GPU, recording as it goes; the inspector starts at
     once and the compile runs in its worker (`prepare`). Imported here, so that opening a
     recording never imports torch's compiler."""
     from kinspect.inductor.live_source import LiveSource
     from kinspect.inductor.pipeline import Options
 
-    return LiveSource(model, Options(failure_log=log_path_for(model), fit_benchmark_tensors=fit))
+    return LiveSource(model, Options(failure_log=log_path_for(model), **changes))
 
 
 def _run(source: SessionSource) -> int:

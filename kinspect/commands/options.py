@@ -64,6 +64,17 @@ FIT_HELP = ("patch Inductor's hint autotuning so each benchmark tensor holds wha
             "and time configs in a child process where one that faults is skipped (the session says so)")
 
 
-def fit_flag(parser: argparse.ArgumentParser) -> None:
-    """`--fit-benchmark-tensors`, the same on every command that compiles the model."""
+LAYERS_HELP = ("compile the model's repeated blocks (a ModuleList of one class) once, as nested compile regions: "
+               "each GEMM layout is lowered and autotuned once however many layers share it; nothing is fused across "
+               "a block's boundary (the session says so)")
+
+
+def compile_flags(parser: argparse.ArgumentParser) -> None:
+    """What kinspect may change in Inductor's compile, the same on every command that compiles the model."""
     parser.add_argument("--fit-benchmark-tensors", action="store_true", help=FIT_HELP)
+    parser.add_argument("--compile-layers-once", action="store_true", help=LAYERS_HELP)
+
+
+def compile_options(args: argparse.Namespace) -> dict[str, bool]:
+    """The pipeline `Options` those flags set."""
+    return {"fit_benchmark_tensors": args.fit_benchmark_tensors, "layers_once": args.compile_layers_once}

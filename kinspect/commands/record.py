@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kinspect.commands import recording
-from kinspect.commands.options import parse_baselines, parse_hints, parse_steps, progress, session_and_hints, fit_flag
+from kinspect.commands.options import parse_baselines, parse_hints, parse_steps, progress, session_and_hints, compile_flags, compile_options
 from kinspect.commands.model_output import model_output
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.dispatch.shapes import sizes_text
@@ -32,13 +32,13 @@ def add_args(r: argparse.ArgumentParser) -> None:
                    help="use Inductor's own caches and cache directory: a graph compiled in an earlier run loads "
                         "without its compile-time facts (autotune tables, symbolic sizes). Without it the recording "
                         "has a cache directory of its own, FX graph cache off, each GEMM layout autotuned once per hint")
-    fit_flag(r)
+    compile_flags(r)
 
 
 def run(args: argparse.Namespace) -> int:
     model, out, hints, shapes, train = args.model, args.output, args.hints, args.shapes, args.train
     allow_caches, measure, l2_flush, baselines = args.allow_caches, args.measure, args.l2_flush, args.baselines
-    fit = args.fit_benchmark_tensors
+    changes = compile_options(args)
     from kinspect.inductor import torchrun
 
     kinds = parse_baselines(baselines)
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     hint_list = parse_hints(hints) if hints else None
     rank = torchrun.from_environment()
     if rank is None:
-        return _record(model, out, hint_list, steps, train, allow_caches, measure, l2_flush, kinds, None, fit)
+        return _record(model, out, hint_list, steps, train, allow_caches, measure, l2_flush, kinds, None, changes)
     # Under torchrun: this rank's GPU and the process group before the model file is
     # imported, so that it can build DistributedDataParallel and read its rank.
     if not recording.cuda_available():
@@ -54,14 +54,14 @@ def run(args: argparse.Namespace) -> int:
                             "and none is available here")
     torchrun.join(rank)
     try:
-        return _record(model, out, hint_list, steps, train, allow_caches, measure, l2_flush, kinds, rank, fit)
+        return _record(model, out, hint_list, steps, train, allow_caches, measure, l2_flush, kinds, rank, changes)
     finally:
         torchrun.leave()
 
 
 def _record(model: str, out: str | None, hint_list: list[int] | None, steps: list[dict[str, int]] | None,
             train: bool, allow_caches: bool, measure: bool, l2_flush: bool, kinds: list[str],
-            rank: Rank | None, fit: bool = False) -> int:
+            rank: Rank | None, changes: dict[str, bool]) -> int:
     from kinspect.inductor.modelfile import check_model_file, load_model_file, missing_imports
     from kinspect.inductor.pipeline import LivePipeline, Options
 
@@ -81,7 +81,7 @@ def _record(model: str, out: str | None, hint_list: list[int] | None, steps: lis
     options = Options(
         hints=hint_list, train=train,
         allow_caches=allow_caches, log_path=target.with_suffix(".jsonl"), progress=say,
-        failure_log=failure_log, rank=rank, fit_benchmark_tensors=fit,
+        failure_log=failure_log, rank=rank, **changes,
     )
     with LivePipeline(mf, options) as live:
         live.compile()

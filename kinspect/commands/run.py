@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 
-from kinspect.commands.options import fit_flag
+from kinspect.commands.options import compile_flags
 
 
 def add_args(r: argparse.ArgumentParser) -> None:
@@ -31,7 +31,7 @@ def add_args(r: argparse.ArgumentParser) -> None:
                                    "max-autotune and Triton GEMMs; a program that sets its own keeps them")
     r.add_argument("--measure", action="store_true",
                    help="after the program, time every variant at each distinct key it ran (CUDA GPU)")
-    fit_flag(r)
+    compile_flags(r)
     r.add_argument("-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE ARGS",
                    help="run a module as python -m does")
     r.add_argument("program", nargs=argparse.REMAINDER, metavar="script.py ARGS", help="the program and its arguments")
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from kinspect.inductor.program import ProgramRecording, RunOptions
 
     rec = ProgramRecording(RunOptions(target, program.name, hints, args.measure, rank, say,
-                                     fit=args.fit_benchmark_tensors))
+                                     fit=args.fit_benchmark_tensors, layers_once=args.compile_layers_once))
     ended: BaseException | None = None
     with rec:
         try:
@@ -65,6 +65,9 @@ def run(args: argparse.Namespace) -> int:
             ended = e
     if ended is not None and not isinstance(ended, (SystemExit, KeyboardInterrupt)):
         print_program_traceback(ended)
+        if args.compile_layers_once and type(ended).__module__.startswith("torch._dynamo") and rec.layer_groups:
+            say(f"Dynamo failed tracing the program with {', '.join(g.text for g in rec.layer_groups)} as nested "
+                "compile regions (--compile-layers-once); without the switch its blocks compile as stock Inductor's do")
     session = rec.finish()
     how = "" if ended is None else (
         f" (the program exited with status {_status(ended)})" if isinstance(ended, SystemExit)

@@ -10,7 +10,7 @@ import time
 
 from kinspect.commands import terminal
 from kinspect.commands import recording
-from kinspect.commands.options import check_points, parse_hints, progress, session_and_hints, fit_flag
+from kinspect.commands.options import check_points, parse_hints, progress, session_and_hints, compile_flags, compile_options
 from kinspect.commands.quality_view import quality_table, what_if_table
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.dispatch.shapes import sizes_text
@@ -34,12 +34,11 @@ def add_args(w: argparse.ArgumentParser) -> None:
                    help="a size and its range, e.g. B=1..16384 (repeat for a second size: a grid)")
     w.add_argument("--points", type=int, default=48, help="grid points in all (default 48; a 2-D grid takes about its square root per size)")
     session_and_hints(w)
-    fit_flag(w)
+    compile_flags(w)
 
 
 def run(args: argparse.Namespace) -> int:
     model, ranges, points, out, hints = args.model, args.ranges, args.points, args.output, args.hints
-    fit = args.fit_benchmark_tensors
     from kinspect.inductor import pipeline
     from kinspect.inductor.modelfile import load_model_file
     from kinspect.inductor.sweep import run_sweep
@@ -54,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         raise KinspectError(recording.no_cuda(mf.path, "kinspect sweep"))
     target = output_path(out) if out is not None else recording.recording_path(mf.path)
     options = pipeline.Options(hints=hint_list, log_path=target.with_suffix(".jsonl"), progress=say,
-                               failure_log=log_path_for(mf.path), fit_benchmark_tensors=fit)
+                               failure_log=log_path_for(mf.path), **compile_options(args))
     cancel = threading.Event()
     with pipeline.LivePipeline(mf, options) as live:
         live.compile()

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from kinspect.core.errors import KinspectError
-from kinspect.core.quality.benchmark_fit import patched_note
+from kinspect.core.session.compile_changes import banner_note
 from kinspect.core.ranks.merged import MergedRanks
 from kinspect.core.session.model import Baseline, DispatchEvent, Measurement, Session, Site
 from kinspect.core.dispatch.shapes import Key
@@ -139,8 +139,9 @@ class RecordedSource:
                      "beside it in the Ranks tab (9)")
         if self._session.truncated:
             text += f" · truncated: {self._session.truncated}"
-        if patched_note(env.config):
-            text += " · Inductor's hint autotuning was patched by kinspect (--fit-benchmark-tensors)"
+        changed = banner_note(env.config)
+        if changed:
+            text += f" · {changed}"
         return text
 
     def prepare(self, progress: Callable[[str], None], cancel: threading.Event) -> None:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kinspect.core.quality import benchmark_fit
+from kinspect.core.session.compile_changes import PATCH_KEY, BlockGroup, layers_config
 from kinspect.core.quality.findings import derive_findings
 from kinspect.core.session.format.log import LiveLog
 from kinspect.core.session.model import Environment, Graph, Measurement, ModelInfo, Session, Site, SymbolInfo
@@ -62,7 +62,7 @@ def machine(rank: Rank | None) -> Environment:
 
 
 def environment(hints: Sequence[int], *, train: bool, allow_caches: bool, rank: Rank | None,
-                fit: bool = False) -> Environment:
+                fit: bool = False, layers: Sequence[BlockGroup] = ()) -> Environment:
     """This machine and the settings the compile runs under, as the session states them."""
     return dataclasses.replace(machine(rank), config={
         "multi_kernel_hints": list(hints),
@@ -70,7 +70,8 @@ def environment(hints: Sequence[int], *, train: bool, allow_caches: bool, rank: 
         "max_autotune_gemm_backends": "TRITON",
         "inductor_caches": compile_caches.described(allow_caches),
         "train": train,
-        **({benchmark_fit.PATCH_KEY: True} if fit else {}),
+        **({PATCH_KEY: True} if fit else {}),
+        **(layers_config(layers) if layers else {}),
     })
 
 

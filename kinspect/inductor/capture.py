@@ -82,6 +82,9 @@ class GraphRecord:
     """Benchmark tensors that did not hold what a template's kernel reads at a hint."""
     misfit_ops: dict[tuple[str, ...], str] = field(default_factory=dict)
     """The op of each template a misfit was seen in, by its inputs (before any site exists)."""
+    regions: dict[str, list[Origin]] = field(default_factory=dict)
+    """Each nested compile region's subgraph (`repeated_subgraph0`, as the wrapper names its
+    function) -> where each of its calls came from (`h.0`, `h.1`, ...), in graph order."""
 
     @property
     def name(self) -> str:
@@ -141,13 +144,14 @@ class CompileCapture:
     def current(self) -> GraphRecord | None:
         from torch._inductor.virtualized import V
 
-        g = V.graph
+        g = _outermost(V.graph)
         for rec in reversed(self.graphs):
             if rec.obj is g:
                 return rec
         return None
 
     def _graph_for(self, g: Any) -> GraphRecord:
+        g = _outermost(g)
         for rec in reversed(self.graphs):
             if rec.obj is g:
                 return rec
@@ -249,6 +253,32 @@ class CompileCapture:
             runtime_args=_runtime_args(mk),
             origin=pending.get("origin"),
         ))
+
+
+def _outermost(graph: Any) -> Any:
+    """The graph a nested compile region's subgraph is lowered for: its templates, sites
+    and benchmark tensors belong to the graph whose wrapper holds its code."""
+    for _ in range(64):
+        parent = getattr(graph, "parent", None)
+        if parent is None or type(graph).__name__ != "SubgraphLowering":
+            return graph
+        graph = parent
+    return graph
+
+
+def _regions(graph: Any) -> dict[str, list[Origin]]:
+    """Each `invoke_subgraph` call of the graph's FX module, by the subgraph it calls, with
+    the module it came from (Dynamo's module stack at the call: `h.1` for the second layer)."""
+    from kinspect.inductor.origins import describe
+
+    out: dict[str, list[Origin]] = {}
+    for node in getattr(getattr(graph, "module", None), "graph", None).nodes:
+        if node.op != "call_function" or "invoke_subgraph" not in str(node.target) or not node.args:
+            continue
+        body = node.args[0]
+        name = str(getattr(body, "target", body))
+        out.setdefault(name, []).append(describe(node))
+    return out
 
 
 def _symbols_of(graph: Any) -> tuple[dict[str, list[str]], bool]:
@@ -357,6 +387,8 @@ def _install_hooks() -> None:
             cap._say(f"generating code for {rec.name}")
             rec.cpp_wrapper = bool(getattr(graph, "cpp_wrapper", False))
             rec.symbols, rec.dynamic_inputs = _symbols_of(graph)
+            with contextlib.suppress(Exception):  # FX metadata is optional
+                rec.regions = _regions(graph)
             mod = orig(graph, *a, **k)
             rec.wrapper_path = getattr(mod, "__file__", None)
             return mod

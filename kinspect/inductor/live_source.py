@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kinspect.core.errors import KinspectError
+from kinspect.core.session.compile_changes import LAYERS_KEY, PATCH_KEY, banner_note
 from kinspect.core.session.model import BASELINE_KINDS, Baseline, Measurement, Session, Site
 from kinspect.core.dispatch.shapes import Key, format_key
 from kinspect.core.source import EventGate, ProgressCallback
@@ -53,9 +54,12 @@ class LiveSource:
         hints = ",".join(str(h) for h in (self.options.hints or self._mf.hints or DEFAULT_HINTS))
         state = "live" if self.prepared else "compiling"
         text = f"{state}: {self.model} on {env.gpu or 'CUDA'} · torch {env.torch or '?'} · hints {hints}"
-        if self.options.fit_benchmark_tensors:
-            text += " · Inductor's hint autotuning patched by kinspect (--fit-benchmark-tensors)"
-        return text
+        # What was asked for until the compile has said what it did (a model without
+        # repeated layers compiles as it is).
+        config = env.config if self.prepared else {PATCH_KEY: self.options.fit_benchmark_tensors,
+                                                    LAYERS_KEY: ["asked"] if self.options.layers_once else []}
+        changed = banner_note(config)
+        return f"{text} · {changed}" if changed else text
 
     def prepare(self, progress: Callable[[str], None], cancel: threading.Event) -> None:
         """Compile (minutes under max-autotune) at the example sizes, once.

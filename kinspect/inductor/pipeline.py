@@ -16,6 +16,8 @@ from the capture and the recorder, and the crash-safe log kept in step with it) 
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import itertools
 import threading
 import traceback
@@ -26,8 +28,9 @@ from typing import Any
 
 from kinspect.core.errors import KinspectError
 from kinspect.core.dispatch.shapes import sizes_text
+from kinspect.core.session.compile_changes import layers_config
 from kinspect.core.session.model import Baseline, Measurement, Session
-from kinspect.inductor import fault_probe, reproducer, translate
+from kinspect.inductor import fault_probe, layers_once, reproducer, translate
 from kinspect.inductor.assembly import (
     SessionLog,
     WrapperCodes,
@@ -66,6 +69,8 @@ class Options:
     """Patch Inductor's hint autotuning: benchmark tensors get the storage each kernel
     reads at the hint, and configs are timed in a child process, where one that faults is
     skipped (`autotune_in_subproc`, with the subprocess's tensors fitted too)."""
+    layers_once: bool = False
+    """Compile the model's repeated blocks once, as nested compile regions (`layers_once`)."""
 
 
 @dataclass
@@ -115,6 +120,8 @@ class LivePipeline:
         self._codes = WrapperCodes()
         self._reproduced: set[tuple[str, int]] = set()
         self.caches = RecordingCaches(self.options.allow_caches)
+        self._marked = contextlib.ExitStack()
+        """The blocks marked as nested compile regions, for the pipeline's life."""
         o = self.options
         self.session = Session(
             environment=environment(self.hints, train=o.train, allow_caches=o.allow_caches, rank=o.rank,
@@ -137,6 +144,7 @@ class LivePipeline:
         return translate.site_name(0 if rec is None else rec.index, call.multi_kernel_name)
 
     def close(self) -> None:
+        self._marked.close()
         if self._log is not None:
             self.recorder.configure(log=None)
             self._log.close()
@@ -161,6 +169,8 @@ class LivePipeline:
             model = model.to("cuda")
             model.train(self.options.train)
         self._model = model
+        if self.options.layers_once:
+            self._compile_layers_once(model)
         self._configure_inductor()
         self._compiled = torch.compile(fresh_entry(model))
         if self.options.log_path is not None:
@@ -171,6 +181,16 @@ class LivePipeline:
         self._refresh()
         self.write_reproducers()
         return self.session
+
+    def _compile_layers_once(self, model: Any) -> None:
+        groups = self._marked.enter_context(layers_once.compiled_once(model))
+        if not groups:
+            self._say("--compile-layers-once: no repeated layers found (a ModuleList of blocks of one class); "
+                      "compiling the model as it is")
+            return
+        env = self.session.environment
+        self.session.environment = dataclasses.replace(env, config={**env.config, **layers_config(groups)})
+        self._say(f"compiling the blocks of {', '.join(g.text for g in groups)} once (nested compile regions)")
 
     def write_reproducers(self) -> list[reproducer.Files]:
         """A standalone script and an upstream report per template and hint whose benchmark

@@ -37,6 +37,7 @@ import os
 import re
 import signal
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +47,7 @@ from kinspect.core.dispatch.operands import OPERANDS
 from kinspect.core.dispatch.symbolic import SizeExpr, TensorSpec
 from kinspect.core.errors import KinspectError, echo
 from kinspect.core.quality.findings import derive_findings
+from kinspect.core.session.compile_changes import PATCH_KEY, BlockGroup, layers_config
 from kinspect.core.session.format.log import LiveLog
 from kinspect.core.session.model import (
     CallSite,
@@ -57,7 +59,7 @@ from kinspect.core.session.model import (
     SymbolInfo,
     Variant,
 )
-from kinspect.inductor import assembly, translate
+from kinspect.inductor import assembly, layers_once, translate
 from kinspect.inductor.capture import CompileCapture, GraphRecord
 from kinspect.inductor.kernels import variant_facts
 from kinspect.inductor.program_measure import KeySnapshots
@@ -82,6 +84,9 @@ class RunOptions:
     fit: bool = False
     """Fit Inductor's benchmark tensors at each hint and autotune in a child process
     (`--fit-benchmark-tensors`), for every compile of the program."""
+    layers_once: bool = False
+    """Compile the repeated blocks of each module the program compiles once, as nested
+    compile regions (`--compile-layers-once`), marked before its first call."""
 
 
 class ProgramRecording:
@@ -105,6 +110,7 @@ class ProgramRecording:
         self._codes: dict[str, str | None] = {}
         self._stack = contextlib.ExitStack()
         self.log: LiveLog | None = None
+        self.layer_groups: list[BlockGroup] = []
 
     def __enter__(self) -> ProgramRecording:
         log_path = self.options.target.with_suffix(".jsonl")
@@ -120,7 +126,8 @@ class ProgramRecording:
             self._stack.enter_context(self.recorder.everywhere())
             self._stack.enter_context(self.hints.installed())
             self._stack.enter_context(self._written_at_sigterm())
-            self._stack.enter_context(_steps(self.recorder))
+            self._stack.enter_context(_steps(self.recorder, self._compile_layers_once if self.options.layers_once
+                                             else None))
         except BaseException:
             self._stack.close()
             raise
@@ -128,6 +135,16 @@ class ProgramRecording:
 
     def __exit__(self, *exc: Any) -> None:
         self._stack.close()
+
+    def _compile_layers_once(self, module: Any) -> None:
+        """Before a compiled module's first call traces it: its repeated blocks marked for
+        the rest of the run."""
+        groups = self._stack.enter_context(layers_once.compiled_once(getattr(module, "_orig_mod", None)))
+        self.layer_groups += groups
+        name = type(getattr(module, "_orig_mod", module)).__name__
+        self.options.say(f"compiling the blocks of {', '.join(g.text for g in groups)} in {name} once (nested compile "
+                         "regions)" if groups else f"--compile-layers-once: {name} has no repeated layers (a ModuleList "
+                         "of blocks of one class); compiling it as it is")
 
     @contextlib.contextmanager
     def _written_at_sigterm(self) -> Iterator[None]:
@@ -248,7 +265,9 @@ class ProgramRecording:
         s.symbols = _size_symbols(s.symbols, s.sites)
         lines = {site.name: {c.line: c.index for c in site.call_sites} for site in s.sites}
         s.events = self.recorder.dispatch_events(call_site=lambda name, line: lines.get(name, {}).get(line))
-        s.environment = dataclasses.replace(s.environment, config=_config(self.hints))
+        s.environment = dataclasses.replace(s.environment, config={
+            **_config(self.hints), **({PATCH_KEY: True} if self.options.fit else {}),
+            **(layers_config(self.layer_groups) if self.layer_groups else {})})
         s.model = dataclasses.replace(s.model, hints=tuple(self.hints.seen))
         s.findings = derive_findings(s) + [
             Finding(FROM_CACHE, f"{site.name} was loaded from Inductor's caches: no compile ran in this process, so "
@@ -351,7 +370,7 @@ def loaded_site(ls: LiveSite, graph: str, code: str | None, facts: list[dict[str
             config=f.get("config", {}),
         ))
     calls = tuple(CallSite(index=j, call=text, line=n)
-                  for j, (n, text) in enumerate(translate.call_lines(code, ls.call.multi_kernel_name)))
+                  for j, (n, text) in enumerate(translate.dispatch_lines(code, ls.call.multi_kernel_name)[0]))
     return Site(ls.name, graph, _op_named(names), tuple(tensors), tuple(variants),
                 call=calls[0].call if calls else None, call_sites=calls)
 
@@ -439,9 +458,10 @@ class _HintPolicy:
 
 
 @contextlib.contextmanager
-def _steps(recorder: Recorder) -> Iterator[None]:
+def _steps(recorder: Recorder, first_call: Callable[[Any], None] | None = None) -> Iterator[None]:
     """Each outermost call of a compiled module starts the next workload step (see the
-    module's docstring); a torch without `OptimizedModule` records no steps."""
+    module's docstring); a torch without `OptimizedModule` records no steps. `first_call`
+    sees each compiled module before its first call."""
     try:
         from torch._dynamo.eval_frame import OptimizedModule
     except ImportError:
@@ -451,8 +471,12 @@ def _steps(recorder: Recorder) -> Iterator[None]:
     original = OptimizedModule.__call__
     inside = threading.local()
     count = iter(range(1 << 62))
+    seen: weakref.WeakSet[Any] = weakref.WeakSet()
 
     def __call__(module: Any, *args: Any, **kwargs: Any) -> Any:
+        if first_call is not None and module not in seen:
+            seen.add(module)
+            first_call(module)
         if getattr(inside, "call", False):  # a compiled module inside another's call: the same step
             return original(module, *args, **kwargs)
         recorder.set_step(next(count))

@@ -29,16 +29,21 @@ from kinspect.core.quality.variance import variants_of
 _TIMEOUT_S = 1800
 
 
+def _child_flags(fit: bool, layers_once: bool) -> list[tuple[str, bool]]:
+    """The child's flags for what kinspect may change in its compile, read back by `_main`."""
+    return [("--fit-benchmark-tensors", fit), ("--compile-layers-once", layers_once)]
+
+
 def recompile(model: str | Path, hints: Sequence[int], sizes: Sequence[Mapping[str, int]], purpose: str,
               workdir: str | Path, progress: Callable[[str], None], timeout: float = _TIMEOUT_S,
-              fit: bool = False) -> Recompile:
+              fit: bool = False, layers_once: bool = False) -> Recompile:
     """Compile `model` with `hints` in a child process and time every variant at `sizes`."""
-    return compile_afresh(model, hints, sizes, purpose, workdir, progress, timeout, fit)[0]
+    return compile_afresh(model, hints, sizes, purpose, workdir, progress, timeout, fit, layers_once)[0]
 
 
 def compile_afresh(model: str | Path, hints: Sequence[int], sizes: Sequence[Mapping[str, int]], purpose: str,
                    workdir: str | Path, progress: Callable[[str], None], timeout: float = _TIMEOUT_S,
-                   fit: bool = False) -> tuple[Recompile, Session | None]:
+                   fit: bool = False, layers_once: bool = False) -> tuple[Recompile, Session | None]:
     """`recompile`, with the child's whole session where it wrote one: its sites and
     dispatches say which keys that compile's own kernels saw at each size (a fresh compile
     may lower a GEMM with other arguments, so its keys need not be the inspected one's)."""
@@ -46,7 +51,7 @@ def compile_afresh(model: str | Path, hints: Sequence[int], sizes: Sequence[Mapp
 
     out = Path(workdir) / f"recompile-{os.getpid()}-{time.monotonic_ns()}.session.json"
     cmd = [sys.executable, "-m", "kinspect.inductor.recompile", str(model), ",".join(map(str, hints)), str(out),
-           json.dumps([dict(s) for s in sizes])] + (["--fit-benchmark-tensors"] if fit else [])
+           json.dumps([dict(s) for s in sizes])] + [flag for flag, on in _child_flags(fit, layers_once) if on]
     started = time.perf_counter()
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
@@ -69,7 +74,7 @@ def compile_afresh(model: str | Path, hints: Sequence[int], sizes: Sequence[Mapp
     return Recompile(tuple(hints), purpose, variants_of(session), tuple(session.measurements)), session
 
 
-def _child(model: str, hints: list[int], out: str, sizes: list[dict[str, int]], fit: bool) -> None:
+def _child(model: str, hints: list[int], out: str, sizes: list[dict[str, int]], fit: bool, layers_once: bool) -> None:
     from kinspect.inductor.modelfile import load_model_file
     from kinspect.inductor.pipeline import LivePipeline, Options
 
@@ -77,7 +82,7 @@ def _child(model: str, hints: list[int], out: str, sizes: list[dict[str, int]], 
         print(f"kinspect (fresh compile): {text}", file=sys.stderr, flush=True)
 
     mf = load_model_file(model)
-    with LivePipeline(mf, Options(hints=hints, progress=say, fit_benchmark_tensors=fit)) as live:
+    with LivePipeline(mf, Options(hints=hints, progress=say, fit_benchmark_tensors=fit, layers_once=layers_once)) as live:
         live.compile()
         for point in sizes:
             try:
@@ -88,8 +93,9 @@ def _child(model: str, hints: list[int], out: str, sizes: list[dict[str, int]], 
 
 
 def _main(argv: Sequence[str]) -> int:
-    fit = "--fit-benchmark-tensors" in argv
-    argv = [a for a in argv if a != "--fit-benchmark-tensors"]
+    flags = [flag for flag, _ in _child_flags(False, False)]
+    fit, layers_once = (flag in argv for flag in flags)
+    argv = [a for a in argv if a not in flags]
     if len(argv) != 4:
         print("usage: python -m kinspect.inductor.recompile MODEL.py HINTS OUT.json SIZES_JSON", file=sys.stderr)
         return 2
@@ -100,7 +106,7 @@ def _main(argv: Sequence[str]) -> int:
         print("SIZES_JSON is a list of {name: int}", file=sys.stderr)
         return 2
     try:
-        _child(model, [int(h) for h in hints_text.split(",") if h], out, sizes, fit)
+        _child(model, [int(h) for h in hints_text.split(",") if h], out, sizes, fit, layers_once)
     except KinspectError as e:
         print(f"kinspect: error: {e}", file=sys.stderr)
         return 2

@@ -52,7 +52,7 @@ from kinspect.core.errors import KinspectError
 from kinspect.core.session.format.log import DispatchRecord, LiveLog
 from kinspect.core.session.model import DispatchEvent
 from kinspect.core.dispatch.shapes import Key
-from kinspect.inductor.translate import call_lines
+from kinspect.inductor.translate import dispatch_lines
 
 
 @dataclass
@@ -304,20 +304,22 @@ class Recorder:
         hits: dict[tuple[Key, int | None], tuple[int, int]] = {}
         wrapper_file = site.wrapper_file
         getframe = sys._getframe
-        lines = _call_lines(wrapper_file, call.multi_kernel_name)
+        lines, regions = _call_lines(wrapper_file, call.multi_kernel_name)
         only = lines[0] if len(lines) == 1 else None
         needs_frame = only is None and bool(lines)
 
         def caller_line(depth: int) -> int | None:
-            """The line of the wrapper that called `run`: which call site this is. A site the
-            wrapper calls from one line needs no look at the stack (a frame object costs)."""
+            """The line of the wrapper that called `run` (or, inside a nested compile region,
+            called the region): which call site this is. A site the wrapper calls from one
+            line needs no look at the stack (a frame object costs)."""
             if only is not None or not lines:
                 return only
             frame = getframe(depth)
-            for _ in range(4):
+            for _ in range(6):
                 if frame is None:
                     return None
-                if frame.f_code.co_filename == wrapper_file:
+                code = frame.f_code
+                if code.co_filename == wrapper_file and code.co_name not in regions:
                     return frame.f_lineno
                 frame = frame.f_back
             return None
@@ -382,15 +384,17 @@ class Recorder:
         return site
 
 
-def _call_lines(wrapper_file: str | None, name: str) -> list[int]:
-    """The wrapper's lines that run multi-kernel `name` (several when layers share it)."""
+def _call_lines(wrapper_file: str | None, name: str) -> tuple[list[int], frozenset[str]]:
+    """The wrapper's lines that run multi-kernel `name` (several when layers share it) and
+    the nested compile regions it runs in (`translate.dispatch_lines`)."""
     if wrapper_file is None:
-        return []
+        return [], frozenset()
     try:
         code = Path(wrapper_file).read_text()
     except (OSError, UnicodeDecodeError):
-        return []
-    return [n for n, _ in call_lines(code, name)]
+        return [], frozenset()
+    lines, regions = dispatch_lines(code, name)
+    return [n for n, _ in lines], regions
 
 
 _HERE = str(Path(__file__).resolve().parent)

@@ -8,12 +8,17 @@ Two translations matter beyond copying:
   gives N template nodes, N `SizeHintMultiKernel`s and one `multi_kernel_0` called from N
   wrapper lines. Those records become one `Site` with N `CallSite`s, each tied to its
   wrapper line, so events can say which layer ran.
+- A nested compile region (`--compile-layers-once`) is lowered once: one template node,
+  one wrapper line inside the region's function (`def repeated_subgraph0(args):`), and the
+  graph calls that function once per layer. Each of those calls is a call site of its own,
+  named by the layer that made it (`h.1.mlp.c_fc`), so events still say which layer ran.
 - Inductor's names restart per graph (`multi_kernel_0` in a recompile's graph too), so a
   site's session name carries its graph after the first: `multi_kernel_0@graph_1`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -25,6 +30,7 @@ from kinspect.core.dispatch.symbolic import SizeExpr, TensorSpec
 from kinspect.inductor.benchmark_fit import Seen
 from kinspect.inductor.capture import GraphRecord, SiteRecord
 from kinspect.inductor.modelfile import DynamicDim
+from kinspect.inductor.origins import Origin
 
 _SOURCE = re.compile(r"^L\['(?P<name>[A-Za-z_][A-Za-z0-9_]*)'\](?:\[(?P<pos>\d+)\])?\.size\(\)\[(?P<dim>\d+)\]$")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -95,6 +101,48 @@ def call_lines(code: str | None, name: str) -> list[tuple[int, str]]:
     return [(i, text.strip()) for i, text in enumerate(code.splitlines(), 1) if pattern.match(text)]
 
 
+_FUNCTION = re.compile(r"^def (?P<name>[A-Za-z_][A-Za-z0-9_]*)\(")
+
+
+def region_of(lines: Sequence[str], lineno: int) -> str | None:
+    """The nested compile region whose function holds this wrapper line (1-based), or None:
+    a top-level `def` of the wrapper that the graph's code calls as `NAME(NAME_args)`."""
+    for text in reversed(lines[:lineno - 1]):
+        if text and not text[0].isspace():
+            m = _FUNCTION.match(text)
+            if m is None:
+                return None
+            return m["name"] if region_calls(lines, m["name"]) else None
+    return None
+
+
+def region_calls(lines: Sequence[str], region: str) -> list[tuple[int, str]]:
+    """(line number, text) of each wrapper line that calls the region's function, in order."""
+    pattern = re.compile(rf"^\s+.*\b{re.escape(region)}\({re.escape(region)}_args\)")
+    return [(i, text.strip()) for i, text in enumerate(lines, 1) if pattern.match(text)]
+
+
+def dispatch_lines(code: str | None, name: str) -> tuple[list[tuple[int, str]], frozenset[str]]:
+    """The wrapper lines that tell the call sites of multi-kernel `name` apart, each with
+    the text of the line that runs it, and the region functions between them and the
+    multi-kernel: a call made inside a region is told by the line that called the region
+    (one per layer), not by the line inside it."""
+    found = call_lines(code, name)
+    if not found or code is None:
+        return found, frozenset()
+    lines = code.splitlines()
+    out: list[tuple[int, str]] = []
+    regions: set[str] = set()
+    for n, text in found:
+        region = region_of(lines, n)
+        if region is None:
+            out.append((n, text))
+        else:
+            regions.add(region)
+            out += [(c, text) for c, _ in region_calls(lines, region)]
+    return out, frozenset(regions)
+
+
 def _tokens(text: str) -> set[str]:
     return set(_IDENT.findall(text))
 
@@ -116,20 +164,41 @@ def _match_calls(records: Sequence[SiteRecord], lines: list[tuple[int, str]]) ->
 
 
 def sites(g: GraphRecord, code: str | None, facts_for: Callable[[str], list[dict[str, Any]]]) -> list[Site]:
-    """One `Site` per multi-kernel name in the graph, with a call site per record."""
+    """One `Site` per multi-kernel name in the graph, with a call site per record (per
+    layer, for a record inside a nested compile region)."""
     groups: dict[str, list[SiteRecord]] = {}
     for rec in g.sites:
         groups.setdefault(rec.name, []).append(rec)
+    lines = code.splitlines() if code else []
     out = []
     for name, records in groups.items():
         matched = _match_calls(records, call_lines(code, name))
-        calls = tuple(_call_site(i, rec, line) for i, (rec, line) in enumerate(zip(records, matched)))
-        out.append(_site(g, records[0], facts_for(site_name(g.index, name)), calls))
+        calls: list[CallSite] = []
+        for rec, line in zip(records, matched):
+            region = region_of(lines, line[0]) if line else None
+            if region is None:
+                calls.append(_call_site(len(calls), rec, line, rec.origin))
+                continue
+            callers = g.regions.get(region, [])
+            for i, (outer, _) in enumerate(region_calls(lines, region)):
+                layer = callers[i] if i < len(callers) else None
+                calls.append(_call_site(len(calls), rec, (outer, line[1]), in_layer(rec.origin, callers[:1], layer)))
+        out.append(_site(g, records[0], facts_for(site_name(g.index, name)), tuple(calls)))
     return out
 
 
-def _call_site(index: int, rec: SiteRecord, line: tuple[int, str] | None) -> CallSite:
-    o = rec.origin
+def in_layer(origin: Origin | None, first: Sequence[Origin], layer: Origin | None) -> Origin | None:
+    """A region's template as one layer's call made it: the region was traced at its first
+    call (`h.0.mlp.c_fc`), so that call's module path gives way to this one's (`h.1`)."""
+    if origin is None or origin.module is None or layer is None or layer.module is None or not first:
+        return origin
+    traced = first[0].module
+    if traced is None or not (origin.module == traced or origin.module.startswith(traced + ".")):
+        return origin
+    return dataclasses.replace(origin, module=layer.module + origin.module[len(traced):])
+
+
+def _call_site(index: int, rec: SiteRecord, line: tuple[int, str] | None, o: Origin | None) -> CallSite:
     return CallSite(
         index=index, node=rec.node if rec.node != "?" else None,
         call=line[1] if line else None, line=line[0] if line else None,

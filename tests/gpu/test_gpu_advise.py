@@ -20,7 +20,7 @@ from gpu_cases import MODELS, SAMPLES
 from gpu_cli import kinspect
 from tables import cells
 
-from kinspect.core.quality.benchmark_fit import PATCH_KEY
+from kinspect.core.session.compile_changes import PATCH_KEY
 from kinspect.core.store import load
 
 LINEAR = SAMPLES / "linear.py"

@@ -17,7 +17,8 @@ import pytest
 from gpu_cases import MODELS, SAMPLES
 
 from kinspect.core.errors import KinspectError
-from kinspect.core.quality.benchmark_fit import KIND, PATCH_KEY
+from kinspect.core.quality.benchmark_fit import KIND
+from kinspect.core.session.compile_changes import PATCH_KEY
 
 
 def _pipeline(path: Path, **options):

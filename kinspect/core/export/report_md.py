@@ -19,7 +19,7 @@ from kinspect.core.dispatch.operands import tensor_texts
 from kinspect.core.dispatch.shapes import Key, format_key, sizes_or_key, sizes_text
 from kinspect.core.export.markdown import code, prose, quote, table
 from kinspect.core.numbers import gbps, ratio, ratio_range, share, spread, tflops, us, us_text
-from kinspect.core.quality.benchmark_fit import patched_note
+from kinspect.core.session.compile_changes import notes
 from kinspect.core.quality.comparison import TITLES, Row, comparison
 from kinspect.core.quality.finding_groups import group_findings
 from kinspect.core.quality.overview import SizeNamer, model_quality
@@ -192,8 +192,7 @@ def _environment(r: _Names) -> list[str]:
         if value is not None
     ]
     rows += [(prose(f"config {k}"), _value(v)) for k, v in e.config.items()]
-    if patched_note(e.config):
-        rows.append((prose("hint autotuning"), prose(patched_note(e.config) or "")))
+    rows += [(prose(what), prose(note)) for what, note in notes(e.config)]
     rows += [(prose(PEAK_TITLES.get(k, f"peak {k}")), _peak(k, v)) for k, v in e.peaks.items()]
     return table(("field", "value"), rows)
 

@@ -27,13 +27,6 @@ from kinspect.core.session.model import Finding, Session
 KIND = "hint-benchmark-tensor"
 """The finding a misfit gives, derived from the misfits each graph of the session holds."""
 
-PATCH_KEY = "fit_benchmark_tensors"
-"""The session's `environment.config` entry set when kinspect patched Inductor's hint autotuning."""
-
-PATCH_NOTE = ("Inductor's hint autotuning was patched by kinspect (--fit-benchmark-tensors): its benchmark "
-              "tensors were built with the hint substituted for each size symbol, and a config that faulted "
-              "was skipped; keys and kernels are Inductor's own")
-
 
 @functools.lru_cache(maxsize=4096)
 def _value_at(expr: str, hint: int) -> int:
@@ -165,11 +158,6 @@ def fitted_message(op: str, hints: Sequence[int], tensors: int, templates: int, 
     return (f"{op}: {tensors} benchmark tensors{layers} did not hold what the kernel reads at hints "
             f"{', '.join(map(str, sorted(set(hints))))} ({where} autotuning); kinspect gave each the storage its "
             "kernel reads, so no config read or wrote outside its tensors (--fit-benchmark-tensors)")
-
-
-def patched_note(config: Mapping[str, Any]) -> str | None:
-    """What a session made with `--fit-benchmark-tensors` says wherever it is shown."""
-    return PATCH_NOTE if config.get(PATCH_KEY) else None
 
 
 def part(op: str, index: int | None, inputs: Sequence[str], inductor_name: bool = True) -> str:

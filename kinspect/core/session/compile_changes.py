@@ -1,0 +1,68 @@
+"""What kinspect changed in a compile, as the session states it wherever it is shown.
+
+A session records Inductor as it ran. Two opt-in switches change what Inductor did, and
+a reader of the session (the banner, explain, the Markdown report) must be told: the fit
+of Inductor's benchmark tensors at each hint (`--fit-benchmark-tensors`: timings differ
+from stock, keys and kernels do not) and repeated layers compiled once
+(`--compile-layers-once`: the program around the size-hint sites differs at block
+boundaries, the sites and their keys do not). Each is a `environment.config` entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+PATCH_KEY = "fit_benchmark_tensors"
+"""Set when kinspect patched Inductor's hint autotuning."""
+
+PATCH_NOTE = ("Inductor's hint autotuning was patched by kinspect (--fit-benchmark-tensors): its benchmark "
+              "tensors were built with the hint substituted for each size symbol, and a config that faulted "
+              "was skipped; keys and kernels are Inductor's own")
+
+LAYERS_KEY = "layers_compiled_once"
+"""The repeated blocks kinspect compiled as nested compile regions, one text per group."""
+
+
+@dataclass(frozen=True)
+class BlockGroup:
+    """The blocks of one container compiled once: `h`, 12 of `GPT2Block`."""
+
+    module: str
+    """The container's module path from the compiled model (`h`, `model.layers`)."""
+    cls: str
+    count: int
+
+    @property
+    def text(self) -> str:
+        return f"{self.module or 'the model'} ({self.count} × {self.cls})"
+
+
+def layers_config(groups: Sequence[BlockGroup]) -> dict[str, Any]:
+    return {LAYERS_KEY: [g.text for g in groups]}
+
+
+def notes(config: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(what it changed, the sentence a reader needs) for each change the session states."""
+    out = []
+    if config.get(PATCH_KEY):
+        out.append(("hint autotuning", PATCH_NOTE))
+    layers = config.get(LAYERS_KEY)
+    if isinstance(layers, list) and layers:
+        out.append(("repeated layers", (
+            f"Repeated layers were compiled once by kinspect (--compile-layers-once): the blocks of "
+            f"{', '.join(map(str, layers))} are one nested compile region, which Inductor compiled once and every "
+            "layer calls, so nothing is fused across a block's boundary; the size-hint sites, their keys and "
+            "their variants are Inductor's own")))
+    return out
+
+
+def banner_note(config: Mapping[str, Any]) -> str | None:
+    """The banner's short form of `notes`."""
+    parts = []
+    if config.get(PATCH_KEY):
+        parts.append("Inductor's hint autotuning was patched by kinspect (--fit-benchmark-tensors)")
+    if any(what == "repeated layers" for what, _ in notes(config)):
+        parts.append("repeated layers compiled once by kinspect (--compile-layers-once)")
+    return " · ".join(parts) or None

@@ -1,0 +1,93 @@
+"""GPT-2 from `transformers` recorded with `--compile-layers-once`: its blocks compiled once
+as a nested compile region, with the same size-hint sites, keys and variants as a stock
+recording, every layer's call a call site of its own, and every recorded pick equal to
+what Inductor's `SizeHintMultiKernelCall.run` itself chose, seen by a hook of this test's
+own on the class (the recorder hooks each instance)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from kinspect.core.session.compile_changes import LAYERS_KEY
+
+from gpu_cases import ROOT, SAMPLES
+
+pytest.importorskip("transformers")
+
+
+@pytest.fixture(scope="module")
+def once(tmp_path_factory):
+    from torch._inductor.codegen.multi_kernel import SizeHintMultiKernelCall
+
+    from kinspect.inductor.modelfile import load_model_file
+    from kinspect.inductor.pipeline import LivePipeline, Options
+
+    ran: list[tuple[str, tuple, int]] = []
+    original = SizeHintMultiKernelCall.run
+
+    def run(self, *args, **kwargs):
+        out = original(self, *args, **kwargs)
+        ran.append((self.multi_kernel_name, self._get_shape_cache_key(*args, **kwargs), self.picked_kernel))
+        return out
+
+    from transformers.models.gpt2.modeling_gpt2 import GPT2Block
+
+    forward = GPT2Block.__dict__["forward"]
+    SizeHintMultiKernelCall.run = run
+    said: list[str] = []
+    live = LivePipeline(load_model_file(SAMPLES / "gpt2.py"), Options(progress=said.append, layers_once=True))
+    try:
+        live.compile()
+        live.run_workload()
+    finally:
+        SizeHintMultiKernelCall.run = original
+    path = tmp_path_factory.mktemp("once") / "gpt2.once.session.json"
+    live.save(path)
+    live.close()
+    assert GPT2Block.__dict__["forward"] is forward  # the class as it was, once the recording is closed
+    return live, ran, said, path
+
+
+def test_the_blocks_are_one_region_inductor_compiled_once(once):
+    live, _, said, _ = once
+    assert live.session.environment.config[LAYERS_KEY] == ["h (2 × GPT2Block)"]
+    assert "compiling the blocks of h (2 × GPT2Block) once (nested compile regions)" in said
+    code = open(live.session.graphs[0].wrapper_path).read()
+    regions = [line.split("(")[0][4:] for line in code.splitlines() if line.startswith("def repeated_subgraph")]
+    assert len(regions) == 1, regions
+    assert code.count(f"{regions[0]}({regions[0]}_args)") == 2
+
+
+def test_the_sites_are_a_stock_recordings_with_a_call_site_per_layer(once, recorded):
+    live, _, _, _ = once
+    stock = recorded(SAMPLES / "gpt2.py").session
+    assert sorted((s.op, tuple(v.key for v in s.variants)) for s in live.session.sites) == \
+        sorted((s.op, tuple(v.key for v in s.variants)) for s in stock.sites)
+    attn = next(s for s in live.session.sites if any(c.module == "h.0.attn.c_attn" for c in s.call_sites))
+    assert [c.module for c in attn.call_sites] == ["h.0.attn.c_attn", "h.1.attn.c_attn"]
+    assert all(c.module_class == "Conv1D" and c.line is not None for c in attn.call_sites)
+
+
+def test_every_recorded_pick_is_inductors_and_names_its_layer(once):
+    live, ran, _, _ = once
+    s = live.session
+    assert len(s.events) == len(ran) > 0
+    assert [(e.site.split("@")[0], e.key, e.picked) for e in s.events] == ran
+    for site in s.sites:
+        if len(site.call_sites) > 1:
+            assert {e.call_site for e in s.events if e.site == site.name} == set(range(len(site.call_sites)))
+    assert not [f for f in s.findings if f.kind == "model-disagrees"]
+
+
+def test_explain_says_the_layers_were_compiled_once(once):
+    _, _, _, path = once
+    done = subprocess.run([sys.executable, "-m", "kinspect", "explain", str(path)], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120, env={**os.environ, "COLUMNS": "200"})
+    print(done.stdout[:3000])
+    assert done.returncode == 0, done.stderr
+    assert "Repeated layers were compiled once by kinspect (--compile-layers-once)" in done.stdout
+    assert "h.{0,1}.attn.c_attn (Conv1D)" in done.stdout
