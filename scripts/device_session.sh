@@ -24,7 +24,8 @@
 #   scripts/device_session.sh once     repeated layers compiled once (--compile-layers-once): the GPU tests that
 #                                      record GPT-2 so and check every pick against Inductor's own, then the
 #                                      repeated-layers benchmark at 2 and 12 layers against a stock compile of
-#                                      the same program (ONCE_LAYERS, ONCE_STOCK, LAYERS_TIMEOUT set them)
+#                                      the same program (ONCE_LAYERS, ONCE_STOCK, LAYERS_TIMEOUT set them;
+#                                      ONCE_BENCH holds more benchmark arguments: --profile 12)
 #   scripts/device_session.sh hints    Inductor's benchmark tensors at a hint: the stock bmm misfit, its
 #                                      reproducer on stock torch, and --fit-benchmark-tensors on the bmm,
 #                                      samples/vit.py (recorded and swept into $OUT/samples) and GPT-2 with
@@ -93,7 +94,8 @@ once)
     limit="${GPU_TESTS_TIMEOUT:-240}" record_dir=""  # records no sample: the stock GPT-2 is compiled for comparison only
     gpu_tests tests/gpu/test_gpu_layers_once.py "${@:2}"
     timeout "${LAYERS_TIMEOUT:-330}" python3 benchmarks/repeated_layers.py --layers "${ONCE_LAYERS:-2,12}" \
-        --stock "${ONCE_STOCK:-2}" --layers-once --fit-benchmark-tensors 2>&1 \
+        --stock "${ONCE_STOCK:-2}" --layers-once --fit-benchmark-tensors --profile-out "$out/repeated-layers.profile.txt" \
+        ${ONCE_BENCH:-} 2>&1 \
         | grep -v "^[EW][0-9]\{4\} " | tail -30 | tee "$out/repeated-layers-once.txt"
     ;;
 hints)

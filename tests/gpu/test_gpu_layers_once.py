@@ -2,7 +2,11 @@
 as a nested compile region, with the same size-hint sites, keys and variants as a stock
 recording, every layer's call a call site of its own, and every recorded pick equal to
 what Inductor's `SizeHintMultiKernelCall.run` itself chose, seen by a hook of this test's
-own on the class (the recorder hooks each instance)."""
+own on the class (the recorder hooks each instance).
+
+With its blocks as a region, stock Inductor faults autotuning GPT-2's addmm at hint 4096 (a
+benchmark tensor of the region's own inputs too small for what the kernel reads, seen on
+the H200 with torch 2.11), so the recording fits the benchmark tensors as well."""
 
 from __future__ import annotations
 
@@ -39,7 +43,8 @@ def once(tmp_path_factory):
     forward = GPT2Block.__dict__["forward"]
     SizeHintMultiKernelCall.run = run
     said: list[str] = []
-    live = LivePipeline(load_model_file(SAMPLES / "gpt2.py"), Options(progress=said.append, layers_once=True))
+    live = LivePipeline(load_model_file(SAMPLES / "gpt2.py"), Options(progress=said.append, layers_once=True,
+                                                                               fit_benchmark_tensors=True))
     try:
         live.compile()
         live.run_workload()
@@ -52,14 +57,17 @@ def once(tmp_path_factory):
     return live, ran, said, path
 
 
-def test_the_blocks_are_one_region_inductor_compiled_once(once):
+def test_the_blocks_are_regions_that_every_layer_calls(once):
+    """Dynamo traces the first block's call apart from the rest (on the H200, torch 2.11:
+    `repeated_subgraph0` for h.0 and `repeated_subgraph1` for every later layer), so the
+    regions are at most two, whatever the depth, and every layer calls one."""
     live, _, said, _ = once
     assert live.session.environment.config[LAYERS_KEY] == ["h (2 × GPT2Block)"]
     assert "compiling the blocks of h (2 × GPT2Block) once (nested compile regions)" in said
     code = open(live.session.graphs[0].wrapper_path).read()
     regions = [line.split("(")[0][4:] for line in code.splitlines() if line.startswith("def repeated_subgraph")]
-    assert len(regions) == 1, regions
-    assert code.count(f"{regions[0]}({regions[0]}_args)") == 2
+    assert 1 <= len(regions) <= 2, regions
+    assert sum(code.count(f"{r}({r}_args)") for r in regions) == 2
 
 
 def test_the_sites_are_a_stock_recordings_with_a_call_site_per_layer(once, recorded):

@@ -52,9 +52,9 @@ def notes(config: Mapping[str, Any]) -> list[tuple[str, str]]:
     if isinstance(layers, list) and layers:
         out.append(("repeated layers", (
             f"Repeated layers were compiled once by kinspect (--compile-layers-once): the blocks of "
-            f"{', '.join(map(str, layers))} are one nested compile region, which Inductor compiled once and every "
-            "layer calls, so nothing is fused across a block's boundary; the size-hint sites, their keys and "
-            "their variants are Inductor's own")))
+            f"{', '.join(map(str, layers))} were marked as a nested compile region, so Inductor compiled each distinct "
+            "trace of a block once (the first layer's may be one of its own) and every layer calls it; nothing is "
+            "fused across a block's boundary; the size-hint sites, their keys and their variants are Inductor's own")))
     return out
 
 
