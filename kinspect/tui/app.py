@@ -158,9 +158,9 @@ class InspectorApp(LiveWork, App[None]):
             with Vertical(id="work"):
                 yield ShapeEntry(self._initial_shape(), self._symbol_names(), id="shape")
                 with TabbedContent(id="tabs"):
-                    for tab in TABS:
-                        if tab.pane.wanted(ctx):
-                            yield tab.pane(tab.title, ctx, id=tab.id)
+                    panes = [tab.pane(tab.title, ctx, id=tab.id) for tab in TABS if tab.pane.wanted(ctx)]
+                    panes[0].opened = True  # the tab on the first screen: the others open when first shown
+                    yield from panes
         yield MeasureBar(id="measure-bar")
         yield Footer(compact=True, show_command_palette=False)  # docked, its cell kept a stale character
 
@@ -266,10 +266,10 @@ class InspectorApp(LiveWork, App[None]):
         self.show_site(event.name, event.call_site)
 
     @on(SiteRequested)
-    def _site_requested(self, event: SiteRequested) -> None:
+    async def _site_requested(self, event: SiteRequested) -> None:
         self.show_site(event.name)
         if event.tab is not None:
-            self.action_show_tab(event.tab)
+            await self.action_show_tab(event.tab)
 
     @on(ShapeRequested)
     def _shape_requested(self, event: ShapeRequested) -> None:
@@ -280,8 +280,8 @@ class InspectorApp(LiveWork, App[None]):
         self.state = replace(self.state, variant=event.index)
 
     @on(TabRequested)
-    def _tab_requested(self, event: TabRequested) -> None:
-        self.action_show_tab(event.tab)
+    async def _tab_requested(self, event: TabRequested) -> None:
+        await self.action_show_tab(event.tab)
         if event.focus is not None:
             self.query_one(event.focus).focus()
 
@@ -424,7 +424,7 @@ class InspectorApp(LiveWork, App[None]):
     async def run_from_palette(self, action: str) -> None:
         if action.split("(")[0] in DEBUG_ACTIONS:
             if self.active_tab() not in DEBUG_TABS:
-                self.action_show_tab("debugger")
+                await self.action_show_tab("debugger")
             await self.run_action(action, self._pane(self.active_tab()))
         else:
             await self.run_action(action)
@@ -460,14 +460,19 @@ class InspectorApp(LiveWork, App[None]):
 
     # ------------------------------------------------------------ actions
 
-    def action_show_tab(self, tab: str) -> None:
+    async def action_show_tab(self, tab: str) -> None:
+        """The tab's widgets are composed (the first time) while it is still hidden, so the
+        frame that shows it shows it drawn."""
+        pane = self._pane(tab)
+        if pane is not None:
+            await pane.open()
         self.query_one(TabbedContent).active = tab
         focus = TABS[tab].pane.FOCUS if tab in TABS else None
         if focus is not None:
             self.query_one(focus).focus()
 
-    def action_edit_shape(self) -> None:
-        self.action_show_tab("variants")
+    async def action_edit_shape(self) -> None:
+        await self.action_show_tab("variants")
         self.query_one(ShapeInput).focus()
 
     def action_toggle_sites(self) -> None:
@@ -521,14 +526,14 @@ class InspectorApp(LiveWork, App[None]):
 
         self.push_screen(WhatIfScreen(what_ifs(self.session, self.data.timings), hints, self.state.heuristic), chosen)
 
-    def action_diff_selected(self) -> None:
+    async def action_diff_selected(self) -> None:
         view = self.view
         if view is None or view.site is None:
             return
         a = view.chosen or 0
         b = view.selected if view.selected != a else (a + 1) % len(view.site.variants)
         self.query_one(DiffPane).compare(view.site, a, b)
-        self.action_show_tab("diff")
+        await self.action_show_tab("diff")
 
     def action_export(self, fmt: str = "json") -> None:
         def written(result: tuple[str, str, str] | None) -> None:

@@ -22,10 +22,8 @@ from textual.worker import Worker, WorkerState
 
 from kinspect.core.dispatch.shapes import FullKey, Key, ParsedShape, SymbolShape, format_key, sizes_text
 from kinspect.core.errors import KinspectError
-from kinspect.core.export import FORMATS
 from kinspect.core.session.model import Session, Site
 from kinspect.core.session.timings import KeyTimings
-from kinspect.report_files import write
 from kinspect.tui.text import literal
 from kinspect.core import numbers
 
@@ -184,7 +182,10 @@ class ExportScreen(ModalScreen[tuple[str, str, str] | None]):
     ]
 
     def __init__(self, session: Session, stem: str, fmt: str = "json") -> None:
+        from kinspect.core.export import FORMATS  # the exporters: imported when asked for, not for the first screen
+
         super().__init__()
+        self._formats = FORMATS
         self._session = session
         self._stem = stem
         self._fmt = fmt
@@ -196,7 +197,7 @@ class ExportScreen(ModalScreen[tuple[str, str, str] | None]):
         with Vertical(classes="dialog"):
             yield Static(Text(f"export this session ({len(self._session.events)} events)", style="bold"))
             with RadioSet(id="export-format"):
-                for fmt in FORMATS:
+                for fmt in self._formats:
                     yield FormatButton(FORMAT_TITLES[fmt], value=fmt == self._fmt, name=fmt)
             yield Input(default_export_path(self._stem, self._fmt), id="export-path")
             yield Static(Text("↑/↓ format · enter writes the file · escape: cancel", style="dim"), classes="status")
@@ -207,10 +208,10 @@ class ExportScreen(ModalScreen[tuple[str, str, str] | None]):
     def action_format(self, step: int) -> None:
         """The format changes here, before the radio set reports it: a second key pressed
         before that report moves on from this one."""
-        i = (FORMATS.index(self._fmt) + step) % len(FORMATS)
-        self._fmt = FORMATS[i]
+        i = (self._formats.index(self._fmt) + step) % len(self._formats)
+        self._fmt = self._formats[i]
         for button in self.query(FormatButton):
-            if button.name == FORMATS[i]:
+            if button.name == self._fmt:
                 button.value = True
 
     @on(RadioSet.Changed)
@@ -242,6 +243,8 @@ class ExportScreen(ModalScreen[tuple[str, str, str] | None]):
     def _write(self, fmt: str, path: str) -> tuple[str, str, str]:
         """The report `kinspect export` writes, images beside it; the third part says what
         was written beside it, or why an image was not."""
+        from kinspect.report_files import write
+
         written = write(self._session, fmt, Path(path).expanduser())
         beside = [f"with {name}" for name in (*written.images, *([written.chart] if written.chart else []))]
         return fmt, path, "; ".join(beside + written.notes)

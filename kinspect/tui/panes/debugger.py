@@ -39,7 +39,7 @@ class DebuggerPane(DebugPane):
         self._drawn: tuple[object, ...] = ()
         self._fields_for: Session | None = None
 
-    def compose(self) -> ComposeResult:
+    def content(self) -> ComposeResult:
         with Vertical(id="debug-body"):
             yield EventPanel(id="event-panel")
             yield VariantsTable(id="debug-variants")
@@ -49,7 +49,6 @@ class DebuggerPane(DebugPane):
 
     def on_mount(self) -> None:
         self.debug.attach(self)
-        self.query_one(BreakpointList).show(self.debug.debugger.breakpoints)
 
     def draw(self, view: View) -> None:
         """The current event: the panel, its site's variants at its key, the breakpoints."""

@@ -23,7 +23,7 @@ class DiffPane(InspectorPane):
         self._pair: tuple[int, int] | None = None
         """The variants to show next time the tab is drawn."""
 
-    def compose(self) -> ComposeResult:
+    def content(self) -> ComposeResult:
         yield DiffView(id="diff-view")
 
     def compare(self, site: Site, a: int, b: int) -> None:

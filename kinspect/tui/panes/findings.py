@@ -27,7 +27,7 @@ class FindingsPane(InspectorPane):
     def label(cls, title: str, data: Inspection) -> str:
         return _label(title, data.session)
 
-    def compose(self) -> ComposeResult:
+    def content(self) -> ComposeResult:
         yield FindingsList(self._session.findings, id="findings-list")
 
     def watch_view(self, view: View | None) -> None:
@@ -38,7 +38,8 @@ class FindingsPane(InspectorPane):
 
     def _new_session(self, session: Session) -> None:
         """A live session's findings come with its compile: the list and the label follow."""
-        self.query_one(FindingsList).set_findings(session.findings)
+        if self.opened:  # else its list is composed with them
+            self.query_one(FindingsList).set_findings(session.findings)
         self.query_ancestor(TabbedContent).get_tab(self).label = _label(self._tab_title, session)
 
     @on(FindingsList.SiteRequested)

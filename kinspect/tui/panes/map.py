@@ -21,7 +21,7 @@ class MapPane(InspectorPane):
         super().__init__(title, ctx, id=id)
         self._drawn: tuple[object, ...] = ()
 
-    def compose(self) -> ComposeResult:
+    def content(self) -> ComposeResult:
         yield DecisionMapView(id="map-view")
 
     def draw(self, view: View) -> None:

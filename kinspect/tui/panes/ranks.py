@@ -22,5 +22,5 @@ class RanksPane(InspectorPane):
     def wanted(cls, ctx: PaneContext) -> bool:
         return ctx.ranks is not None
 
-    def compose(self) -> ComposeResult:
+    def content(self) -> ComposeResult:
         yield RanksView(self._ranks, id="ranks-view")

@@ -13,7 +13,7 @@ class SourcePane(InspectorPane):
     FOCUS = "#source-view"
     KEYED = (("source", SourceView),)
 
-    def compose(self) -> ComposeResult:
+    def content(self) -> ComposeResult:
         yield SourceView(id="source-view")
 
     def draw(self, view: View) -> None:

@@ -16,7 +16,7 @@ class SymbolicPane(InspectorPane):
     FOCUS = "#symbolic-table"
     KEYED = (("symbolic", SymbolicTable),)
 
-    def compose(self) -> ComposeResult:
+    def content(self) -> ComposeResult:
         yield Static(Text(SYMBOLIC_LEGEND, style="dim"), id="symbolic-legend")
         yield SymbolicTable(id="symbolic-table")
 

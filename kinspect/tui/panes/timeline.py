@@ -17,7 +17,7 @@ class TimelinePane(DebugPane):
     FOCUS = "#timeline-view"
     KEYED = (("timeline", TimelineView),)
 
-    def compose(self) -> ComposeResult:
+    def content(self) -> ComposeResult:
         with Vertical(id="timeline-box"):
             yield TimelineView(id="timeline-view")
 

@@ -27,7 +27,7 @@ class VariantsPane(InspectorPane):
         super().__init__(title, ctx, id=id)
         self._drawn: tuple[object, ...] = ()
 
-    def compose(self) -> ComposeResult:
+    def content(self) -> ComposeResult:
         with VerticalScroll(id="decision"):
             yield VariantsTable(id="variants-table")
             yield DecisionSummary(id="summary")

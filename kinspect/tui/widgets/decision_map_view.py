@@ -17,6 +17,7 @@ from __future__ import annotations
 from kinspect.core.dispatch.shapes import sizes_text
 
 import math
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.binding import Binding
@@ -29,8 +30,10 @@ from kinspect.core.quality.decision_map import DecisionMap, Heatmap, MapPoint
 from kinspect.tui.widgets.comparison_chart import comparison_chart
 from kinspect.tui.text import literal
 from kinspect.tui.widgets.map_heat import cell_sizes, heatmap, nearest
-from kinspect.tui.widgets.map_plot import MapPlot
 from kinspect.core import numbers
+
+if TYPE_CHECKING:
+    from kinspect.tui.widgets.map_plot import MapPlot
 
 PICK_OK, PICK_SLOW, BOUNDARY, CROSSOVER, CURSOR = "green", "red", "red", "green", "white"
 PICK_OK_MARK, PICK_SLOW_MARK = "●", "✗"
@@ -74,6 +77,8 @@ class DecisionMapView(Vertical, can_focus=True):
         """Which way ←/→ last moved the cursor: the drawing that way is built ahead first."""
 
     def compose(self):  # type: ignore[no-untyped-def]
+        from kinspect.tui.widgets.map_plot import MapPlot  # plotext: imported with the first map, not the first screen
+
         yield MapPlot(id="map-plot")
         yield Static(id="map-caption")
         yield Static(id="map-compare")
@@ -137,7 +142,7 @@ class DecisionMapView(Vertical, can_focus=True):
     def on_click(self, event) -> None:  # type: ignore[no-untyped-def]
         """A click on the plot moves the cursor to the measured size under it."""
         m = self.map
-        plot = self.query_one(MapPlot)
+        plot = self.query_one("#map-plot")
         if not isinstance(m, DecisionMap) or not m.points or event.widget is not plot:
             return
         width = max(plot.size.width - 8, 1)  # plotext's y-axis labels take the left columns
@@ -155,8 +160,13 @@ class DecisionMapView(Vertical, can_focus=True):
 
     # ------------------------------------------------------------ drawing
 
+    def _plot(self) -> MapPlot:
+        from kinspect.tui.widgets.map_plot import MapPlot
+
+        return self.query_one(MapPlot)
+
     def _draw(self, empty: str) -> None:
-        plot = self.query_one(MapPlot)
+        plot = self._plot()
         caption = self.query_one("#map-caption", Static)
         plt = plot.plt
         plt.clear_data()

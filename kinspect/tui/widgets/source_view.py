@@ -48,10 +48,9 @@ class SourceView(ScrollableContainer):
         self.query_one(".config", Static).update(config_text(site, variant, twin))
         code = self.query_one(".code", Static)
         if variant.source:
-            from rich.syntax import Syntax  # pygments with it: a tenth of a second the first screen need not wait for
+            from kinspect.tui.widgets.source_syntax import python_source  # pygments: imported when first shown
 
-            code.update(Syntax(literal(variant.source), "python", theme="ansi_dark", line_numbers=True,
-                               word_wrap=self.wrap))
+            code.update(python_source(literal(variant.source), self.wrap))
             code.set_class(self.wrap, "-wrap")
         else:
             code.update(Text("no source recorded for this variant", style="dim"))
