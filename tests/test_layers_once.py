@@ -180,3 +180,16 @@ def test_every_view_of_a_session_says_its_layers_were_compiled_once(tmp_path):
     assert banner_note(config) == "repeated layers compiled once by kinspect (--compile-layers-once)"
     assert "repeated layers compiled once by kinspect" in RecordedSource(session).banner()
     assert banner_note({}) is None and "compiled once" not in RecordedSource(Session(Environment(created="x"))).banner()
+
+
+def test_the_live_inspectors_banner_says_what_was_asked_before_the_compile_says_what_it_did():
+    from pathlib import Path
+
+    from kinspect.inductor.live_source import LiveSource
+    from kinspect.inductor.pipeline import Options
+
+    model = Path(__file__).resolve().parent.parent / "samples" / "linear.py"
+    asked = LiveSource(model, Options(layers_once=True, fit_benchmark_tensors=True)).banner()
+    assert asked.endswith("· Inductor's hint autotuning was patched by kinspect (--fit-benchmark-tensors) · repeated "
+                          "layers compiled once by kinspect (--compile-layers-once)")
+    assert "kinspect (--" not in LiveSource(model, Options()).banner()
