@@ -206,6 +206,21 @@ def test_what_kinspect_may_change_reaches_every_compile_a_command_makes(tmp_path
     assert not getattr(FakePipeline.made[-1].options, option)
 
 
+@pytest.mark.parametrize("flag, option", [("--fit-benchmark-tensors", "fit_benchmark_tensors"),
+                                          ("--compile-layers-once", "layers_once")])
+def test_what_kinspect_may_change_reaches_the_live_inspectors_compile(monkeypatch, flag, option):
+    """`kinspect MODEL.py FLAG` on a CUDA machine: the live source the inspector is given
+    compiles with it (the app itself is not started here)."""
+    from kinspect.commands import inspect
+
+    monkeypatch.setattr(recording, "cuda_available", lambda: True)
+    given = []
+    monkeypatch.setattr(inspect, "_run", lambda source: given.append(source) or 0)
+    assert cli.main([str(LINEAR), flag]) == 0
+    assert cli.main([str(LINEAR)]) == 0
+    assert [getattr(source.options, option) for source in given] == [True, False]
+
+
 def test_advise_with_a_variant_timed_nowhere_says_which_and_keeps_what_it_timed(tmp_path, fake_gpu, capsys, monkeypatch):
     real = FakePipeline.measure
 
