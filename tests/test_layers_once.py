@@ -18,7 +18,7 @@ pytest.importorskip("torch._inductor.codegen.multi_kernel")
 from torch import nn  # noqa: E402
 
 from kinspect.core.export.report_md import render  # noqa: E402
-from kinspect.core.session.compile_changes import LAYERS_KEY, BlockGroup, banner_note, layers_config  # noqa: E402
+from kinspect.core.session.compile_changes import LAYERS_KEY, BlockGroup, banner_note, layers_config, stated  # noqa: E402
 from kinspect.core.session.model import Environment, Session  # noqa: E402
 from kinspect.core.store import save  # noqa: E402
 from kinspect.core.source import RecordedSource  # noqa: E402
@@ -77,11 +77,11 @@ def test_inductor_compiles_a_marked_block_once_and_every_layer_calls_it(tmp_path
     model = Toy().eval()
     x = torch.randn(5, 16)
     torch._dynamo.mark_dynamic(x, 0)
-    own = Block.__dict__["forward"]
+    own, heads_own = Block.__dict__["forward"], Heads.__dict__["forward"]
     with compiled_once(model) as groups, CompileCapture() as cap, torch.no_grad():
         assert Block.forward is not own
         compiled = torch.compile(model)(x)
-    assert Block.forward is own and "forward" not in Heads.__dict__ or Heads.__dict__["forward"] is Heads.forward
+    assert Block.__dict__["forward"] is own and Heads.__dict__["forward"] is heads_own
     assert [g.text for g in groups] == ["h (3 × Block)", "extra (2 × Heads)"]
     with torch.no_grad():
         assert torch.allclose(compiled, model(x), atol=1e-5)
@@ -177,9 +177,9 @@ def test_every_view_of_a_session_says_its_layers_were_compiled_once(tmp_path):
                                capture_output=True, text=True, timeout=60)
     assert said in " ".join(explained.stdout.split()), explained.stderr
     assert said in render(session)
-    assert banner_note(config) == "repeated layers compiled once by kinspect (--compile-layers-once)"
+    assert banner_note(*stated(config)) == "repeated layers compiled once by kinspect (--compile-layers-once)"
     assert "repeated layers compiled once by kinspect" in RecordedSource(session).banner()
-    assert banner_note({}) is None and "compiled once" not in RecordedSource(Session(Environment(created="x"))).banner()
+    assert banner_note(*stated({})) is None and "compiled once" not in RecordedSource(Session(Environment(created="x"))).banner()
 
 
 def test_the_live_inspectors_banner_says_what_was_asked_before_the_compile_says_what_it_did():

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kinspect.core.errors import KinspectError
-from kinspect.core.session.compile_changes import LAYERS_KEY, PATCH_KEY, banner_note
+from kinspect.core.session.compile_changes import banner_note, stated
 from kinspect.core.session.model import BASELINE_KINDS, Baseline, Measurement, Session, Site
 from kinspect.core.dispatch.shapes import Key, format_key
 from kinspect.core.source import EventGate, ProgressCallback
@@ -56,9 +56,8 @@ class LiveSource:
         text = f"{state}: {self.model} on {env.gpu or 'CUDA'} · torch {env.torch or '?'} · hints {hints}"
         # What was asked for until the compile has said what it did (a model without
         # repeated layers compiles as it is).
-        config = env.config if self.prepared else {PATCH_KEY: self.options.fit_benchmark_tensors,
-                                                    LAYERS_KEY: ["asked"] if self.options.layers_once else []}
-        changed = banner_note(config)
+        changed = banner_note(*stated(env.config)) if self.prepared else banner_note(
+            self.options.fit_benchmark_tensors, self.options.layers_once)
         return f"{text} · {changed}" if changed else text
 
     def prepare(self, progress: Callable[[str], None], cancel: threading.Event) -> None:

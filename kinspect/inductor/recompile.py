@@ -29,9 +29,8 @@ from kinspect.core.quality.variance import variants_of
 _TIMEOUT_S = 1800
 
 
-def _child_flags(fit: bool, layers_once: bool) -> list[tuple[str, bool]]:
-    """The child's flags for what kinspect may change in its compile, read back by `_main`."""
-    return [("--fit-benchmark-tensors", fit), ("--compile-layers-once", layers_once)]
+FIT_FLAG, LAYERS_FLAG = "--fit-benchmark-tensors", "--compile-layers-once"
+"""The child's flags for what kinspect may change in its compile (the commands' own)."""
 
 
 def recompile(model: str | Path, hints: Sequence[int], sizes: Sequence[Mapping[str, int]], purpose: str,
@@ -51,7 +50,7 @@ def compile_afresh(model: str | Path, hints: Sequence[int], sizes: Sequence[Mapp
 
     out = Path(workdir) / f"recompile-{os.getpid()}-{time.monotonic_ns()}.session.json"
     cmd = [sys.executable, "-m", "kinspect.inductor.recompile", str(model), ",".join(map(str, hints)), str(out),
-           json.dumps([dict(s) for s in sizes])] + [flag for flag, on in _child_flags(fit, layers_once) if on]
+           json.dumps([dict(s) for s in sizes])] + [FIT_FLAG] * fit + [LAYERS_FLAG] * layers_once
     started = time.perf_counter()
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
@@ -93,9 +92,8 @@ def _child(model: str, hints: list[int], out: str, sizes: list[dict[str, int]], 
 
 
 def _main(argv: Sequence[str]) -> int:
-    flags = [flag for flag, _ in _child_flags(False, False)]
-    fit, layers_once = (flag in argv for flag in flags)
-    argv = [a for a in argv if a not in flags]
+    fit, layers_once = FIT_FLAG in argv, LAYERS_FLAG in argv
+    argv = [a for a in argv if a not in (FIT_FLAG, LAYERS_FLAG)]
     if len(argv) != 4:
         print("usage: python -m kinspect.inductor.recompile MODEL.py HINTS OUT.json SIZES_JSON", file=sys.stderr)
         return 2

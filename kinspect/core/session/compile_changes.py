@@ -43,13 +43,18 @@ def layers_config(groups: Sequence[BlockGroup]) -> dict[str, Any]:
     return {LAYERS_KEY: [g.text for g in groups]}
 
 
+def _layers(config: Mapping[str, Any]) -> list[Any]:
+    layers = config.get(LAYERS_KEY)
+    return layers if isinstance(layers, list) else []
+
+
 def notes(config: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(what it changed, the sentence a reader needs) for each change the session states."""
     out = []
     if config.get(PATCH_KEY):
         out.append(("hint autotuning", PATCH_NOTE))
-    layers = config.get(LAYERS_KEY)
-    if isinstance(layers, list) and layers:
+    layers = _layers(config)
+    if layers:
         out.append(("repeated layers", (
             f"Repeated layers were compiled once by kinspect (--compile-layers-once): the blocks of "
             f"{', '.join(map(str, layers))} were marked as a nested compile region, so Inductor compiled each distinct "
@@ -58,11 +63,16 @@ def notes(config: Mapping[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-def banner_note(config: Mapping[str, Any]) -> str | None:
-    """The banner's short form of `notes`."""
+def stated(config: Mapping[str, Any]) -> tuple[bool, bool]:
+    """Whether the session states each change: (the fit, repeated layers compiled once)."""
+    return bool(config.get(PATCH_KEY)), bool(_layers(config))
+
+
+def banner_note(fitted: bool, layers_once: bool) -> str | None:
+    """The banner's short form of `notes`: a recording's (`stated`), or what a live compile was asked for."""
     parts = []
-    if config.get(PATCH_KEY):
+    if fitted:
         parts.append("Inductor's hint autotuning was patched by kinspect (--fit-benchmark-tensors)")
-    if any(what == "repeated layers" for what, _ in notes(config)):
+    if layers_once:
         parts.append("repeated layers compiled once by kinspect (--compile-layers-once)")
     return " · ".join(parts) or None
