@@ -193,3 +193,20 @@ def test_the_live_inspectors_banner_says_what_was_asked_before_the_compile_says_
     assert asked.endswith("· Inductor's hint autotuning was patched by kinspect (--fit-benchmark-tensors) · repeated "
                           "layers compiled once by kinspect (--compile-layers-once)")
     assert "kinspect (--" not in LiveSource(model, Options()).banner()
+
+
+@pytest.mark.parametrize("fit, once", [(False, True), (True, False), (True, True), (False, False)])
+def test_a_fresh_compiles_child_is_told_both_switches_and_reads_them_back(tmp_path, monkeypatch, fit, once):
+    """advise's and compare's fresh compiles run `python -m kinspect.inductor.recompile` in a
+    process of their own: the flags it is started with are the ones it compiles with."""
+    from kinspect.inductor import recompile
+
+    started = []
+    monkeypatch.setattr(recompile.subprocess, "run", lambda cmd, **kw: started.append(cmd) or
+                        subprocess.CompletedProcess(cmd, 1, "", "no GPU here"))
+    recompile.compile_afresh("m.py", [64], [{"B": 8}], "verify", tmp_path, lambda text: None, fit=fit, layers_once=once)
+    child = []
+    monkeypatch.setattr(recompile, "_child", lambda *a: child.append(a))
+    assert recompile._main(started[0][3:]) == 0
+    assert child[0][-2:] == (fit, once)
+    assert child[0][:4] == ("m.py", [64], started[0][5], [{"B": 8}])
