@@ -36,7 +36,13 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+import autotune_child  # noqa: E402  (beside this script; the compiles' autotune children import it too)
+
+CHILD_LOGS: str | None = None
+"""With --child-log, every compile's per-config lines are appended there, each with its run."""
 MODEL = ROOT / "samples" / "gpt2.py"
 LAYER_TARGET = 1.5
 STOCK_TARGET = 1.2
@@ -78,6 +84,19 @@ def call(self, *a, **k):
         COUNTS["select_s"] += time.perf_counter() - t
 COUNTS["select_s"] = 0.0
 AlgorithmSelectorCache.__call__ = call
+CHILD_LOG = os.environ.get("REPEATED_LAYERS_CHILD_LOG")
+if CHILD_LOG:
+    import functools
+    import autotune_child
+    from torch._inductor.autotune_process import TuningProcess
+    _put = TuningProcess.put
+    def put(self, req, *a, **k):
+        if getattr(req, "__name__", "") == "benchmark" and hasattr(req, "__self__"):
+            parent = {"parent_cached_gb": round(torch.cuda.memory_reserved() / 2**30, 2),
+                      "load_avg": round(os.getloadavg()[0], 1)}
+            req = functools.partial(autotune_child.timed, req.__self__, CHILD_LOG, time.time(), parent)
+        return _put(self, req, *a, **k)
+    TuningProcess.put = put
 PROFILE = os.environ.get("REPEATED_LAYERS_PROFILE")
 if PROFILE:
     import cProfile
@@ -135,10 +154,15 @@ def _run(code: str, layers: int, what: str, profile: str | None = None) -> dict:
     with tempfile.TemporaryDirectory(prefix="repeated-layers-") as cold:
         env = {**os.environ, "GPT2_LAYERS": str(layers), "TORCHINDUCTOR_CACHE_DIR": cold,
                "TRITON_CACHE_DIR": os.path.join(cold, "triton"),
-               "PYTHONPATH": f"{ROOT}:{os.environ.get('PYTHONPATH', '')}"}
+               "PYTHONPATH": f"{ROOT}:{HERE}:{os.environ.get('PYTHONPATH', '')}"}
         if profile:
             env["REPEATED_LAYERS_PROFILE"] = profile
+        child_log = env["REPEATED_LAYERS_CHILD_LOG"] = os.path.join(cold, "autotune-child.jsonl")
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=1500)
+        child = autotune_child.summary(child_log)
+        if CHILD_LOGS and os.path.exists(child_log):
+            with open(child_log) as f, open(CHILD_LOGS, "a") as every:
+                every.writelines(json.dumps({**json.loads(line), "run": f"{what}, {layers} layers"}) + "\n" for line in f)
     result = next((line for line in done.stdout.splitlines() if line.startswith("RESULT ")), None)
     if done.returncode != 0 or result is None:
         raise SystemExit(f"{what}, {layers} layers: the compile failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
@@ -147,6 +171,7 @@ def _run(code: str, layers: int, what: str, profile: str | None = None) -> dict:
           f"{got['tuned']} for {got['distinct']} distinct op/layout/hint: {got['tune_s']:.0f} s; fused-kernel benchmarks "
           f"{got['fused'] - got['fused_reused']} run, {got['fused_reused']} reused: {got['fused_s']:.0f} s; "
           f"template selection in all {got['select_s']:.0f} s{', under cProfile' if profile else ''})", flush=True)
+    print("  " + child, flush=True)
     phases = sorted(got["phases"].items(), key=lambda kv: -kv[1])
     print("  phases (s, nested ones inside their callers): " + ", ".join(f"{k} {v:.1f}" for k, v in phases[:14]),
           flush=True)
@@ -168,7 +193,11 @@ def main() -> None:
     p.add_argument("--profile", type=int, default=0, help="also compile stock torch.compile at this layer count "
                    "under cProfile (its time is not compared)")
     p.add_argument("--profile-out", default="repeated-layers.profile.txt", help="where the profile's tables go")
+    p.add_argument("--child-log", help="append each compile's per-config lines from the autotune subprocess "
+                   "(benchmarks/autotune_child.py) to this JSON-lines file")
     a = p.parse_args()
+    global CHILD_LOGS
+    CHILD_LOGS = a.child_log
     counts = sorted({int(n) for n in a.layers.split(",")})
     started = time.perf_counter()
     fit, once = a.fit_benchmark_tensors, a.layers_once

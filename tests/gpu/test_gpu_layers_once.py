@@ -10,15 +10,13 @@ the H200 with torch 2.11), so the recording fits the benchmark tensors as well."
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
 
 from kinspect.core.session.compile_changes import LAYERS_KEY
+from kinspect.core.store import load
 
-from gpu_cases import ROOT, SAMPLES
+from gpu_cases import SAMPLES
+from gpu_cli import kinspect
 
 pytest.importorskip("transformers")
 
@@ -50,18 +48,16 @@ def once(tmp_path_factory):
         live.run_workload()
     finally:
         SizeHintMultiKernelCall.run = original
-    path = tmp_path_factory.mktemp("once") / "gpt2.once.session.json"
-    live.save(path)
     live.close()
     assert GPT2Block.__dict__["forward"] is forward  # the class as it was, once the recording is closed
-    return live, ran, said, path
+    return live, ran, said
 
 
 def test_the_blocks_are_regions_that_every_layer_calls(once):
     """Dynamo traces the first block's call apart from the rest (on the H200, torch 2.11:
     `repeated_subgraph0` for h.0 and `repeated_subgraph1` for every later layer), so the
     regions are at most two, whatever the depth, and every layer calls one."""
-    live, _, said, _ = once
+    live, _, said = once
     assert live.session.environment.config[LAYERS_KEY] == ["h (2 × GPT2Block)"]
     assert "compiling the blocks of h (2 × GPT2Block) once (nested compile regions)" in said
     code = open(live.session.graphs[0].wrapper_path).read()
@@ -71,7 +67,7 @@ def test_the_blocks_are_regions_that_every_layer_calls(once):
 
 
 def test_the_sites_are_a_stock_recordings_with_a_call_site_per_layer(once, recorded):
-    live, _, _, _ = once
+    live, _, _ = once
     stock = recorded(SAMPLES / "gpt2.py").session
     assert sorted((s.op, tuple(v.key for v in s.variants)) for s in live.session.sites) == \
         sorted((s.op, tuple(v.key for v in s.variants)) for s in stock.sites)
@@ -81,7 +77,7 @@ def test_the_sites_are_a_stock_recordings_with_a_call_site_per_layer(once, recor
 
 
 def test_every_recorded_pick_is_inductors_and_names_its_layer(once):
-    live, ran, _, _ = once
+    live, ran, _ = once
     s = live.session
     assert len(s.events) == len(ran) > 0
     assert [(e.site.split("@")[0], e.key, e.picked) for e in s.events] == ran
@@ -91,11 +87,29 @@ def test_every_recorded_pick_is_inductors_and_names_its_layer(once):
     assert not [f for f in s.findings if f.kind == "model-disagrees"]
 
 
-def test_explain_says_the_layers_were_compiled_once(once):
-    _, _, _, path = once
-    done = subprocess.run([sys.executable, "-m", "kinspect", "explain", str(path)], capture_output=True, text=True,
-                          cwd=ROOT, timeout=120, env={**os.environ, "COLUMNS": "200"})
-    print(done.stdout[:3000])
-    assert done.returncode == 0, done.stderr
-    assert "Repeated layers were compiled once by kinspect (--compile-layers-once)" in done.stdout
-    assert "h.{0,1}.attn.c_attn (Conv1D)" in done.stdout
+@pytest.fixture(scope="module")
+def typed(tmp_path_factory):
+    """`kinspect record` run as a user types it, with both switches."""
+    out = tmp_path_factory.mktemp("typed") / "gpt2.session.json"
+    done = kinspect("record", SAMPLES / "gpt2.py", "--compile-layers-once", "--fit-benchmark-tensors", "-o", out)
+    return done, out
+
+
+def test_record_as_typed_says_so_and_saves_each_layers_calls(typed, once):
+    done, out = typed
+    assert "compiling the blocks of h (2 × GPT2Block) once (nested compile regions)" in done.stderr
+    s = load(out)
+    assert f"kinspect: saved {out}: {len(s.sites)} sites, {len(s.events)} dispatches" in done.stderr
+    assert s.environment.config[LAYERS_KEY] == ["h (2 × GPT2Block)"]
+    live = once[0].session
+    assert sorted(c.module for site in s.sites for c in site.call_sites) == \
+        sorted(c.module for site in live.sites for c in site.call_sites)
+    assert len(s.events) == len(live.events) and all(e.picked == e.predicted for e in s.events)
+
+
+def test_explain_says_the_layers_were_compiled_once(typed):
+    _, out = typed
+    text = kinspect("explain", out).stdout
+    print(text[:3000])
+    assert "Repeated layers were compiled once by kinspect (--compile-layers-once)" in text
+    assert "h.{0,1}.attn.c_attn (Conv1D)" in text
