@@ -6,6 +6,11 @@ imports this module there, and writes one JSON line per config: how long the job
 in the pipe, and the child's wall and CPU time split into building the benchmark tensors,
 loading the kernel's module and timing it, with the GPU memory free and cached around it.
 The parent's profile shows only a wait per config; this says what the child did with it.
+
+A config whose kernel the child had to compile leaves new entries in Triton's cache; for
+the first few, the entry is compared with any other entry of the same Triton IR (one the
+parent's precompile made), and the compile options that differ are written down: those are
+why the child could not reuse it.
 """
 
 from __future__ import annotations
@@ -32,6 +37,43 @@ def _timer(clock: dict[str, float], label: str, fn: Any) -> Any:
     return wrapped
 
 
+_TWINS_LEFT = [3]
+
+
+def _entries(cache: str | None) -> set[str]:
+    return set(os.listdir(cache)) if cache and os.path.isdir(cache) else set()
+
+
+def _ir(cache: str, entry: str) -> tuple[str | None, dict]:
+    folder = os.path.join(cache, entry)
+    ir, meta = None, {}
+    for name in os.listdir(folder):
+        path = os.path.join(folder, name)
+        if name.endswith(".ttir"):
+            with open(path) as f:
+                ir = f.read()
+        elif name.endswith(".json") and not name.startswith("__grp__"):
+            with open(path) as f:
+                meta = json.load(f)
+    return ir, meta
+
+
+def _twin(cache: str, new: set[str]) -> dict[str, Any]:
+    """The options that differ between the child's compile and an earlier one of the same IR."""
+    mine = [(e, *_ir(cache, e)) for e in new]
+    mine = [m for m in mine if m[1]]
+    if not mine:
+        return {"twin": "no Triton IR in the new entries"}
+    entry, ir, meta = mine[0]
+    for other in _entries(cache) - new:
+        their_ir, theirs = _ir(cache, other)
+        if their_ir == ir:
+            keys = sorted(set(meta) | set(theirs))
+            return {"twin": other, "differs": {k: [meta.get(k), theirs.get(k)] for k in keys
+                                               if k != "hash" and meta.get(k) != theirs.get(k)}}
+    return {"twin": None, "name": meta.get("name")}
+
+
 def timed(bmreq: Any, log_path: str, sent_at: float, parent: dict[str, float]) -> float:
     """Run the request's own `benchmark`, its three steps each under a clock."""
     import torch
@@ -50,6 +92,8 @@ def timed(bmreq: Any, log_path: str, sent_at: float, parent: dict[str, float]) -
     saved = [(owner, name, owner.__dict__.get(name)) for owner, name, _ in patched]
     for owner, name, label in patched:
         setattr(owner, name, _timer(clock, label, getattr(owner, name)))
+    cache = os.environ.get("TRITON_CACHE_DIR")
+    before = _entries(cache)
     cpu, wall = time.process_time(), time.perf_counter()
     try:
         result = bmreq.benchmark()
@@ -68,6 +112,12 @@ def timed(bmreq: Any, log_path: str, sent_at: float, parent: dict[str, float]) -
         record["wall_s"] = round(time.perf_counter() - wall, 4)
         record["cpu_s"] = round(time.process_time() - cpu, 4)
         record["cached_after_gb"] = round(torch.cuda.memory_reserved() / 2**30, 2)
+        new = _entries(cache) - before
+        record["compiled_here"] = len(new)
+        if new and _TWINS_LEFT[0] > 0:
+            _TWINS_LEFT[0] -= 1
+            record["cache_dir"] = cache
+            record.update(_twin(cache, new))
         with open(log_path, "a") as f:
             f.write(json.dumps(record) + "\n")
 
@@ -92,7 +142,8 @@ def summary(log_path: str) -> str:
     parts = ", ".join(f"{m} rows: {len(rs)} configs {total('wall_s', rs):.1f} s (tensors {total('tensors_s', rs):.1f}, "
                       f"load {total('load_s', rs):.1f}, timing {total('time_s', rs):.1f})" for m, rs in sizes)
     errors = sum("error" in r for r in rows)
+    compiled = [r for r in rows if r.get("compiled_here")]
     low = min(r["free_gb"] for r in rows)
     return (f"autotune child: {len(rows)} configs, {total('wall_s'):.1f} s wall ({total('cpu_s'):.1f} s CPU): tensors "
             f"{total('tensors_s'):.1f} s, load {total('load_s'):.1f} s, timing {total('time_s'):.1f} s; in the pipe "
-            f"{total('queued_s'):.1f} s; {errors} failed; least GPU memory free {low:.1f} GiB; by size: {parts}")
+            f"{total('queued_s'):.1f} s; {errors} failed; compiled in the child {len(compiled)} ({total('wall_s', compiled):.1f} s); least GPU memory free {low:.1f} GiB; by size: {parts}")

@@ -97,6 +97,21 @@ if CHILD_LOG:
             req = functools.partial(autotune_child.timed, req.__self__, CHILD_LOG, time.time(), parent)
         return _put(self, req, *a, **k)
     TuningProcess.put = put
+PRECOMPILES = {"in_process": 0, "in_pool": 0}
+from torch._inductor.select_algorithm import TritonTemplateCaller
+from torch._inductor.async_compile import AsyncCompile
+_precompile = TritonTemplateCaller.precompile
+def precompile(self, *a, **k):
+    PRECOMPILES["in_process"] += 1
+    return _precompile(self, *a, **k)
+TritonTemplateCaller.precompile = precompile
+_triton = AsyncCompile.triton
+def triton(self, kernel_name, source_code, *a, **k):
+    if kernel_name.startswith("triton_mm") or kernel_name.startswith("triton_tem"):
+        PRECOMPILES["in_pool"] += 1
+    return _triton(self, kernel_name, source_code, *a, **k)
+AsyncCompile.triton = triton
+COUNTS["precompiles"] = PRECOMPILES
 PROFILE = os.environ.get("REPEATED_LAYERS_PROFILE")
 if PROFILE:
     import cProfile
@@ -171,7 +186,7 @@ def _run(code: str, layers: int, what: str, profile: str | None = None) -> dict:
           f"{got['tuned']} for {got['distinct']} distinct op/layout/hint: {got['tune_s']:.0f} s; fused-kernel benchmarks "
           f"{got['fused'] - got['fused_reused']} run, {got['fused_reused']} reused: {got['fused_s']:.0f} s; "
           f"template selection in all {got['select_s']:.0f} s{', under cProfile' if profile else ''})", flush=True)
-    print("  " + child, flush=True)
+    print(f"  {child}; the parent's template precompiles: {got['precompiles']}", flush=True)
     phases = sorted(got["phases"].items(), key=lambda kv: -kv[1])
     print("  phases (s, nested ones inside their callers): " + ", ".join(f"{k} {v:.1f}" for k, v in phases[:14]),
           flush=True)

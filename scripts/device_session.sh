@@ -109,12 +109,13 @@ child)
     bench() { timeout "${LAYERS_TIMEOUT:-200}" python3 benchmarks/repeated_layers.py --stock 0 --layers-once \
         --fit-benchmark-tensors --child-log "$out/autotune-child.jsonl" "$@" 2>&1 \
         | grep -v "^[EW][0-9]\{4\} " | tail -12 | tee -a "$out/repeated-layers-child.txt"; }
-    bench --layers "${ONCE_LAYERS:-2,12}"
+    layers="${ONCE_LAYERS:-2,12}"
+    bench --layers "$layers"
     echo "after the cold benchmark: $(outside)"
     limit="${GPU_TESTS_TIMEOUT:-260}" record_dir=""
     gpu_tests tests/gpu/test_gpu_layers_once.py "${@:2}"
     echo "after the GPU tests: $(outside)"
-    bench --layers "${ONCE_LAYERS%%,*}"
+    bench --layers "${layers%%,*}"
     ;;
 hints)
     gpu_tests tests/gpu/test_gpu_hint_tensors.py "${@:2}"
