@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import time
 from typing import Any
 
@@ -45,13 +46,15 @@ def _entries(cache: str | None) -> set[str]:
 
 
 def _ir(cache: str, entry: str) -> tuple[str | None, dict]:
+    """An entry's Triton IR without its source locations (which name the file compiled), and its metadata."""
     folder = os.path.join(cache, entry)
     ir, meta = None, {}
     for name in os.listdir(folder):
         path = os.path.join(folder, name)
         if name.endswith(".ttir"):
             with open(path) as f:
-                ir = f.read()
+                ir = re.sub(r"\s*loc\([^()]*(\([^()]*\))?[^()]*\)", "", f.read())
+                ir = "\n".join(line for line in ir.splitlines() if not line.startswith("#loc"))
         elif name.endswith(".json") and not name.startswith("__grp__"):
             with open(path) as f:
                 meta = json.load(f)
@@ -59,18 +62,21 @@ def _ir(cache: str, entry: str) -> tuple[str | None, dict]:
 
 
 def _twin(cache: str, new: set[str]) -> dict[str, Any]:
-    """The options that differ between the child's compile and an earlier one of the same IR."""
+    """The options that differ between the child's compile and an earlier one of the same IR,
+    looked for in the child's cache directory and the compile's first one (the benchmark's)."""
     mine = [(e, *_ir(cache, e)) for e in new]
     mine = [m for m in mine if m[1]]
     if not mine:
         return {"twin": "no Triton IR in the new entries"}
     entry, ir, meta = mine[0]
-    for other in _entries(cache) - new:
-        their_ir, theirs = _ir(cache, other)
-        if their_ir == ir:
-            keys = sorted(set(meta) | set(theirs))
-            return {"twin": other, "differs": {k: [meta.get(k), theirs.get(k)] for k in keys
-                                               if k != "hash" and meta.get(k) != theirs.get(k)}}
+    first = os.environ.get("REPEATED_LAYERS_FIRST_TRITON_DIR")
+    for folder, entries in ((cache, _entries(cache) - new), (first, _entries(first) if first != cache else set())):
+        for other in entries:
+            their_ir, theirs = _ir(folder, other)
+            if their_ir == ir:
+                keys = sorted(set(meta) | set(theirs))
+                return {"twin": os.path.join(folder, other), "differs": {
+                    k: [meta.get(k), theirs.get(k)] for k in keys if meta.get(k) != theirs.get(k)}}
     return {"twin": None, "name": meta.get("name")}
 
 
@@ -117,6 +123,7 @@ def timed(bmreq: Any, log_path: str, sent_at: float, parent: dict[str, float]) -
         if new and _TWINS_LEFT[0] > 0:
             _TWINS_LEFT[0] -= 1
             record["cache_dir"] = cache
+            record["env"] = {k: v for k, v in os.environ.items() if k.startswith("TRITON_")}
             record.update(_twin(cache, new))
         with open(log_path, "a") as f:
             f.write(json.dumps(record) + "\n")

@@ -169,6 +169,7 @@ def _run(code: str, layers: int, what: str, profile: str | None = None) -> dict:
     with tempfile.TemporaryDirectory(prefix="repeated-layers-") as cold:
         env = {**os.environ, "GPT2_LAYERS": str(layers), "TORCHINDUCTOR_CACHE_DIR": cold,
                "TRITON_CACHE_DIR": os.path.join(cold, "triton"),
+               "REPEATED_LAYERS_FIRST_TRITON_DIR": os.path.join(cold, "triton"),
                "PYTHONPATH": f"{ROOT}:{HERE}:{os.environ.get('PYTHONPATH', '')}"}
         if profile:
             env["REPEATED_LAYERS_PROFILE"] = profile

@@ -12,7 +12,9 @@ kinspect wraps the few methods that see them, for the duration of one compile:
 - `SizeHintMultiKernel.__init__`: the site's name and its kernels, in key order.
 
 Each wrapper calls the original first and only reads what it returns, so the compiled
-code is exactly what Inductor would have produced without kinspect.
+code is exactly what Inductor would have produced without kinspect. (While a capture is
+active and Inductor autotunes in a subprocess, its template configs are precompiled in this
+process: `kinspect/inductor/precompile.py` says why.)
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from typing import Any
 from kinspect.core.errors import KinspectError
 from kinspect.core.dispatch.operands import gemm_op
 from kinspect.core.dispatch.shapes import Key
-from kinspect.inductor import benchmark_fit
+from kinspect.inductor import benchmark_fit, precompile
 from kinspect.inductor.origins import Origin, origin_of
 
 
@@ -478,3 +480,4 @@ def _install_hooks() -> None:
     _patch(mtb, "finalize_as_triton_callers", finalize)
     _patch(simd.SIMDScheduling, "_make_shape_cache_key", make_key)
     _patch(multi_kernel.SizeHintMultiKernel, "__init__", mk_init)
+    precompile.install(lambda: _active() is not None)
