@@ -15,14 +15,17 @@ With --profile N, the compile at N layers also runs under cProfile and the funct
 the most time of their own are written to --profile-out. With --layers-once, kinspect
 records with `--compile-layers-once` (GPT-2's blocks as one nested compile region) and the
 stock compile marks the same blocks with `torch.compiler.nested_compile_region` itself, so
-both compile the same program.
+both compile the same program. Every compile also times each config inside Inductor's
+autotune subprocess (benchmarks/autotune_child.py) and prints a line of where that time went,
+how many configs the subprocess had to compile itself, and the parent's template precompiles
+by path (its own threads, the compile pool); --child-log keeps the per-config lines.
 
 Prints each layer count's compile time against the smallest's (target x1.5 or less) and
 kinspect against the stock compile (target x1.2 or less).
 
 Usage (CUDA, transformers installed):
     python benchmarks/repeated_layers.py [--layers 1,2,4] [--stock 2] [--fit-benchmark-tensors] [--layers-once]
-        [--profile 12 --profile-out profile.txt]
+        [--profile 12 --profile-out profile.txt] [--child-log autotune-child.jsonl]
 """
 
 from __future__ import annotations

@@ -25,7 +25,8 @@
 #                                      record GPT-2 so and check every pick against Inductor's own, then the
 #                                      repeated-layers benchmark at 2 and 12 layers against a stock compile of
 #                                      the same program (ONCE_LAYERS, ONCE_STOCK, LAYERS_TIMEOUT set them;
-#                                      ONCE_BENCH holds more benchmark arguments: --profile 12)
+#                                      ONCE_BENCH holds more benchmark arguments: --profile 12); each config's
+#                                      autotune-subprocess lines in $OUT/autotune-child.jsonl
 #   scripts/device_session.sh child    where the repeated-layers benchmark's autotune subprocess spends its time:
 #                                      the benchmark with --layers-once at ONCE_LAYERS on a cold machine, the
 #                                      layers-once GPU tests, then the smallest count again; each config's
@@ -100,6 +101,7 @@ once)
     gpu_tests tests/gpu/test_gpu_layers_once.py "${@:2}"
     timeout "${LAYERS_TIMEOUT:-330}" python3 benchmarks/repeated_layers.py --layers "${ONCE_LAYERS:-2,12}" \
         --stock "${ONCE_STOCK:-2}" --layers-once --fit-benchmark-tensors --profile-out "$out/repeated-layers.profile.txt" \
+        --child-log "$out/autotune-child.jsonl" \
         ${ONCE_BENCH:-} 2>&1 \
         | grep -v "^[EW][0-9]\{4\} " | tail -30 | tee "$out/repeated-layers-once.txt"
     ;;

@@ -8,8 +8,12 @@ config's kernel through Triton's cache. On the H200 (torch 2.11, Triton 3.6) the
 found there only the kernels compiled in Inductor's own process: every config the pool had
 compiled, it compiled again, one at a time, before timing it (GPT-2, one compile each:
 50 of 350 configs at 2 layers and 75 of 331 at 12 layers, 31 s and 60 s of the child's 36 s
-and 65 s; `benchmarks/repeated_layers.py`). How many it redoes depends on when the pool
-comes up, so the same model compiled twice took very different times.
+and 65 s; `benchmarks/repeated_layers.py`). Each such kernel had a twin from the pool in the
+same cache directory, with the same IR and metadata and another cache key (the evidence, and
+the likely cause: docs/upstream/autotune-subprocess-recompiles.md). How many it redoes
+depends on when the pool comes up, so the same model compiled twice took very different
+times; precompiled here, the child compiled none again and GPT-2's template autotuning
+took 8 s where it had taken 33-39 s.
 
 While a recording autotunes in a subprocess, each template's configs are therefore
 precompiled in threads of this process, as Inductor itself does before its pool is up. The
