@@ -27,11 +27,6 @@
 #                                      the same program (ONCE_LAYERS, ONCE_STOCK, LAYERS_TIMEOUT set them;
 #                                      ONCE_BENCH holds more benchmark arguments: --profile 12); each config's
 #                                      autotune-subprocess lines in $OUT/autotune-child.jsonl
-#   scripts/device_session.sh child    where the repeated-layers benchmark's autotune subprocess spends its time:
-#                                      the benchmark with --layers-once at ONCE_LAYERS on a cold machine, the
-#                                      layers-once GPU tests, then the smallest count again; each config's
-#                                      lines in $OUT/autotune-child.jsonl, and the caches outside Inductor's
-#                                      and Triton's directories before and after
 #   scripts/device_session.sh hints    Inductor's benchmark tensors at a hint: the stock bmm misfit, its
 #                                      reproducer on stock torch, and --fit-benchmark-tensors on the bmm,
 #                                      samples/vit.py (recorded and swept into $OUT/samples) and GPT-2 with
@@ -104,20 +99,6 @@ once)
         --child-log "$out/autotune-child.jsonl" \
         ${ONCE_BENCH:-} 2>&1 \
         | grep -v "^[EW][0-9]\{4\} " | tail -30 | tee "$out/repeated-layers-once.txt"
-    ;;
-child)
-    outside() { du -sh ~/.nv ~/.triton ~/.cache /tmp/torchinductor_* /var/tmp 2>/dev/null | tr '\n' ' '; echo; }
-    echo "caches outside the benchmark's directories, before: $(outside)"
-    bench() { timeout "${LAYERS_TIMEOUT:-200}" python3 benchmarks/repeated_layers.py --stock 0 --layers-once \
-        --fit-benchmark-tensors --child-log "$out/autotune-child.jsonl" "$@" 2>&1 \
-        | grep -v "^[EW][0-9]\{4\} " | tail -12 | tee -a "$out/repeated-layers-child.txt"; }
-    layers="${ONCE_LAYERS:-2,12}"
-    bench --layers "$layers"
-    echo "after the cold benchmark: $(outside)"
-    limit="${GPU_TESTS_TIMEOUT:-260}" record_dir=""
-    gpu_tests tests/gpu/test_gpu_layers_once.py "${@:2}"
-    echo "after the GPU tests: $(outside)"
-    bench --layers "${layers%%,*}"
     ;;
 hints)
     gpu_tests tests/gpu/test_gpu_hint_tensors.py "${@:2}"

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 
-from kinspect.commands.options import compile_flags
+from kinspect.commands.options import compile_flags, compile_options
 
 
 def add_args(r: argparse.ArgumentParser) -> None:
@@ -55,8 +55,7 @@ def run(args: argparse.Namespace) -> int:
         say = lambda text: progress(f"rank {rank.rank}: {text}")  # noqa: E731
     from kinspect.inductor.program import ProgramRecording, RunOptions
 
-    rec = ProgramRecording(RunOptions(target, program.name, hints, args.measure, rank, say,
-                                     fit=args.fit_benchmark_tensors, layers_once=args.compile_layers_once))
+    rec = ProgramRecording(RunOptions(target, program.name, hints, args.measure, rank, say, **compile_options(args)))
     ended: BaseException | None = None
     with rec:
         try:

@@ -28,7 +28,7 @@ from typing import Any
 
 from kinspect.core.errors import KinspectError
 from kinspect.core.dispatch.shapes import sizes_text
-from kinspect.core.session.compile_changes import layers_config
+from kinspect.core.session.compile_changes import layers_config, marked_text
 from kinspect.core.session.model import Baseline, Measurement, Session
 from kinspect.inductor import fault_probe, layers_once, reproducer, translate
 from kinspect.inductor.assembly import (
@@ -184,13 +184,10 @@ class LivePipeline:
 
     def _compile_layers_once(self, model: Any) -> None:
         groups = self._marked.enter_context(layers_once.compiled_once(model))
-        if not groups:
-            self._say("--compile-layers-once: no repeated layers found (a ModuleList of blocks of one class); "
-                      "compiling the model as it is")
-            return
-        env = self.session.environment
-        self.session.environment = dataclasses.replace(env, config={**env.config, **layers_config(groups)})
-        self._say(f"compiling the blocks of {', '.join(g.text for g in groups)} once (nested compile regions)")
+        if groups:
+            env = self.session.environment
+            self.session.environment = dataclasses.replace(env, config={**env.config, **layers_config(groups)})
+        self._say(marked_text(groups))
 
     def write_reproducers(self) -> list[reproducer.Files]:
         """A standalone script and an upstream report per template and hint whose benchmark

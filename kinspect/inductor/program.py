@@ -47,7 +47,7 @@ from kinspect.core.dispatch.operands import OPERANDS
 from kinspect.core.dispatch.symbolic import SizeExpr, TensorSpec
 from kinspect.core.errors import KinspectError, echo
 from kinspect.core.quality.findings import derive_findings
-from kinspect.core.session.compile_changes import PATCH_KEY, BlockGroup, layers_config
+from kinspect.core.session.compile_changes import PATCH_KEY, BlockGroup, layers_config, marked_text
 from kinspect.core.session.format.log import LiveLog
 from kinspect.core.session.model import (
     CallSite,
@@ -81,7 +81,7 @@ class RunOptions:
     measure: bool = False
     rank: Rank | None = None
     say: Callable[[str], None] = print
-    fit: bool = False
+    fit_benchmark_tensors: bool = False
     """Fit Inductor's benchmark tensors at each hint and autotune in a child process
     (`--fit-benchmark-tensors`), for every compile of the program."""
     layers_once: bool = False
@@ -97,7 +97,7 @@ class ProgramRecording:
         self.options = options
         self.capture = CompileCapture()
         self.recorder = Recorder(namer=self._site_name, on_site=self._site_loaded)
-        self.hints = _HintPolicy(options.hints, options.say, options.fit)
+        self.hints = _HintPolicy(options.hints, options.say, options.fit_benchmark_tensors)
         self.snapshots = KeySnapshots() if options.measure else None
         self.session = Session(environment=assembly.machine(options.rank),
                                model=ModelInfo(path=options.program, name=Path(options.program).stem))
@@ -121,7 +121,7 @@ class ProgramRecording:
         self.recorder.configure(log=self.log)
         try:
             self._stack.enter_context(self.capture.everywhere())
-            self.capture.fit_benchmark_tensors = self.options.fit
+            self.capture.fit_benchmark_tensors = self.options.fit_benchmark_tensors
             self._stack.enter_context(self.capture.watching_benchmarks())
             self._stack.enter_context(self.recorder.everywhere())
             self._stack.enter_context(self.hints.installed())
@@ -141,10 +141,7 @@ class ProgramRecording:
         the rest of the run."""
         groups = self._stack.enter_context(layers_once.compiled_once(getattr(module, "_orig_mod", None)))
         self.layer_groups += groups
-        name = type(getattr(module, "_orig_mod", module)).__name__
-        self.options.say(f"compiling the blocks of {', '.join(g.text for g in groups)} in {name} once (nested compile "
-                         "regions)" if groups else f"--compile-layers-once: {name} has no repeated layers (a ModuleList "
-                         "of blocks of one class); compiling it as it is")
+        self.options.say(marked_text(groups, type(getattr(module, "_orig_mod", module)).__name__))
 
     @contextlib.contextmanager
     def _written_at_sigterm(self) -> Iterator[None]:
@@ -266,7 +263,7 @@ class ProgramRecording:
         lines = {site.name: {c.line: c.index for c in site.call_sites} for site in s.sites}
         s.events = self.recorder.dispatch_events(call_site=lambda name, line: lines.get(name, {}).get(line))
         s.environment = dataclasses.replace(s.environment, config={
-            **_config(self.hints), **({PATCH_KEY: True} if self.options.fit else {}),
+            **_config(self.hints), **({PATCH_KEY: True} if self.options.fit_benchmark_tensors else {}),
             **(layers_config(self.layer_groups) if self.layer_groups else {})})
         s.model = dataclasses.replace(s.model, hints=tuple(self.hints.seen))
         s.findings = derive_findings(s) + [

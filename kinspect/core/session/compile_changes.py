@@ -43,6 +43,19 @@ def layers_config(groups: Sequence[BlockGroup]) -> dict[str, Any]:
     return {LAYERS_KEY: [g.text for g in groups]}
 
 
+def marked_text(groups: Sequence[BlockGroup], compiled: str | None = None) -> str:
+    """What a compile says as it marks the blocks of the model (or of `compiled`, the class
+    of one module a program compiles), or finds none to mark."""
+    where = f" in {compiled}" if compiled else ""
+    if groups:
+        return f"compiling the blocks of {', '.join(g.text for g in groups)}{where} once (nested compile regions)"
+    if compiled:
+        return (f"--compile-layers-once: {compiled} has no repeated layers (a ModuleList of blocks of one class); "
+                "compiling it as it is")
+    return ("--compile-layers-once: no repeated layers found (a ModuleList of blocks of one class); "
+            "compiling the model as it is")
+
+
 def _layers(config: Mapping[str, Any]) -> list[Any]:
     layers = config.get(LAYERS_KEY)
     return layers if isinstance(layers, list) else []
