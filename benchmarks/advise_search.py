@@ -22,7 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repositor
 from timing import best_of  # noqa: E402
 
 from kinspect.core.quality import advise  # noqa: E402
-from kinspect.core.session.model import Measurement, Variant  # noqa: E402
+from kinspect.core.session.runtime import Measurement  # noqa: E402
+from kinspect.core.session.model import Variant  # noqa: E402
 from kinspect.core.dispatch.shapes import SymbolShape  # noqa: E402
 from tests.synthetic import synthetic_session  # noqa: E402
 

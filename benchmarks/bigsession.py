@@ -15,7 +15,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository, for tests.synthetic
 
-from kinspect.core.session.model import DispatchEvent, Session  # noqa: E402
+from kinspect.core.session.runtime import DispatchEvent  # noqa: E402
+from kinspect.core.session.model import Session  # noqa: E402
 from tests.synthetic import synthetic_session  # noqa: E402
 
 BATCHES = [1, 64, 100, 128, 129, 500, 1000, 1024, 1025, 4096, 8192, *range(2000, 2600, 7)]

@@ -33,7 +33,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "tui")]  # 
 
 from kinspect.core.source import RecordedSource  # noqa: E402
 from kinspect.tui.app import InspectorApp  # noqa: E402
-from kinspect.tui.debugger import PAUSED  # noqa: E402
+from kinspect.core.debugger.cursor import PAUSED  # noqa: E402
 from tests.synthetic import synthetic_session  # noqa: E402
 
 HOLD_S = 2.0

@@ -31,7 +31,7 @@ def probe(launcher, variants, label: str) -> list[tuple]:
     import torch
     from torch.profiler import ProfilerActivity, profile
 
-    from kinspect.inductor.measure import kernel_durations, launch_graph, warm_up
+    from kinspect.inductor.timing.measure import kernel_durations, launch_graph, warm_up
 
     rows = []
     for v in variants:
@@ -67,7 +67,7 @@ def _median_span(graph, reps: int) -> float:
     """Median CUDA-event span (us) of one replay, queued behind a sleep kernel so the CPU's launch never shows."""
     import torch
 
-    from kinspect.inductor.measure import event_span, span_us
+    from kinspect.inductor.timing.measure import event_span, span_us
 
     spans = []
     for _ in range(reps):
@@ -80,7 +80,7 @@ def _median_span(graph, reps: int) -> float:
 
 def _fit(launcher, v: int, rough: float) -> tuple[float, float]:
     """Least-squares line through (n, median span of a graph of n launches)."""
-    from kinspect.inductor.measure import launch_graph
+    from kinspect.inductor.timing.measure import launch_graph
 
     points = []
     n = 1
@@ -101,10 +101,10 @@ def _fit(launcher, v: int, rough: float) -> tuple[float, float]:
 def main() -> None:
     import torch
 
-    import kinspect.inductor.measurements as measurements
-    import kinspect.inductor.pipeline as pipeline_mod
+    import kinspect.inductor.timing.measurements as measurements
+    import kinspect.inductor.recording.pipeline as pipeline_mod
     from kinspect.commands.options import parse_hints
-    from kinspect.inductor.modelfile import load_model_file
+    from kinspect.inductor.launch.modelfile import load_model_file
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", default=str(ROOT / "samples" / "mlp.py"))

@@ -29,8 +29,8 @@ def main() -> None:
 
     from kinspect.commands.options import parse_hints
     from kinspect.core.errors import KinspectError
-    from kinspect.inductor.modelfile import load_model_file
-    from kinspect.inductor.pipeline import LivePipeline, Options
+    from kinspect.inductor.launch.modelfile import load_model_file
+    from kinspect.inductor.recording.pipeline import LivePipeline, Options
 
     t0 = time.perf_counter()
     mf = load_model_file(ROOT / "samples" / "gpt2.py")

@@ -28,7 +28,7 @@ from timing import best_of  # noqa: E402
 
 from kinspect.core.ranks.merged import merge  # noqa: E402
 from kinspect.core.session.format.document import dumps, session_to_json  # noqa: E402
-from kinspect.core.session.model import Measurement  # noqa: E402
+from kinspect.core.session.runtime import Measurement  # noqa: E402
 from kinspect.core.store import load  # noqa: E402
 from tests.synthetic import synthetic_session  # noqa: E402
 

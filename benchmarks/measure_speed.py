@@ -23,8 +23,8 @@ def main() -> None:
     import torch
 
     from kinspect.commands.options import parse_hints
-    from kinspect.inductor.modelfile import load_model_file
-    from kinspect.inductor.pipeline import LivePipeline, Options
+    from kinspect.inductor.launch.modelfile import load_model_file
+    from kinspect.inductor.recording.pipeline import LivePipeline, Options
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--hints", default="16,32,64,128,256,512,1024,4096")

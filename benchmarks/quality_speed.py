@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repositor
 
 from kinspect.core.quality.findings import slow_picks  # noqa: E402
 from kinspect.core.quality.overview import model_quality  # noqa: E402
-from kinspect.core.session.model import Measurement  # noqa: E402
+from kinspect.core.session.runtime import Measurement  # noqa: E402
 from kinspect.core.dispatch.shapes import SymbolShape  # noqa: E402
 from kinspect.core.session.timings import timings_by_key  # noqa: E402
 from kinspect.core.quality.whatif import what_ifs  # noqa: E402

@@ -52,7 +52,7 @@ from torch._inductor.codegen.multi_kernel import SizeHintMultiKernelCall  # noqa
 
 from kinspect.core.session.model import Environment, Session  # noqa: E402
 from kinspect.core.session.format.log import FLUSH_S, LiveLog  # noqa: E402
-from kinspect.inductor.recorder import Recorder  # noqa: E402
+from kinspect.inductor.hooks.recorder import Recorder  # noqa: E402
 
 HINTS = (64, 256, 4096)
 NUMBER = 20_000

@@ -153,8 +153,8 @@ torch.cuda.synchronize(); report(time.perf_counter() - t)
 """
 
 KINSPECT = COUNTERS + """
-from kinspect.inductor.modelfile import load_model_file
-from kinspect.inductor.pipeline import LivePipeline, Options
+from kinspect.inductor.launch.modelfile import load_model_file
+from kinspect.inductor.recording.pipeline import LivePipeline, Options
 mf = load_model_file(@MODEL@)
 t = time.perf_counter()
 with LivePipeline(mf, Options(fit_benchmark_tensors=@FIT@, layers_once=@ONCE@)) as live:

@@ -42,7 +42,8 @@ from textual import events
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository, for tests.synthetic
 
-from kinspect.core.session.model import Measurement, Session, Sweep  # noqa: E402
+from kinspect.core.session.runtime import Measurement, Sweep  # noqa: E402
+from kinspect.core.session.model import Session  # noqa: E402
 from kinspect.core.dispatch.shapes import SymbolShape  # noqa: E402
 from kinspect.core.store import load  # noqa: E402
 from kinspect.core.source import RecordedSource  # noqa: E402

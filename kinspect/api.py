@@ -39,10 +39,9 @@ class recording(contextlib.ContextDecorator):  # noqa: N801 - used as `with kins
         return recording(self.path, self.measure, self.hints, _program=self.program)
 
     def __enter__(self) -> recording:
-        from kinspect.commands.options import progress
-        from kinspect.commands.recording import rank_path
-        from kinspect.inductor import torchrun
-        from kinspect.inductor.program import ProgramRecording, RunOptions
+        from kinspect.core.printing import progress
+        from kinspect.core.store import rank_path
+        from kinspect.inductor import torchrun, ProgramRecording, RunOptions
 
         rank = torchrun.from_environment()
         target = self.path if rank is None else rank_path(self.path, rank.rank)

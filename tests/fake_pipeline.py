@@ -5,7 +5,7 @@ tests put this class in its place (and say CUDA is there). The compile-time fact
 those of the model's recording made on the H200 (samples/NAME.session.json); every
 run calls Inductor's real `SizeHintMultiKernelCall` (stand-in kernels, meta tensors)
 inside a real `Recorder`, and the session and its crash-safe log are kept by the real
-assembly code (kinspect.inductor.assembly) where the options ask for a log;
+assembly code (kinspect.inductor.recording.assembly) where the options ask for a log;
 measuring and baselines make up times, each variant timed by CUDA events and by CUPTI
 as the real pipeline stores them, CUPTI ranking them differently. `kinspect compare`'s
 whole-model timing sums the made-up times; `fake_compile_afresh` stands in for a compile in a
@@ -24,14 +24,15 @@ from typing import Any
 
 from standins import StandIn
 
-from kinspect.core.session.model import Baseline, Measurement, Recompile, Session, Site, Variant
+from kinspect.core.session.runtime import Baseline, Measurement, Recompile
+from kinspect.core.session.model import Session, Site, Variant
 from kinspect.core.dispatch.shapes import Key
 from kinspect.core.quality.variance import variants_of
 from kinspect.core.store import load, save
-from kinspect.inductor.assembly import SessionLog, add_measurements, model_info, rank_fields, refresh
-from kinspect.inductor.modelfile import ModelFile
-from kinspect.inductor.pipeline import DEFAULT_HINTS, LivePipeline, Options, StepResult
-from kinspect.inductor.recorder import Recorder
+from kinspect.inductor.recording.assembly import SessionLog, add_measurements, model_info, rank_fields, refresh
+from kinspect.inductor.launch.modelfile import ModelFile
+from kinspect.inductor.recording.pipeline import DEFAULT_HINTS, LivePipeline, Options, StepResult
+from kinspect.inductor.hooks.recorder import Recorder
 
 os.environ["TORCHINDUCTOR_DISABLE_MULTI_KERNEL_CACHE"] = "1"  # the class reads a disk cache keyed by real kernels
 
@@ -200,11 +201,11 @@ class FakePipeline:
 def fake_compile_afresh(model: str | Path, hints: Sequence[int], sizes: Sequence[Mapping[str, int]], purpose: str,
                         workdir: str | Path, progress: Callable[[str], None], timeout: float = 0,
                         fit: bool = False, layers_once: bool = False) -> tuple[Recompile, Session]:
-    """`kinspect.inductor.recompile.compile_afresh` on the CPU: a stand-in pipeline compiled
+    """`kinspect.inductor.jobs.recompile.compile_afresh` on the CPU: a stand-in pipeline compiled
     with these hints and measured at each size, in this process (`fit` and `layers_once`
     reach it as the real child's flags would; the stand-ins have no benchmark tensors and
     no layers)."""
-    from kinspect.inductor.modelfile import load_model_file
+    from kinspect.inductor.launch.modelfile import load_model_file
 
     live = FakePipeline(load_model_file(model), Options(hints=list(hints), fit_benchmark_tensors=fit,
                                                              layers_once=layers_once))

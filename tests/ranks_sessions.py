@@ -11,7 +11,8 @@ from dataclasses import replace
 from synthetic import linear_site
 
 from kinspect.core.dispatch.decision import decide
-from kinspect.core.session.model import DispatchEvent, Environment, Measurement, ModelInfo, Session, SymbolInfo
+from kinspect.core.session.runtime import DispatchEvent, Measurement
+from kinspect.core.session.model import Environment, ModelInfo, Session, SymbolInfo
 
 HINTS = [64, 256, 4096]
 

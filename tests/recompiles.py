@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kinspect.core.quality.variance import variants_of
-from kinspect.core.session.model import Recompile, Session
+from kinspect.core.session.runtime import Recompile
+from kinspect.core.session.model import Session
 
 
 def again(session: Session, factor: float, kernel_changed: bool, hint: int = 256) -> Recompile:

@@ -12,18 +12,8 @@ import hashlib
 import random
 
 from kinspect.core.dispatch.decision import decide
-from kinspect.core.session.model import (
-    AutotuneRow,
-    DispatchEvent,
-    Environment,
-    Graph,
-    Measurement,
-    ModelInfo,
-    Session,
-    Site,
-    SymbolInfo,
-    Variant,
-)
+from kinspect.core.session.model import AutotuneRow, Environment, Graph, ModelInfo, Session, Site, SymbolInfo, Variant
+from kinspect.core.session.runtime import DispatchEvent, Measurement
 from kinspect.core.dispatch.symbolic import SizeExpr, TensorSpec
 
 _BLOCKS = [(64, 64, 128), (64, 128, 128), (128, 128, 64), (64, 32, 128), (128, 256, 64), (32, 64, 64)]

@@ -17,7 +17,7 @@ import torch
 from kinspect.core.quality import advise
 from kinspect.core.errors import KinspectError
 from kinspect.core.quality.overview import site_quality
-from kinspect.core.session.model import Measurement, Recompile
+from kinspect.core.session.runtime import Measurement, Recompile
 from kinspect.core.store import load
 from kinspect.core.quality.variance import variants_of
 

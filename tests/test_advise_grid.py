@@ -15,7 +15,8 @@ import torch
 from kinspect.core.dispatch.symbolic import SizeExpr, TensorSpec
 from kinspect.core.errors import KinspectError
 from kinspect.core.quality import advise
-from kinspect.core.session.model import Environment, Measurement, Session, Site, SymbolInfo, Variant
+from kinspect.core.session.model import Environment, Session, Site, SymbolInfo, Variant
+from kinspect.core.session.runtime import Measurement
 
 HINTS = [16, 32, 64, 128, 256, 512, 1024]
 BS = SizeExpr(("mul", "s0", "s1"))
@@ -137,7 +138,8 @@ def llama_like_session(grid: list[dict[str, int]]) -> Session:
     as a Llama's o_proj does; each grid size's model call recorded, and timed at both keys."""
     from dataclasses import replace
 
-    from kinspect.core.session.model import CallSite, DispatchEvent
+    from kinspect.core.session.model import CallSite
+    from kinspect.core.session.runtime import DispatchEvent
 
     s = transformer_session(5, grid)
     names = ["q_proj", "k_proj", "v_proj", "o_proj"]
@@ -221,7 +223,7 @@ def test_a_fresh_compile_that_keys_a_site_otherwise_is_verified_at_its_own_keys(
     timed`. The fresh compile's own sites and dispatches say which keys it saw at each size."""
     from dataclasses import replace
 
-    from kinspect.core.session.model import DispatchEvent, Recompile
+    from kinspect.core.session.runtime import DispatchEvent, Recompile
 
     grid = [{"B": b, "S": t} for b in (2, 8) for t in (64, 1024)]
     session = llama_like_session(grid)

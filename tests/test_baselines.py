@@ -11,10 +11,10 @@ import pytest
 from synthetic import synthetic_session
 
 from kinspect.core.errors import SessionError
-from kinspect.core.session.model import Baseline
+from kinspect.core.session.runtime import Baseline
 from kinspect.core.store import load, save
 from kinspect.core.session.format.document import session_from_json, session_to_json
-from kinspect.inductor.baseline import _clean, run_baseline
+from kinspect.inductor.timing.baseline import _clean, run_baseline
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -10,7 +10,7 @@ import pytest
 from standins import StandIn
 
 from kinspect.core.quality.boundaries import boundaries, crossovers, log_grid
-from kinspect.core.session.model import Measurement
+from kinspect.core.session.runtime import Measurement
 from kinspect.core.session.timings import KeyTimings, key_timings
 from kinspect.core.store import load
 from kinspect.core.dispatch.shapes import SymbolShape

@@ -14,7 +14,8 @@ from synthetic import synthetic_session
 from kinspect.core.debugger.breakpoints import Breakpoint, EventContext, parse_condition
 from kinspect.core.debugger.conditions import ConditionError
 from kinspect.core.errors import KinspectError
-from kinspect.core.session.model import DispatchEvent, Session
+from kinspect.core.session.runtime import DispatchEvent
+from kinspect.core.session.model import Session
 
 
 @pytest.fixture(scope="module")

@@ -16,8 +16,8 @@ from kinspect.core.session.model import CallSite, Environment, Session, Site
 from kinspect.core.store import load, save
 from kinspect.core.session.format.log import LiveLog
 from kinspect.core.dispatch.symbolic import SizeExpr, TensorSpec
-from kinspect.inductor.recorder import Recorder
-from kinspect.inductor.translate import call_lines
+from kinspect.inductor.hooks.recorder import Recorder
+from kinspect.core.inductor_code.calls import call_lines
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("torch._inductor.codegen.multi_kernel")

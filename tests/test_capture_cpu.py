@@ -14,8 +14,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from kinspect.inductor.capture import CompileCapture  # noqa: E402
-from kinspect.inductor.translate import no_site_reason  # noqa: E402
+from kinspect.inductor.hooks.capture import CompileCapture  # noqa: E402
+from kinspect.inductor.recording.translate import no_site_reason  # noqa: E402
 
 
 def _compile_once(scale: float):
@@ -76,7 +76,7 @@ def test_overlapping_captures_on_two_threads_keep_their_own_graphs():
 def test_a_second_compile_of_the_same_module_class_is_captured_again():
     """Two pipelines in one process (each with its own nn.Linear) both see their graph:
     compiled through `fresh_entry`, the second compile does not reuse the first's."""
-    from kinspect.inductor.pipeline import fresh_entry
+    from kinspect.inductor.recording.pipeline import fresh_entry
 
     torch._dynamo.reset()
     seen = []
@@ -96,7 +96,7 @@ def test_a_template_known_by_its_fx_origins_is_named_by_its_own_gemm(op):
     (a fused epilogue adds others): `baddbmm` holds `addmm`, `bmm` and `mm` in its name."""
     from types import SimpleNamespace
 
-    from kinspect.inductor.capture import _op_of
+    from kinspect.inductor.hooks.capture import _op_of
 
     fx = [SimpleNamespace(target=getattr(torch.ops.aten, name).default) for name in (op, "add", "relu")]
     assert _op_of(SimpleNamespace(origin_node=None, origins=fx)) == op
@@ -104,7 +104,7 @@ def test_a_template_known_by_its_fx_origins_is_named_by_its_own_gemm(op):
 
 def test_a_graph_whose_compile_raised_says_so_not_that_its_templates_are_static():
     """samples/generate.py's compile died autotuning: the no-site line blamed static templates."""
-    from kinspect.inductor.capture import GraphRecord
+    from kinspect.inductor.hooks.capture import GraphRecord
 
     g = GraphRecord(0, "inference", None, dynamic_inputs=True, templates=8)
     g.finalized.add("buf25")

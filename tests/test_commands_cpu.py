@@ -17,7 +17,7 @@ from tables import cells
 from kinspect import cli
 from kinspect.commands import inspect, recording
 from kinspect.core.store import load
-from kinspect.inductor import pipeline
+from kinspect.inductor.recording import pipeline
 
 REPO = Path(__file__).resolve().parent.parent
 LINEAR = REPO / "samples" / "linear.py"

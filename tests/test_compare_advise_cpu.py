@@ -15,7 +15,8 @@ from tables import cells
 from kinspect import cli
 from kinspect.commands import recording
 from kinspect.core.store import load
-from kinspect.inductor import pipeline, recompile
+from kinspect.inductor.recording import pipeline
+from kinspect.inductor.jobs import recompile
 
 REPO = Path(__file__).resolve().parent.parent
 LINEAR = REPO / "samples" / "linear.py"
@@ -168,7 +169,7 @@ def test_explain_tells_the_inspected_compiles_timings_from_a_fresh_hinted_compil
     out = tmp_path / "s.json"
     assert cli.main(["compare", str(LINEAR), "--shapes", "B=100", "-o", str(out)]) == 0
     session = load(out)
-    from kinspect.core.session.model import Baseline
+    from kinspect.core.session.runtime import Baseline
     from kinspect.core.store import save
 
     session.baselines.append(Baseline({"B": 100}, "hinted", 40.0, 30.0))  # `explain --baselines hinted`: fresh

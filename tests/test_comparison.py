@@ -13,7 +13,7 @@ from rich.console import Console
 from kinspect.commands.compare_view import comparison_table
 from kinspect.core.quality.comparison import comparison, series
 from kinspect.core.export import render
-from kinspect.core.session.model import Baseline
+from kinspect.core.session.runtime import Baseline
 from kinspect.core.store import load
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"

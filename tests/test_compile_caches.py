@@ -15,7 +15,7 @@ torch = pytest.importorskip("torch")
 from torch._inductor.codecache import PersistentCache  # noqa: E402
 from torch._inductor.compile_fx import with_fresh_cache_if_config  # noqa: E402
 
-from kinspect.inductor.compile_caches import RecordingCaches  # noqa: E402
+from kinspect.inductor.hooks.compile_caches import RecordingCaches  # noqa: E402
 
 HINTS = (64, 256, 4096)
 LAYOUT = repr([("cuda", "torch.bfloat16", 100, 1024, 1024, 1, 0), ("cuda", "torch.bfloat16", 1024, 4096, 1, 1024, 0)])

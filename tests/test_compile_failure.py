@@ -19,9 +19,9 @@ torch = pytest.importorskip("torch")
 from torch._inductor import ir  # noqa: E402
 
 from kinspect.core.errors import KinspectError  # noqa: E402
-from kinspect.inductor import fault_probe, pipeline  # noqa: E402
-from kinspect.inductor.modelfile import load_model_file  # noqa: E402
-from kinspect.inductor.pipeline import LivePipeline, Options  # noqa: E402
+from kinspect.inductor.recording import fault_probe, pipeline  # noqa: E402
+from kinspect.inductor.launch.modelfile import load_model_file  # noqa: E402
+from kinspect.inductor.recording.pipeline import LivePipeline, Options  # noqa: E402
 
 MODEL = Path(__file__).resolve().parent / "fixtures" / "models" / "attention.py"
 ILLEGAL = "CUDA error: an illegal memory access was encountered\nCUDA kernel errors might be asynchronously reported"
@@ -115,8 +115,8 @@ def test_a_recompile_dying_in_a_workload_step_is_that_steps_error(live, monkeypa
 
 def _short_q_at(hint: int):
     """bmm's q as Inductor's in-process benchmark built it at `hint`: stride[0] 128*s27 given the hint alone."""
-    from kinspect.core.session.misfit import Concrete, Layout, Misfit, Replaced
-    from kinspect.inductor.benchmark_fit import Operand, Seen
+    from kinspect.core.session.benchmark_tensors import Concrete, Layout, Misfit, Replaced
+    from kinspect.inductor.hooks.benchmark_tensors import Operand, Seen
 
     view = Layout(("8", "s27", "128"), ("128*s27", "128", "1"))
     misfit = Misfit("arg1_1", hint, "in-process", view, Concrete((8, hint, 128), (hint, 128, 1), 0, 7 * hint + hint * 128),
@@ -131,7 +131,7 @@ def test_the_misfit_the_synchronous_rerun_found_is_in_the_saved_session_and_gets
     """This process can die before it autotunes at the hint that faulted (CUDA reports late):
     the H200's stock bmm died here at hint 256 while the rerun found the short tensor at 4096.
     What the rerun found travels back whole, so the saved session shows it and a report is written."""
-    from kinspect.core.quality.benchmark_fit import KIND
+    from kinspect.core.quality.benchmark_tensors import KIND
     from kinspect.core.store import load
 
     monkeypatch.setattr(live.mf, "path", tmp_path / "attention.py")

@@ -14,7 +14,8 @@ from synthetic import synthetic_session
 
 from kinspect.core.export import FORMATS, export, render
 from kinspect.core.export.markdown import code, prose
-from kinspect.core.session.model import Baseline, Finding, Session
+from kinspect.core.session.runtime import Baseline
+from kinspect.core.session.model import Finding, Session
 from kinspect.core.store import load
 from kinspect.core.dispatch.shapes import format_key
 

@@ -17,7 +17,8 @@ from kinspect.core.dispatch.symbolic import SizeExpr, TensorSpec
 from kinspect.core.errors import ShapeError
 from kinspect.core.quality.overview import ShapePoint, SizeNamer, pick, picks
 from kinspect.core.session.format.checks import a_key, key_column
-from kinspect.core.session.model import Measurement, Session, Site, SymbolInfo, Variant
+from kinspect.core.session.runtime import Measurement
+from kinspect.core.session.model import Session, Site, SymbolInfo, Variant
 from kinspect.core.session.records import build
 from kinspect.core.session.timings import KeyTimings, key_timings
 

@@ -14,16 +14,8 @@ import pytest
 from kinspect.core.dispatch.decision import decide
 from kinspect.core.quality.findings import derive_findings
 from kinspect.core.quality.rules import rank_rule, session_rule, site_rule
-from kinspect.core.session.model import (
-    AutotuneRow,
-    DispatchEvent,
-    Environment,
-    Finding,
-    Graph,
-    Session,
-    Site,
-    Variant,
-)
+from kinspect.core.session.model import AutotuneRow, Environment, Finding, Graph, Session, Site, Variant
+from kinspect.core.session.runtime import DispatchEvent
 from kinspect.core.store import load, save
 from kinspect.core.dispatch.symbolic import SizeExpr, TensorSpec
 

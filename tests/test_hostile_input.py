@@ -27,8 +27,8 @@ from kinspect import cli
 from kinspect.core.errors import KinspectError, SessionError, shown
 from kinspect.core.session.format.log import LiveLog
 from kinspect.core.store import load, output_path, save, write_text
-from kinspect.inductor import modelfile
-from kinspect.inductor.modelfile import ModelFileError, load_model_file
+from kinspect.inductor.launch import modelfile
+from kinspect.inductor.launch.modelfile import ModelFileError, load_model_file
 from kinspect.tui.text import literal
 
 REPO = Path(__file__).resolve().parent.parent

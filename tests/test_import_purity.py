@@ -7,7 +7,9 @@ so an import inside a function, which runs only when called, is caught too.
 - kinspect.tui never imports torch, triton or kinspect.inductor: a live source reaches
   it as an argument (kinspect.core.source), so opening a recording never loads torch;
 - kinspect.commands imports textual only through kinspect.tui;
-- kinspect.inductor never imports the TUI or the commands.
+- kinspect.inductor never imports the TUI or the commands; its parts import only those
+  below them, and the commands reach it only through its face (`kinspect.inductor`);
+- the library's own entry point (`kinspect.recording()`, kinspect/api.py) needs no CLI.
 """
 
 from __future__ import annotations
@@ -176,9 +178,11 @@ def test_the_import_reader_sees_imports_inside_functions(tmp_path):
 
 CORE_PACKAGES = {
     "kinspect.core.dispatch": [],
+    "kinspect.core.inductor_code": [],
     "kinspect.core.session": ["kinspect.core.dispatch"],
     "kinspect.core.quality": ["kinspect.core.dispatch", "kinspect.core.session"],
     "kinspect.core.debugger": ["kinspect.core.dispatch", "kinspect.core.session"],
+    "kinspect.core.inspector": ["kinspect.core.dispatch", "kinspect.core.session", "kinspect.core.quality"],
     "kinspect.core.ranks": ["kinspect.core.dispatch", "kinspect.core.session", "kinspect.core.quality"],
     "kinspect.core.export": ["kinspect.core.dispatch", "kinspect.core.session", "kinspect.core.quality",
                              "kinspect.core.ranks", "kinspect.core.store"],
@@ -219,3 +223,79 @@ def test_the_contract_check_catches_an_upward_import(tmp_path, monkeypatch):
     monkeypatch.setattr(sys.modules[__name__], "REPO", tmp_path)
     assert core_imports_outside("kinspect.core.dispatch", []) == {
         "kinspect/core/dispatch/up.py": ["kinspect.core.quality.overview"]}
+
+
+INDUCTOR_PACKAGES = {
+    "kinspect.inductor.launch": [],
+    "kinspect.inductor.hooks": [],
+    "kinspect.inductor.timing": ["kinspect.inductor.launch", "kinspect.inductor.hooks"],
+    "kinspect.inductor.recording": ["kinspect.inductor.launch", "kinspect.inductor.hooks", "kinspect.inductor.timing"],
+    "kinspect.inductor.jobs": ["kinspect.inductor.launch", "kinspect.inductor.hooks", "kinspect.inductor.timing",
+                               "kinspect.inductor.recording"],
+}
+"""Each part of the Inductor layer and the parts it may import besides itself (the package's
+docstring says the same in words)."""
+
+
+def inductor_imports_outside(package: str, allowed: list[str]) -> dict[str, list[str]]:
+    own = [package, *allowed]
+    found = {}
+    for path in REPO.joinpath(*package.split(".")).rglob("*.py"):
+        bad = sorted(n for n in imported(path) if n.startswith("kinspect.inductor.")
+                     and not any(n == p or n.startswith(p + ".") for p in own))
+        bad = sorted({n for n in bad if not any(m != n and n.startswith(m + ".") for m in bad)})
+        if bad:
+            found[str(path.relative_to(REPO))] = bad
+    return found
+
+
+@pytest.mark.parametrize("package", list(INDUCTOR_PACKAGES))
+def test_a_part_of_the_inductor_layer_imports_only_the_parts_below_it(package):
+    assert inductor_imports_outside(package, INDUCTOR_PACKAGES[package]) == {}
+
+
+def test_every_part_of_the_inductor_layer_has_a_contract_and_no_module_sits_beside_them():
+    root = REPO / "kinspect" / "inductor"
+    parts = {f"kinspect.inductor.{p.name}" for p in root.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert parts == set(INDUCTOR_PACKAGES)
+    assert sorted(p.name for p in root.glob("*.py")) == ["__init__.py"]
+
+
+def inductor_imports(path: Path) -> tuple[set[str], set[str]]:
+    """The modules of the Inductor layer an import statement of `path` names below its face,
+    and the names it takes from the face."""
+    deep, taken = set(), set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            deep.update(a.name for a in node.names if a.name.startswith("kinspect.inductor."))
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            if node.module.startswith("kinspect.inductor."):
+                deep.add(node.module)
+            elif node.module == "kinspect.inductor":
+                taken.update(a.name for a in node.names)
+    return deep, taken
+
+
+def test_the_commands_and_the_library_reach_the_inductor_layer_only_through_its_face():
+    import kinspect.inductor as face
+
+    paths = [*REPO.joinpath("kinspect", "commands").rglob("*.py"), REPO / "kinspect" / "api.py",
+             REPO / "kinspect" / "cli.py"]
+    found = {str(p.relative_to(REPO)): inductor_imports(p) for p in paths}
+    assert {k: sorted(deep) for k, (deep, _) in found.items() if deep} == {}
+    taken = set().union(*(t for _, t in found.values()))
+    assert taken and taken <= set(face.ENTRY_POINTS)
+    for name in face.ENTRY_POINTS:  # every name the face offers resolves
+        assert getattr(face, name) is not None
+
+
+def test_the_face_check_catches_a_command_that_reaches_past_it(tmp_path):
+    path = tmp_path / "cmd.py"
+    path.write_text("def f():\n    from kinspect.inductor.recording.pipeline import Options\n"
+                    "    from kinspect.inductor import LivePipeline\n")
+    assert inductor_imports(path) == ({"kinspect.inductor.recording.pipeline"}, {"LivePipeline"})
+
+
+def test_the_library_entry_point_needs_no_cli():
+    assert sorted(n for n in imported(REPO / "kinspect" / "api.py")
+                  if n.startswith(("kinspect.commands", "kinspect.tui", "kinspect.cli"))) == []

@@ -22,11 +22,12 @@ from kinspect.core.session.compile_changes import LAYERS_KEY, BlockGroup, banner
 from kinspect.core.session.model import Environment, Session  # noqa: E402
 from kinspect.core.store import save  # noqa: E402
 from kinspect.core.source import RecordedSource  # noqa: E402
-from kinspect.inductor.capture import CompileCapture, GraphRecord, SiteRecord  # noqa: E402
-from kinspect.inductor.layers_once import compiled_once, repeated_blocks  # noqa: E402
-from kinspect.inductor.origins import Origin  # noqa: E402
-from kinspect.inductor.recorder import Recorder  # noqa: E402
-from kinspect.inductor.translate import dispatch_lines, sites  # noqa: E402
+from kinspect.inductor.hooks.capture import CompileCapture, GraphRecord, SiteRecord  # noqa: E402
+from kinspect.inductor.hooks.layers_once import compiled_once, repeated_blocks  # noqa: E402
+from kinspect.inductor.hooks.origins import Origin  # noqa: E402
+from kinspect.inductor.hooks.recorder import Recorder  # noqa: E402
+from kinspect.core.inductor_code.calls import dispatch_lines  # noqa: E402
+from kinspect.inductor.recording.translate import sites  # noqa: E402
 
 
 class Block(nn.Module):
@@ -185,8 +186,8 @@ def test_every_view_of_a_session_says_its_layers_were_compiled_once(tmp_path):
 def test_the_live_inspectors_banner_says_what_was_asked_before_the_compile_says_what_it_did():
     from pathlib import Path
 
-    from kinspect.inductor.live_source import LiveSource
-    from kinspect.inductor.pipeline import Options
+    from kinspect.inductor.recording.live_source import LiveSource
+    from kinspect.inductor.recording.pipeline import Options
 
     model = Path(__file__).resolve().parent.parent / "samples" / "linear.py"
     asked = LiveSource(model, Options(layers_once=True, fit_benchmark_tensors=True)).banner()
@@ -197,9 +198,9 @@ def test_the_live_inspectors_banner_says_what_was_asked_before_the_compile_says_
 
 @pytest.mark.parametrize("fit, once", [(False, True), (True, False), (True, True), (False, False)])
 def test_a_fresh_compiles_child_is_told_both_switches_and_reads_them_back(tmp_path, monkeypatch, fit, once):
-    """advise's and compare's fresh compiles run `python -m kinspect.inductor.recompile` in a
+    """advise's and compare's fresh compiles run `python -m kinspect.inductor.jobs.recompile` in a
     process of their own: the flags it is started with are the ones it compiles with."""
-    from kinspect.inductor import recompile
+    from kinspect.inductor.jobs import recompile
 
     started = []
     monkeypatch.setattr(recompile.subprocess, "run", lambda cmd, **kw: started.append(cmd) or

@@ -22,10 +22,11 @@ from standins import StandIn
 from synthetic import synthetic_session
 
 from kinspect.core.dispatch.decision import decide
-from kinspect.core.session.model import Finding, Measurement
+from kinspect.core.session.model import Finding
+from kinspect.core.session.runtime import Measurement
 from kinspect.core.store import load, read
 from kinspect.core.session.format.log import LiveLog
-from kinspect.inductor.recorder import Recorder
+from kinspect.inductor.hooks.recorder import Recorder
 
 torch = pytest.importorskip("torch")
 multi_kernel = pytest.importorskip("torch._inductor.codegen.multi_kernel")
@@ -184,7 +185,7 @@ CHILD = r"""
 import os, signal, sys, time
 import torch
 from kinspect.core.session.format.log import FLUSH_S, LiveLog
-from kinspect.inductor.recorder import Recorder
+from kinspect.inductor.hooks.recorder import Recorder
 from synthetic import synthetic_session
 from torch._inductor.codegen.multi_kernel import SizeHintMultiKernelCall
 

@@ -9,10 +9,10 @@ from synthetic import synthetic_session
 
 from kinspect.core.quality.explain import explain_site
 from kinspect.core.quality.roofline import gemm_flops, min_bytes, share
-from kinspect.core.session.model import Measurement
+from kinspect.core.session.runtime import Measurement
 from kinspect.core.store import load, save
 from kinspect.core.dispatch.shapes import FullKey
-from kinspect.inductor.measure import quantile, summarize
+from kinspect.inductor.timing.measure import quantile, summarize
 
 
 def test_quantiles_interpolate_like_numpy_linear():

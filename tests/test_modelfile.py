@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kinspect.core.errors import KinspectError
-from kinspect.inductor.modelfile import DynamicDim, ModelFileError, load_model_file
+from kinspect.inductor.launch.modelfile import DynamicDim, ModelFileError, load_model_file
 
 torch = pytest.importorskip("torch")
 

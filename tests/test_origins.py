@@ -8,13 +8,13 @@ import inspect
 
 import pytest
 
-from kinspect.inductor.origins import module_path, origin_of, user_frame
+from kinspect.inductor.hooks.origins import module_path, origin_of, user_frame
 
 torch = pytest.importorskip("torch")
 from torch import nn  # noqa: E402
 
-from kinspect.inductor.capture import CompileCapture  # noqa: E402
-from kinspect.inductor.pipeline import fresh_entry  # noqa: E402
+from kinspect.inductor.hooks.capture import CompileCapture  # noqa: E402
+from kinspect.inductor.recording.pipeline import fresh_entry  # noqa: E402
 
 
 class Block(nn.Module):

@@ -25,11 +25,11 @@ sympy = pytest.importorskip("sympy")
 from torch._inductor.virtualized import V  # noqa: E402
 
 from kinspect.core.store import load  # noqa: E402
-from kinspect.inductor import pipeline  # noqa: E402
-from kinspect.inductor.capture import GraphRecord, SiteRecord  # noqa: E402
-from kinspect.inductor.modelfile import load_model_file  # noqa: E402
-from kinspect.inductor.measure import Timing  # noqa: E402
-from kinspect.inductor.pipeline import LivePipeline, Options  # noqa: E402
+from kinspect.inductor.recording import pipeline  # noqa: E402
+from kinspect.inductor.hooks.capture import GraphRecord, SiteRecord  # noqa: E402
+from kinspect.inductor.launch.modelfile import load_model_file  # noqa: E402
+from kinspect.inductor.timing.measure import Timing  # noqa: E402
+from kinspect.inductor.recording.pipeline import LivePipeline, Options  # noqa: E402
 
 HINTS = (64, 256, 4096)
 KILLED = "the recording stopped before its end record (was it killed?)"
@@ -212,7 +212,7 @@ def test_the_compile_and_its_recompile_share_the_recordings_own_inductor_caches(
 
 
 def test_measuring_grabs_the_arguments_of_each_sites_last_real_call_at_each_key_and_puts_run_back(live):
-    from kinspect.inductor.measurements import grabbed_arguments
+    from kinspect.inductor.timing.measurements import grabbed_arguments
 
     live.compile()
     live.run_sizes({"B": 9000})
@@ -236,7 +236,7 @@ def gpu_clocks(monkeypatch):
     """The GPU's clocks: each variant is launched once on the grabbed arguments (the real
     launcher), then variant 1 reads 10 us, variant 2 20 us, and variant 0 fails; CUPTI
     reads 0.9 of that; the whole model 50 us (40 on the GPU), a fresh compile 70 (60)."""
-    from kinspect.inductor import measurements, whole_model
+    from kinspect.inductor.timing import measurements, whole_model
 
     def time_variants(launcher, variants, overheads=None, l2_flush=False, progress=None, cancel=None):
         for v in variants:
@@ -292,8 +292,8 @@ def test_a_site_called_at_two_keys_in_one_run_is_timed_at_both(monkeypatch):
 
     from torch._inductor.codegen.multi_kernel import SizeHintMultiKernelCall
 
-    from kinspect.inductor import measurements
-    from kinspect.inductor.recorder import LiveSite
+    from kinspect.inductor.timing import measurements
+    from kinspect.inductor.hooks.recorder import LiveSite
     from standins import StandIn
 
     monkeypatch.setenv("TORCHINDUCTOR_DISABLE_MULTI_KERNEL_CACHE", "1")

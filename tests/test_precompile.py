@@ -21,7 +21,7 @@ from torch._inductor import async_compile as ac  # noqa: E402
 from torch._inductor import autotune_process as ap  # noqa: E402
 from torch._inductor import select_algorithm as sa  # noqa: E402
 
-from kinspect.inductor.capture import CompileCapture  # noqa: E402
+from kinspect.inductor.hooks.capture import CompileCapture  # noqa: E402
 
 Version = collections.namedtuple("Version", "major minor micro releaselevel serial")
 

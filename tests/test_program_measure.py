@@ -9,10 +9,10 @@ import pytest
 from standins import StandIn
 
 from kinspect.core.session.model import Environment, Session
-from kinspect.inductor import measurements
-from kinspect.inductor.measure import Timing
-from kinspect.inductor.program_measure import KeySnapshots
-from kinspect.inductor.recorder import Recorder
+from kinspect.inductor.timing import measurements
+from kinspect.inductor.timing.measure import Timing
+from kinspect.inductor.timing.program_measure import KeySnapshots
+from kinspect.inductor.hooks.recorder import Recorder
 
 torch = pytest.importorskip("torch")
 Call = pytest.importorskip("torch._inductor.codegen.multi_kernel").SizeHintMultiKernelCall

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from kinspect.core.quality.findings import derive_findings
 from kinspect.core.quality.overview import model_quality, site_quality
-from kinspect.core.session.model import DispatchEvent, Measurement, Sweep
+from kinspect.core.session.runtime import DispatchEvent, Measurement, Sweep
 from kinspect.core.store import load
 from kinspect.core.dispatch.shapes import SymbolShape
 from kinspect.core.quality.whatif import current, what_ifs

@@ -12,7 +12,8 @@ from ranks_sessions import TIMES, rank_session
 from kinspect import cli
 from kinspect.core.errors import KinspectError
 from kinspect.core.ranks.merged import merge
-from kinspect.core.session.model import DispatchEvent, Environment
+from kinspect.core.session.runtime import DispatchEvent
+from kinspect.core.session.model import Environment
 from kinspect.core.store import load, save
 
 

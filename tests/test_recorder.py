@@ -13,7 +13,7 @@ import math
 import pytest
 from standins import StandIn
 
-from kinspect.inductor.recorder import Recorder
+from kinspect.inductor.hooks.recorder import Recorder
 
 torch = pytest.importorskip("torch")
 multi_kernel = pytest.importorskip("torch._inductor.codegen.multi_kernel")
@@ -305,7 +305,7 @@ def test_a_cleared_or_changed_shape_cache_is_recorded_as_inductor_holds_it():
 
 def test_a_miss_makes_no_prediction_in_the_run(monkeypatch):
     """kinspect's model of the pick is made when the events are read, once per key."""
-    from kinspect.inductor import recorder
+    from kinspect.inductor.hooks import recorder
 
     made = []
     real = recorder.decide
@@ -329,7 +329,7 @@ def test_with_the_log_no_dispatch_is_predicted_as_it_runs_and_the_reader_predict
     kinspect's prediction (~20 us a key) and the reader makes it, once per key."""
     from kinspect.core.session.format.log import LiveLog
     from kinspect.core.session.model import Environment, Session
-    from kinspect.inductor import recorder
+    from kinspect.inductor.hooks import recorder
 
     made = []
     real = recorder.decide

@@ -10,7 +10,8 @@ from synthetic import synthetic_session
 from kinspect.core.debugger.breakpoints import Breakpoint
 from kinspect.core.errors import KinspectError
 from kinspect.core.debugger.replay import Replay
-from kinspect.core.session.model import DispatchEvent, Session
+from kinspect.core.session.runtime import DispatchEvent
+from kinspect.core.session.model import Session
 from kinspect.core.debugger.timeline import Timeline
 
 

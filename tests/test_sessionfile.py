@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 from synthetic import synthetic_session
 
 from kinspect.core.errors import KinspectError, SessionError
-from kinspect.core.session.misfit import Concrete, Layout, Misfit, Replaced, TemplateMisfit
-from kinspect.core.session.model import Baseline, CallSite, Finding, Recompile, Site, Sweep, TensorSpec
+from kinspect.core.session.benchmark_tensors import Concrete, Layout, Misfit, Replaced, TemplateMisfit
+from kinspect.core.session.runtime import Baseline, Recompile, Sweep
+from kinspect.core.session.model import CallSite, Finding, Site, TensorSpec
 from kinspect.core.store import load, read, save
 from kinspect.core.session.format.log import DispatchRecord, LiveLog
 from kinspect.core.session.format.document import session_to_json

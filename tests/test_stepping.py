@@ -11,7 +11,7 @@ from synthetic import synthetic_session
 
 from kinspect.core.debugger.breakpoints import Breakpoint, EventContext
 from kinspect.core.errors import KinspectError
-from kinspect.core.session.model import DispatchEvent
+from kinspect.core.session.runtime import DispatchEvent
 from kinspect.core.debugger.stepping import PauseGate
 
 WAIT = 10.0

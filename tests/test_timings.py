@@ -16,13 +16,14 @@ from kinspect import cli
 from kinspect.core.debugger.breakpoints import Breakpoint, EventContext, parse_condition
 from kinspect.core.quality.explain import explain_site
 from kinspect.core.export.report_md import render
-from kinspect.core.session.model import DispatchEvent, Environment, Measurement, Session, Site, SymbolInfo, Variant
+from kinspect.core.session.runtime import DispatchEvent, Measurement
+from kinspect.core.session.model import Environment, Session, Site, SymbolInfo, Variant
 from kinspect.core.store import save
 from kinspect.core.dispatch.shapes import FullKey
 from kinspect.core.dispatch.symbolic import SizeExpr, TensorSpec
 from kinspect.core.session.timings import KeyTimings, key_timings
 from kinspect.tui.debug_text import debugger_text
-from kinspect.tui.debugger import IDLE, Current
+from kinspect.core.debugger.cursor import IDLE, Current
 
 HINTS = (64, 256, 4096)
 

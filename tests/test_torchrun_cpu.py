@@ -103,7 +103,7 @@ def test_each_rank_records_its_own_session_and_they_merge(job, tmp_path, capsys)
     ("run", 3, "run.rank3"),
 ])
 def test_each_rank_saves_beside_the_others_with_its_rank_in_the_name(out, rank, expected):
-    from kinspect.commands.recording import rank_path
+    from kinspect.core.store import rank_path
 
     assert rank_path(Path("/r") / out, rank) == Path("/r") / expected
 
@@ -116,7 +116,7 @@ def test_each_rank_saves_beside_the_others_with_its_rank_in_the_name(out, rank, 
 ])
 def test_an_incomplete_torchrun_environment_is_one_line(environ, error):
     from kinspect.core.errors import KinspectError
-    from kinspect.inductor.torchrun import from_environment
+    from kinspect.inductor.launch.torchrun import from_environment
 
     with pytest.raises(KinspectError) as e:
         from_environment(environ)
@@ -124,7 +124,7 @@ def test_an_incomplete_torchrun_environment_is_one_line(environ, error):
 
 
 def test_outside_torchrun_there_is_no_rank():
-    from kinspect.inductor.torchrun import Rank, from_environment
+    from kinspect.inductor.launch.torchrun import Rank, from_environment
 
     assert from_environment({}) is None
     assert from_environment({"RANK": "1", "WORLD_SIZE": "2", "LOCAL_RANK": "1"}) == Rank(1, 2, 1)

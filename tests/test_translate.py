@@ -8,9 +8,10 @@ import pytest
 sympy = pytest.importorskip("sympy")
 pytest.importorskip("torch")
 
-from kinspect.inductor.capture import GraphRecord, SiteRecord  # noqa: E402
-from kinspect.inductor.origins import Origin  # noqa: E402
-from kinspect.inductor.translate import call_lines, site_name, sites  # noqa: E402
+from kinspect.inductor.hooks.capture import GraphRecord, SiteRecord  # noqa: E402
+from kinspect.inductor.hooks.origins import Origin  # noqa: E402
+from kinspect.core.inductor_code.calls import call_lines  # noqa: E402
+from kinspect.inductor.recording.translate import site_name, sites  # noqa: E402
 
 B = sympy.Symbol("s0")
 HINTS = (64, 256)

@@ -15,7 +15,7 @@ from recompiles import again
 from kinspect.core.errors import KinspectError
 from kinspect.core.quality.findings import derive_findings
 from kinspect.core.quality.overview import site_quality
-from kinspect.core.session.model import Baseline, Measurement
+from kinspect.core.session.runtime import Baseline, Measurement
 from kinspect.core.store import load, save
 from kinspect.core.quality.variance import compiles, regret_spread, spreads, unstable_autotune
 

@@ -9,7 +9,7 @@ from fake_pipeline import FakePipeline
 
 from kinspect import cli
 from kinspect.commands import recording
-from kinspect.inductor import pipeline
+from kinspect.inductor.recording import pipeline
 
 recording.cuda_available = lambda: True
 pipeline.LivePipeline = FakePipeline

@@ -16,7 +16,8 @@ from rich.text import Text
 from kinspect.commands import terminal
 from kinspect.commands import recording
 from kinspect.commands.compare_view import phases_line
-from kinspect.commands.options import check_points, parse_hints, progress, compile_flags, compile_options
+from kinspect.commands.options import check_points, parse_hints, compile_flags, compile_options
+from kinspect.core.printing import progress
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.quality import advise
 from kinspect.core.errors import KinspectError
@@ -25,7 +26,7 @@ from kinspect.core.store import output_path, read_text
 from kinspect.core.quality.sweep_plan import parse_ranges
 
 if TYPE_CHECKING:
-    from kinspect.inductor.advise import Advice
+    from kinspect.inductor import Advice
 
 MAX_WORKLOAD_BYTES = 64 << 20
 """A workload file is a line per size: 64 MiB is millions of them."""
@@ -70,9 +71,7 @@ def add_args(a: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     model, ranges, workload, max_hints, compiles = args.model, args.ranges, args.workload, args.max_hints, args.compiles
     points, candidates, out = args.points, args.candidates, args.output
-    from kinspect.inductor import pipeline
-    from kinspect.inductor.advise import run_advise
-    from kinspect.inductor.modelfile import load_model_file
+    from kinspect.inductor import LivePipeline, Options, run_advise, load_model_file
 
     spans = parse_ranges(ranges)
     if max_hints < 1 or compiles < 1:
@@ -88,9 +87,9 @@ def run(args: argparse.Namespace) -> int:
     target = output_path(out) if out is not None else mf.path.with_name(mf.path.stem + ".advise.session.json")
     progress(f"workload: {load.source}")
     progress(f"candidate hints: {cands} (one variant each, compiled together)")
-    options = pipeline.Options(hints=cands, log_path=target.with_suffix(".jsonl"), progress=progress,
+    options = Options(hints=cands, log_path=target.with_suffix(".jsonl"), progress=progress,
                                failure_log=log_path_for(mf.path), **compile_options(args))
-    with pipeline.LivePipeline(mf, options) as live, tempfile.TemporaryDirectory(prefix="kinspect-") as work:
+    with LivePipeline(mf, options) as live, tempfile.TemporaryDirectory(prefix="kinspect-") as work:
         try:
             advice = run_advise(live, spans, load, max_hints, compiles, work, progress)
         except KinspectError as e:

@@ -11,12 +11,13 @@ import tempfile
 from kinspect.commands import terminal
 from kinspect.commands import recording
 from kinspect.commands.compare_view import comparison_table, phases_line, regret_lines, spread_table
-from kinspect.commands.options import parse_hints, parse_steps, progress, session_and_hints, compile_flags, compile_options
+from kinspect.commands.options import parse_hints, parse_steps, session_and_hints, compile_flags, compile_options
+from kinspect.core.printing import progress
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.quality.boundaries import log_grid
 from kinspect.core.quality.comparison import comparison
 from kinspect.core.errors import KinspectError
-from kinspect.core.store import output_path
+from kinspect.core.store import output_path, recording_path
 from kinspect.core.quality.sweep_plan import axis_points, parse_ranges
 from kinspect.core.quality.variance import unstable_autotune
 
@@ -57,9 +58,7 @@ def add_args(c: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     model, ranges, shapes, points, compiles = args.model, args.ranges, args.shapes, args.points, args.compiles
     out, hints = args.output, args.hints
-    from kinspect.inductor import pipeline
-    from kinspect.inductor.compare import run_compare
-    from kinspect.inductor.modelfile import load_model_file
+    from kinspect.inductor import LivePipeline, Options, run_compare, load_model_file
 
     sizes = shapes_for(ranges, shapes, points)
     if compiles < 1:
@@ -69,10 +68,10 @@ def run(args: argparse.Namespace) -> int:
     mf.check_names({k for s in sizes for k in s}, "--range" if ranges else "--shapes")
     if not recording.cuda_available():
         raise KinspectError(recording.no_cuda(mf.path, "kinspect compare"))
-    target = output_path(out) if out is not None else recording.recording_path(mf.path)
-    options = pipeline.Options(hints=hint_list, log_path=target.with_suffix(".jsonl"), progress=progress,
+    target = output_path(out) if out is not None else recording_path(mf.path)
+    options = Options(hints=hint_list, log_path=target.with_suffix(".jsonl"), progress=progress,
                                failure_log=log_path_for(mf.path), **compile_options(args))
-    with pipeline.LivePipeline(mf, options) as live, tempfile.TemporaryDirectory(prefix="kinspect-") as work:
+    with LivePipeline(mf, options) as live, tempfile.TemporaryDirectory(prefix="kinspect-") as work:
         live.compile()
         try:
             phases = run_compare(live, sizes, compiles, work, progress)

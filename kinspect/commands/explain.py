@@ -49,7 +49,7 @@ from kinspect.commands.quality_view import quality_table, what_if_table
 from kinspect.commands.rank_sessions import is_merged, load_merged
 from kinspect.commands.rank_view import print_ranks
 from kinspect.commands import terminal
-from kinspect.commands.terminal import say
+from kinspect.core.printing import say
 from kinspect.core.quality.variance import regret_spread
 from kinspect.commands.model_output import model_output
 from kinspect.commands.stderr_log import log_path_for
@@ -62,14 +62,15 @@ from kinspect.core.quality.explain import SiteExplanation, explain, overview_jso
 from kinspect.core.quality.finding_groups import group_findings
 from kinspect.core.quality.overview import model_quality
 from kinspect.core.session.call_sites import LayerGroup, group_layers
-from kinspect.core.session.model import Baseline, Session
+from kinspect.core.session.runtime import Baseline
+from kinspect.core.session.model import Session
 from kinspect.core.store import load
 from kinspect.core.dispatch.shapes import SymbolShape, format_key, parse_shape, sizes_text
 from kinspect.core.session.timings import method_title
 from kinspect.core.quality.whatif import what_ifs
 
 if TYPE_CHECKING:
-    from kinspect.inductor.modelfile import ModelFile
+    from kinspect.inductor import ModelFile
 
 
 def add_args(e: argparse.ArgumentParser) -> None:
@@ -176,7 +177,7 @@ def _model(path: str, shape: str | None, site: str | None, measure: bool, hints:
            l2_flush: bool, baselines: str | None) -> Session:
     """The session to explain for model.py: live on a GPU; elsewhere its recording, with
     a note on stderr (stdout stays the explanation, JSON included)."""
-    from kinspect.inductor.modelfile import check_model_file, missing_imports
+    from kinspect.inductor import check_model_file, missing_imports
 
     model = Path(path)
     cuda = recording.cuda_available()
@@ -202,8 +203,9 @@ def _model(path: str, shape: str | None, site: str | None, measure: bool, hints:
 def _live(mf: ModelFile, shape: str | None, site: str | None, measure: bool, hints: str | None,
           l2_flush: bool, baselines: str | None) -> Session:
     """Compile model.py on the GPU, run (and measure) the shape, and explain that session."""
-    from kinspect.commands.options import parse_baselines, parse_hints, progress
-    from kinspect.inductor.pipeline import LivePipeline, Options
+    from kinspect.commands.options import parse_baselines, parse_hints
+    from kinspect.core.printing import progress
+    from kinspect.inductor import LivePipeline, Options
 
     kinds = parse_baselines(baselines)
     if kinds and shape is None:

@@ -10,7 +10,7 @@ import argparse
 
 from kinspect.core.errors import KinspectError
 from kinspect.commands.rank_sessions import is_merged, load_merged
-from kinspect.commands.terminal import say
+from kinspect.core.printing import say
 from kinspect.core.export import export_ranks
 from kinspect.core.store import load
 from kinspect.report_files import write

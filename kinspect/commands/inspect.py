@@ -18,7 +18,7 @@ from kinspect.commands import recording
 from kinspect.commands.rank_sessions import is_merged, load_merged, rank_sessions_in
 from kinspect.commands.model_output import model_output
 from kinspect.commands.stderr_log import log_path_for, stderr_to_log
-from kinspect.commands.terminal import say
+from kinspect.core.printing import say
 from kinspect.commands.options import compile_flags, compile_options
 from kinspect.core.errors import KinspectError
 from kinspect.core.store import load
@@ -63,7 +63,7 @@ def source_for_path(path: str, changes: dict[str, bool] | None = None) -> Sessio
         raise KinspectError(f"{path}: no such model file")
     if recording.cuda_available():
         return _live_source(p, changes or {})
-    from kinspect.inductor.modelfile import check_model_file, check_syntax
+    from kinspect.inductor import check_model_file, check_syntax
 
     found = recording.existing_recording(p)
     ranks = [] if found else rank_sessions_in(p.parent, p.stem)
@@ -82,8 +82,7 @@ def _live_source(model: Path, changes: dict[str, bool]) -> SessionSource:
     """Compile and run `model` on this GPU, recording as it goes; the inspector starts at
     once and the compile runs in its worker (`prepare`). Imported here, so that opening a
     recording never imports torch's compiler."""
-    from kinspect.inductor.live_source import LiveSource
-    from kinspect.inductor.pipeline import Options
+    from kinspect.inductor import LiveSource, Options
 
     return LiveSource(model, Options(failure_log=log_path_for(model), **changes))
 

@@ -4,7 +4,6 @@ the benchmarks that take the same flags; and how a command reports progress."""
 from __future__ import annotations
 
 import argparse
-from kinspect.commands.terminal import say
 from kinspect.core.errors import KinspectError, echo
 from kinspect.core.dispatch.shapes import SymbolShape, parse_shape
 from kinspect.core.quality.sweep_plan import MAX_POINTS
@@ -14,10 +13,6 @@ def session_and_hints(parser: argparse.ArgumentParser) -> None:
     """The two options of every command that compiles a model and saves its session."""
     parser.add_argument("-o", "--output", metavar="FILE", help="session file (default: MODEL.session.json beside it)")
     parser.add_argument("--hints", help="multi_kernel_hints, comma-separated (default: the model's, else 64,256,4096)")
-
-
-def progress(text: str) -> None:
-    say(f"kinspect: {text}", err=True)
 
 
 def check_points(points: int, flag: str = "--points") -> int:
@@ -41,7 +36,7 @@ def parse_steps(shapes: list[str] | None) -> list[dict[str, int]] | None:
 
 
 def parse_baselines(text: str | None) -> list[str]:
-    from kinspect.core.session.model import BASELINE_KINDS as KINDS
+    from kinspect.core.session.runtime import BASELINE_KINDS as KINDS
 
     kinds = [k for k in (text or "").replace(" ", "").split(",") if k]
     bad = [k for k in kinds if k not in KINDS]

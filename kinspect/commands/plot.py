@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from kinspect.commands.terminal import say
+from kinspect.core.printing import say
 from kinspect.core.store import load
 
 

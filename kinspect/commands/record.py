@@ -7,15 +7,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kinspect.commands import recording
-from kinspect.commands.options import parse_baselines, parse_hints, parse_steps, progress, session_and_hints, compile_flags, compile_options
+from kinspect.commands.options import (
+    parse_baselines, parse_hints, parse_steps, session_and_hints, compile_flags, compile_options,
+)
+from kinspect.core.printing import progress
 from kinspect.commands.model_output import model_output
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.dispatch.shapes import sizes_text
 from kinspect.core.errors import KinspectError
-from kinspect.core.store import output_path
+from kinspect.core.store import output_path, rank_path, recording_path
 
 if TYPE_CHECKING:
-    from kinspect.inductor.torchrun import Rank
+    from kinspect.inductor import Rank
 
 
 def add_args(r: argparse.ArgumentParser) -> None:
@@ -62,8 +65,7 @@ def run(args: argparse.Namespace) -> int:
 def _record(model: str, out: str | None, hint_list: list[int] | None, steps: list[dict[str, int]] | None,
             train: bool, allow_caches: bool, measure: bool, l2_flush: bool, kinds: list[str],
             rank: Rank | None, changes: dict[str, bool]) -> int:
-    from kinspect.inductor.modelfile import check_model_file, load_model_file, missing_imports
-    from kinspect.inductor.pipeline import LivePipeline, Options
+    from kinspect.inductor import check_model_file, load_model_file, missing_imports, LivePipeline, Options
 
     if not recording.cuda_available():
         if not (missing_imports(model) and recording.existing_recording(Path(model))):
@@ -72,11 +74,11 @@ def _record(model: str, out: str | None, hint_list: list[int] | None, steps: lis
         raise KinspectError(recording.no_cuda(Path(model), "kinspect record"))
     mf = load_model_file(model)
     mf.check_names({k for s in steps or [] for k in s}, "--shapes")
-    target = output_path(out) if out is not None else recording.recording_path(mf.path)
+    target = output_path(out) if out is not None else recording_path(mf.path)
     failure_log = log_path_for(mf.path)
     say = progress
     if rank is not None:  # one file each, and each line says whose
-        target, failure_log = recording.rank_path(target, rank.rank), recording.rank_path(failure_log, rank.rank)
+        target, failure_log = rank_path(target, rank.rank), rank_path(failure_log, rank.rank)
         say = lambda text: progress(f"rank {rank.rank}: {text}")  # noqa: E731
     options = Options(
         hints=hint_list, train=train,

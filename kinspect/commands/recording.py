@@ -25,25 +25,7 @@ from kinspect.core.errors import KinspectError
 from kinspect.core.ranks.merged import MergedRanks
 from kinspect.core.session.model import Session
 from kinspect.core.source import RecordedSource
-
-RECORDING_SUFFIX = ".session.json"
-
-
-def recording_path(model: Path) -> Path:
-    """Where `kinspect record` saves a model's session."""
-    return model.with_name(model.stem + RECORDING_SUFFIX)
-
-
-def rank_path(path: Path, rank: int) -> Path:
-    """Where one rank of a torchrun job saves: the rank before `.session.json` (or before
-    the file's last suffix), so `model.session.json` becomes `model.rank0.session.json`."""
-    name = path.name
-    if name.endswith(RECORDING_SUFFIX):
-        return path.with_name(f"{name[:-len(RECORDING_SUFFIX)]}.rank{rank}{RECORDING_SUFFIX}")
-    if path.suffix:
-        return path.with_name(f"{path.stem}.rank{rank}{path.suffix}")
-    return path.with_name(f"{name}.rank{rank}")
-
+from kinspect.core.store import recording_path
 
 def existing_recording(model: Path) -> Path | None:
     """The recording beside a model: its session file, else the log a killed run left."""
@@ -99,7 +81,7 @@ def device_possible(environ: Mapping[str, str], platform: str, root: Path) -> bo
 def missing_libraries(model: Path) -> str | None:
     """A quiet note naming the modules the model file imports that are not installed
     here, or None. Reads the file's imports; imports nothing."""
-    from kinspect.inductor.modelfile import missing_imports
+    from kinspect.inductor import missing_imports
 
     missing = missing_imports(model)
     if not missing:
@@ -110,7 +92,7 @@ def missing_libraries(model: Path) -> str | None:
 def no_cuda(model: Path, what: str, instead: str = "kinspect open") -> str:
     """One line: `what` needs CUDA; open the recording that exists, or make one."""
     head = f"{model}: {what} needs a CUDA GPU and none is available here"
-    from kinspect.inductor.modelfile import missing_imports
+    from kinspect.inductor import missing_imports
 
     missing = missing_imports(model)
     if missing:
@@ -129,7 +111,7 @@ import os
 import sys
 from kinspect.commands.model_output import model_output
 from kinspect.core.errors import KinspectError
-from kinspect.inductor.modelfile import check_model_file
+from kinspect.inductor import check_model_file
 try:
     with model_output(os.path.basename(sys.argv[1])):
         check_model_file(sys.argv[1])

@@ -40,9 +40,10 @@ def add_args(r: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from kinspect.commands import recording
+    from kinspect.core.store import rank_path
     from kinspect.commands.launch import Program, print_program_traceback
-    from kinspect.commands.options import parse_hints, progress
+    from kinspect.commands.options import parse_hints
+    from kinspect.core.printing import progress
     from kinspect.inductor import torchrun
 
     program = Program.parse(args.module, args.program)
@@ -51,9 +52,9 @@ def run(args: argparse.Namespace) -> int:
     target = Path(args.output) if args.output else program.session_path()
     say = progress
     if rank is not None:  # one file each, and each line says whose
-        target = recording.rank_path(target, rank.rank)
+        target = rank_path(target, rank.rank)
         say = lambda text: progress(f"rank {rank.rank}: {text}")  # noqa: E731
-    from kinspect.inductor.program import ProgramRecording, RunOptions
+    from kinspect.inductor import ProgramRecording, RunOptions
 
     rec = ProgramRecording(RunOptions(target, program.name, hints, args.measure, rank, say, **compile_options(args)))
     ended: BaseException | None = None

@@ -10,13 +10,14 @@ import time
 
 from kinspect.commands import terminal
 from kinspect.commands import recording
-from kinspect.commands.options import check_points, parse_hints, progress, session_and_hints, compile_flags, compile_options
+from kinspect.commands.options import check_points, parse_hints, session_and_hints, compile_flags, compile_options
+from kinspect.core.printing import progress
 from kinspect.commands.quality_view import quality_table, what_if_table
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.dispatch.shapes import sizes_text
 from kinspect.core.errors import KinspectError
 from kinspect.core.numbers import seconds
-from kinspect.core.store import output_path
+from kinspect.core.store import output_path, recording_path
 from kinspect.core.quality.overview import model_quality
 from kinspect.core.quality.sweep_plan import describe, parse_ranges
 from kinspect.core.quality.whatif import what_ifs
@@ -39,9 +40,7 @@ def add_args(w: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     model, ranges, points, out, hints = args.model, args.ranges, args.points, args.output, args.hints
-    from kinspect.inductor import pipeline
-    from kinspect.inductor.modelfile import load_model_file
-    from kinspect.inductor.sweep import run_sweep
+    from kinspect.inductor import LivePipeline, Options, load_model_file, run_sweep
 
     say = progress
     check_points(points)
@@ -51,11 +50,11 @@ def run(args: argparse.Namespace) -> int:
     mf.check_names(spans, "--range")  # before minutes of compiling, and before anything is saved
     if not recording.cuda_available():
         raise KinspectError(recording.no_cuda(mf.path, "kinspect sweep"))
-    target = output_path(out) if out is not None else recording.recording_path(mf.path)
-    options = pipeline.Options(hints=hint_list, log_path=target.with_suffix(".jsonl"), progress=say,
+    target = output_path(out) if out is not None else recording_path(mf.path)
+    options = Options(hints=hint_list, log_path=target.with_suffix(".jsonl"), progress=say,
                                failure_log=log_path_for(mf.path), **compile_options(args))
     cancel = threading.Event()
-    with pipeline.LivePipeline(mf, options) as live:
+    with LivePipeline(mf, options) as live:
         live.compile()
         live.run_workload()
         started = time.perf_counter()

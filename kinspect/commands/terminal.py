@@ -49,8 +49,3 @@ def table_console() -> Console:
 
 PIPE_WIDTH = 1000
 """Columns of a table written to a pipe or a file: wider than any row kinspect prints."""
-
-
-def say(line: str, err: bool = False) -> None:
-    """A plain line to stdout (or stderr, flushed) with the outside text in it shown escaped."""
-    print(shown(line), file=sys.stderr if err else sys.stdout, flush=err)

@@ -24,7 +24,8 @@ from typing import Any, Protocol, runtime_checkable
 from kinspect.core.errors import KinspectError
 from kinspect.core.session.compile_changes import banner_note, stated
 from kinspect.core.ranks.merged import MergedRanks
-from kinspect.core.session.model import Baseline, DispatchEvent, Measurement, Session, Site
+from kinspect.core.session.runtime import Baseline, DispatchEvent, Measurement
+from kinspect.core.session.model import Session, Site
 from kinspect.core.dispatch.shapes import Key
 
 ProgressCallback = Callable[[int, int, str], None]

@@ -22,6 +22,25 @@ from kinspect.core.session.records import collector_paused
 from kinspect.core.session.format.log import load_log, looks_like_log
 from kinspect.core.session.format.document import dumps, session_from_json, session_to_json
 
+RECORDING_SUFFIX = ".session.json"
+
+
+def recording_path(model: Path) -> Path:
+    """Where `kinspect record` saves a model's session."""
+    return model.with_name(model.stem + RECORDING_SUFFIX)
+
+
+def rank_path(path: Path, rank: int) -> Path:
+    """Where one rank of a torchrun job saves: the rank before `.session.json` (or before
+    the file's last suffix), so `model.session.json` becomes `model.rank0.session.json`."""
+    name = path.name
+    if name.endswith(RECORDING_SUFFIX):
+        return path.with_name(f"{name[:-len(RECORDING_SUFFIX)]}.rank{rank}{RECORDING_SUFFIX}")
+    if path.suffix:
+        return path.with_name(f"{path.stem}.rank{rank}{path.suffix}")
+    return path.with_name(f"{name}.rank{rank}")
+
+
 MAX_FILE_BYTES = 1 << 30
 
 

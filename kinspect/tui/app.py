@@ -34,7 +34,7 @@ from kinspect.core.quality.whatif import what_ifs
 from kinspect.core.session.model import Session, Site
 from kinspect.core.source import BaselineSource, CheckedSource, SessionSource, SteppableSource
 from kinspect.tui.commands import InspectorCommands, PaletteCommand
-from kinspect.tui.debugger import IDLE, Debugger
+from kinspect.core.debugger.cursor import IDLE, Debugger
 from kinspect.tui.dialogs import FORMAT_TITLES, ExportScreen, JumpScreen, MeasuredScreen, export_stem, measured_shapes
 from kinspect.tui.help_screen import HelpScreen
 from kinspect.tui.live_run import SourceGuard
@@ -52,7 +52,7 @@ from kinspect.tui.panes.requests import (
     VariantRequested,
 )
 from kinspect.tui.panes.tabs import TABS
-from kinspect.tui.state import Decider, Inspection, InspectorState, View, shape_text
+from kinspect.core.inspector.state import Decider, Inspection, InspectorState, View, shape_text
 from kinspect.tui.text import literal
 from kinspect.tui.widgets.banner import Banner
 from kinspect.tui.widgets.measure_bar import MeasureBar

@@ -10,11 +10,12 @@ from rich.text import Text
 
 from kinspect.core.debugger.breakpoints import Breakpoint
 from kinspect.core.errors import KinspectError
-from kinspect.core.session.model import DispatchEvent, Session
+from kinspect.core.session.runtime import DispatchEvent
+from kinspect.core.session.model import Session
 from kinspect.core.dispatch.shapes import format_key
 from kinspect.core.debugger.timeline import Cell, Timeline
 from kinspect.core.session.timings import method_title
-from kinspect.tui.debugger import PAUSED, RUNNING, Current
+from kinspect.core.debugger.cursor import PAUSED, RUNNING, Current
 from kinspect.tui.text import literal
 from kinspect.core import numbers
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.message import Message
 
-from kinspect.core.session.model import Baseline, DispatchEvent, Measurement
+from kinspect.core.session.runtime import Baseline, DispatchEvent, Measurement
 from kinspect.core.dispatch.shapes import Key
 
 

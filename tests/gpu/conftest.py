@@ -29,8 +29,8 @@ class Recorded:
     """A live pipeline that compiled, ran its workload and (for samples) measured."""
 
     def __init__(self, path: Path, measure_at: list[dict[str, int]] | None) -> None:
-        from kinspect.inductor.modelfile import load_model_file
-        from kinspect.inductor.pipeline import LivePipeline, Options
+        from kinspect.inductor.launch.modelfile import load_model_file
+        from kinspect.inductor.recording.pipeline import LivePipeline, Options
 
         self.progress: list[str] = []
         self.mf = load_model_file(path)
@@ -40,7 +40,7 @@ class Recorded:
         self.measured = [self.live.measure(sizes) for sizes in (measure_at or [])]
         self.sweep = None
         if path.parent == SAMPLES and path.stem in SWEEPS and os.environ.get("KINSPECT_RECORD_DIR"):
-            from kinspect.inductor.sweep import run_sweep
+            from kinspect.inductor.jobs.sweep import run_sweep
 
             ranges, points = SWEEPS[path.stem]
             self.sweep = run_sweep(self.live, ranges, points, self.progress.append)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gpu_cases import MEASURE_AT, SAMPLES
 
-from kinspect.core.session.model import BASELINE_KINDS
+from kinspect.core.session.runtime import BASELINE_KINDS
 
 
 def test_every_baseline_kind_has_times(recorded):

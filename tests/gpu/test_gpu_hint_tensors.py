@@ -17,13 +17,13 @@ import pytest
 from gpu_cases import MODELS, SAMPLES
 
 from kinspect.core.errors import KinspectError
-from kinspect.core.quality.benchmark_fit import KIND
+from kinspect.core.quality.benchmark_tensors import KIND
 from kinspect.core.session.compile_changes import PATCH_KEY
 
 
 def _pipeline(path: Path, **options):
-    from kinspect.inductor.modelfile import load_model_file
-    from kinspect.inductor.pipeline import LivePipeline, Options
+    from kinspect.inductor.launch.modelfile import load_model_file
+    from kinspect.inductor.recording.pipeline import LivePipeline, Options
 
     said: list[str] = []
     live = LivePipeline(load_model_file(path), Options(progress=said.append, **options))
@@ -55,7 +55,7 @@ def test_fitted_bmm_compiles_and_its_autotune_time_agrees_with_the_kernel_on_a_r
 
 def test_timm_vit_with_the_batch_dynamic_records_and_sweeps_with_the_fit():
     pytest.importorskip("timm")
-    from kinspect.inductor.sweep import run_sweep
+    from kinspect.inductor.jobs.sweep import run_sweep
 
     live, said = _pipeline(SAMPLES / "vit.py", fit_benchmark_tensors=True)
     live.compile()

@@ -14,9 +14,9 @@ pytest.importorskip("textual")
 sys.path.insert(0, str(ROOT / "tests" / "tui"))
 from tui_helpers import footer_dimmed, screen_text, wait_until  # noqa: E402
 
-from kinspect.inductor.live_source import LiveSource  # noqa: E402
+from kinspect.inductor.recording.live_source import LiveSource  # noqa: E402
 from kinspect.tui.app import InspectorApp  # noqa: E402
-from kinspect.tui.debugger import IDLE, PAUSED  # noqa: E402
+from kinspect.core.debugger.cursor import IDLE, PAUSED  # noqa: E402
 from kinspect.tui.widgets.shape_input import ShapeInput  # noqa: E402
 
 

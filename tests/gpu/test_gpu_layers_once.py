@@ -25,8 +25,8 @@ pytest.importorskip("transformers")
 def once(tmp_path_factory):
     from torch._inductor.codegen.multi_kernel import SizeHintMultiKernelCall
 
-    from kinspect.inductor.modelfile import load_model_file
-    from kinspect.inductor.pipeline import LivePipeline, Options
+    from kinspect.inductor.launch.modelfile import load_model_file
+    from kinspect.inductor.recording.pipeline import LivePipeline, Options
 
     ran: list[tuple[str, tuple, int]] = []
     original = SizeHintMultiKernelCall.run

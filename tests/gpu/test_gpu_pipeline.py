@@ -121,8 +121,8 @@ def test_session_round_trips_and_explains(recorded, tmp_path):
 
 
 def test_log_written_as_events_happen(recorded, tmp_path):
-    from kinspect.inductor.modelfile import load_model_file
-    from kinspect.inductor.pipeline import LivePipeline, Options
+    from kinspect.inductor.launch.modelfile import load_model_file
+    from kinspect.inductor.recording.pipeline import LivePipeline, Options
 
     log = tmp_path / "linear.session.jsonl"
     with LivePipeline(load_model_file(SAMPLES / "linear.py"), Options(log_path=log)) as live:

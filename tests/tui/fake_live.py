@@ -3,7 +3,7 @@
 Each site of a synthetic session becomes a real `SizeHintMultiKernelCall`, built inside a
 `Recorder` (construction is what the recorder hooks) with stand-in kernels that log which
 of them ran, and is called through the real `run` on meta tensors of the site's runtime
-key. The gate goes in exactly as `kinspect.inductor.live_source.LiveSource` installs it,
+key. The gate goes in exactly as `kinspect.inductor.recording.live_source.LiveSource` installs it,
 so a test sees the model's thread block, step and run a forced kernel for real.
 """
 
@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from standins import StandIn
 
 from kinspect.core.errors import KinspectError
-from kinspect.core.session.model import DispatchEvent, Measurement, Session, Site
+from kinspect.core.session.runtime import DispatchEvent, Measurement
+from kinspect.core.session.model import Session, Site
 from kinspect.core.dispatch.shapes import Key
-from kinspect.inductor.recorder import Recorder
+from kinspect.inductor.hooks.recorder import Recorder
 
 os.environ["TORCHINDUCTOR_DISABLE_MULTI_KERNEL_CACHE"] = "1"  # the class reads a disk cache keyed by real kernels
 

@@ -129,7 +129,7 @@ def test_bad_paths(tmp_path, capsys, opened, no_cuda, name, message):
 
 def test_without_cuda_a_model_that_parses_opens_its_recording_before_loading(tmp_path, opened, no_cuda, monkeypatch):
     """Loading the model imports torch (seconds): the recording opens first, checked later."""
-    from kinspect.inductor import modelfile
+    from kinspect.inductor.launch import modelfile
 
     monkeypatch.setattr(modelfile, "load_model_file", lambda path: pytest.fail("loaded before the recording opened"))
     model = tmp_path / "model.py"

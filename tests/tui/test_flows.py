@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from kinspect.core.dispatch.shapes import parse_shape
-from kinspect.core.session.model import Measurement
+from kinspect.core.session.runtime import Measurement
 from kinspect.core.store import load
 from kinspect.core.source import RecordedSource
 from kinspect.core.dispatch.symbolic import SizeExpr
@@ -337,7 +337,7 @@ async def test_the_map_cursor_types_the_shape_and_the_table_follows():
 async def test_the_map_tab_shows_the_comparison_under_the_map_when_compare_made_one():
     """The linear recording with `kinspect compare` timings added: under the map, each kind's
     geometric-mean slowdown as a bar and the per-shape times; without them, nothing extra."""
-    from kinspect.core.session.model import Baseline
+    from kinspect.core.session.runtime import Baseline
 
     session = load(SAMPLES / "linear.session.json")
     app = InspectorApp(RecordedSource(session))

@@ -10,7 +10,7 @@ from synthetic import synthetic_session
 from tui_helpers import footer_dimmed, screen_text, toasts, wait_until
 
 from kinspect.tui.app import InspectorApp
-from kinspect.tui.debugger import IDLE, PAUSED
+from kinspect.core.debugger.cursor import IDLE, PAUSED
 
 fake_live = pytest.importorskip("fake_live")
 

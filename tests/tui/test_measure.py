@@ -6,7 +6,7 @@ import time
 
 from tui_helpers import FakeSource, footer_dimmed, screen_text, session_with_finding, toasts, type_shape, wait_until
 
-from kinspect.core.session.model import Baseline
+from kinspect.core.session.runtime import Baseline
 from kinspect.core.source import RecordedSource
 from kinspect.tui.app import InspectorApp
 from kinspect.tui.widgets.measure_bar import MeasureBar

@@ -17,7 +17,8 @@ from textual.css.query import NoMatches
 from textual.geometry import Region
 from textual.widget import Widget
 
-from kinspect.core.session.model import Finding, Measurement, Session, Site
+from kinspect.core.session.model import Finding, Session, Site
+from kinspect.core.session.runtime import Measurement
 from kinspect.core.dispatch.shapes import Key
 from kinspect.core.source import ProgressCallback
 from kinspect.tui.app import InspectorApp

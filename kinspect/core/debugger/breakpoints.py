@@ -24,7 +24,8 @@ from kinspect.core.debugger.conditions import (
     site_restriction,
 )
 from kinspect.core.errors import KinspectError
-from kinspect.core.session.model import DispatchEvent, Session
+from kinspect.core.session.runtime import DispatchEvent
+from kinspect.core.session.model import Session
 from kinspect.core.dispatch.symbolic import TensorSpec
 
 _KEY_DIM = re.compile(r"^t([0-9]{1,2})d([0-9]{1,2})$")

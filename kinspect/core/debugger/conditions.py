@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kinspect.core.errors import KinspectError
-from kinspect.core.session.model import DispatchEvent
+from kinspect.core.session.runtime import DispatchEvent
 
 MAX_LENGTH = 2000
 MAX_DEPTH = 64

@@ -17,7 +17,8 @@ from itertools import compress
 from kinspect.core.debugger.breakpoints import Breakpoint, EventContext
 from kinspect.core.debugger.conditions import Predicate
 from kinspect.core.errors import KinspectError
-from kinspect.core.session.model import DispatchEvent, Session
+from kinspect.core.session.runtime import DispatchEvent
+from kinspect.core.session.model import Session
 
 
 def site_indices(events: Sequence[DispatchEvent]) -> dict[str, list[int]]:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from kinspect.core.debugger.breakpoints import Breakpoint, EventContext
 from kinspect.core.debugger.conditions import Predicate
 from kinspect.core.errors import KinspectError
-from kinspect.core.session.model import DispatchEvent
+from kinspect.core.session.runtime import DispatchEvent
 
 PauseCallback = Callable[[DispatchEvent], None]
 

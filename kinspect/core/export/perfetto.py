@@ -24,7 +24,8 @@ from typing import Any
 from kinspect.core.errors import KinspectError
 from kinspect.core.dispatch.heuristics import HEURISTICS
 from kinspect.core.ranks.merged import MergedRanks
-from kinspect.core.session.model import DispatchEvent, Session
+from kinspect.core.session.runtime import DispatchEvent
+from kinspect.core.session.model import Session
 from kinspect.core.dispatch.shapes import Key, format_key, sizes_text
 from kinspect.core.quality.overview import SizeNamer
 from kinspect.core.session.timings import KeyTimings, method_title

@@ -26,7 +26,8 @@ from kinspect.core.quality.overview import SizeNamer, model_quality
 from kinspect.core.quality.variance import regret_spread, spreads, widest
 from kinspect.core.quality.whatif import current, what_ifs
 from kinspect.core.session.eventlog import deciders
-from kinspect.core.session.model import DispatchEvent, Session, Site
+from kinspect.core.session.runtime import DispatchEvent
+from kinspect.core.session.model import Session, Site
 from kinspect.core.session.timings import NOISE_RATIO, method_title
 
 SECTIONS = ("Environment", "Symbols", "Sites", "Findings", "Quality", "Comparison", "Decisions", "Measurements",

@@ -25,7 +25,8 @@ import numpy as np
 from kinspect.core.quality.boundaries import log_grid
 from kinspect.core.errors import KinspectError, ShapeError, echo
 from kinspect.core.numbers import ratio, ratio_range
-from kinspect.core.session.model import Measurement, Recompile, Session, Site
+from kinspect.core.session.runtime import Measurement, Recompile
+from kinspect.core.session.model import Session, Site
 from kinspect.core.dispatch.shapes import Key, format_key, sizes_text
 from kinspect.core.session.timings import KeyTimings, first_of_kernel, geomean, key_timings
 from kinspect.core.quality.model_calls import ModelCalls

@@ -21,7 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from kinspect.core.session.model import Baseline, Session
+from kinspect.core.session.runtime import Baseline
+from kinspect.core.session.model import Session
 from kinspect.core.session.timings import geomean
 
 KINDS = ("hinted", "oracle", "exact_hint", "static", "eager")

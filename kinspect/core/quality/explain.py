@@ -15,7 +15,8 @@ from kinspect.core.dispatch.decision import Decision
 from kinspect.core.errors import KinspectError, ShapeError
 from kinspect.core.dispatch.heuristics import HEURISTICS
 from kinspect.core.quality.overview import ModelQuality
-from kinspect.core.session.model import Baseline, Measurement, Session, Site
+from kinspect.core.session.runtime import Baseline, Measurement
+from kinspect.core.session.model import Session, Site
 from kinspect.core.session.format.compiled import call_site_to_json
 from kinspect.core.session.format.results import baseline_to_json
 from kinspect.core.dispatch.shapes import FullKey, Key, ParsedShape
@@ -116,7 +117,7 @@ def explain(
     session: Session, shape: ParsedShape, site: str | None = None, heuristic: str = "inductor"
 ) -> list[SiteExplanation]:
     """Explain a shape at every site (or one); fails only if it applies to none. A whole
-    key is decided only where it fits (`kinspect.core.dispatch.fit`); elsewhere it is an
+    key is decided only where it can reach (`kinspect.core.dispatch.reach`); elsewhere it is an
     error entry."""
     if heuristic not in HEURISTICS:
         raise KinspectError(f"unknown heuristic {heuristic!r}; known: {', '.join(HEURISTICS)}")

@@ -18,7 +18,8 @@ from itertools import repeat
 
 from kinspect.core.quality.rules import Facts, session_rule, site_rule
 from kinspect.core.session.eventlog import EventLog
-from kinspect.core.session.model import AutotuneRow, DispatchEvent, Finding, Session, Site, Variant
+from kinspect.core.session.model import AutotuneRow, Finding, Session, Site, Variant
+from kinspect.core.session.runtime import DispatchEvent
 from kinspect.core.dispatch.operands import operand_names
 from kinspect.core.dispatch.shapes import format_key
 from kinspect.core.numbers import ratio, us_text
@@ -273,5 +274,5 @@ def refreshed(session: Session) -> list[Finding]:
 # hint-benchmark-tensor and hint-size-in-kernel) are listed after this module's.
 from kinspect.core.quality import variance  # noqa: E402,F401
 from kinspect.core.quality import roofline  # noqa: E402,F401
-from kinspect.core.quality import benchmark_fit  # noqa: E402,F401
+from kinspect.core.quality import benchmark_tensors  # noqa: E402,F401
 from kinspect.core.quality import kernel_sizes  # noqa: E402,F401

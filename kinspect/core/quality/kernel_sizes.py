@@ -26,7 +26,7 @@ import operator
 import re
 
 from kinspect.core.numbers import us_text
-from kinspect.core.quality.benchmark_fit import SWIZZLE_ROWS
+from kinspect.core.quality.benchmark_tensors import SWIZZLE_ROWS
 from kinspect.core.quality.rules import Facts, site_rule
 from kinspect.core.session.model import Finding, Site, Variant
 

@@ -23,7 +23,8 @@ from collections.abc import Mapping
 
 from kinspect.core.dispatch.shapes import Key, SymbolShape
 from kinspect.core.session.call_sites import group_layers
-from kinspect.core.session.model import DispatchEvent, Session, Site
+from kinspect.core.session.runtime import DispatchEvent
+from kinspect.core.session.model import Session, Site
 
 Sizes = frozenset[tuple[str, int]]
 

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from kinspect.core.numbers import ratio, spread_text
 from kinspect.core.quality.overview import SizeNamer, picks
 from kinspect.core.quality.rules import session_rule
-from kinspect.core.session.model import Finding, Recompile, Session, Site
+from kinspect.core.session.model import Finding, Session, Site
+from kinspect.core.session.runtime import Recompile
 from kinspect.core.dispatch.shapes import Key, sizes_or_key
 from kinspect.core.session.timings import KeyTimings, first_of_kernel, geomean, timings_by_key
 

@@ -1,4 +1,4 @@
-"""The session: what one recording knows (`model`), the one rule for timings at a key
+"""The session: what one recording knows (`model` for what was compiled, `runtime` for what ran), the one rule for timings at a key
 (`timings`), the events as columns (`eventlog`), call sites folded by layer
 (`call_sites`), and the file format (`format`).
 

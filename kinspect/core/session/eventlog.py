@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from itertools import compress, repeat
 from typing import Any, overload
 
-from kinspect.core.session.model import DispatchEvent
+from kinspect.core.session.runtime import DispatchEvent
 from kinspect.core.dispatch.shapes import Key
 
 

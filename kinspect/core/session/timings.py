@@ -34,13 +34,11 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from operator import itemgetter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from kinspect.core.dispatch.shapes import Key
 from kinspect.core.session.records import build
-
-if TYPE_CHECKING:
-    from kinspect.core.session.model import Measurement
-    from kinspect.core.dispatch.shapes import Key
+from kinspect.core.session.runtime import Measurement
 
 PREFERENCE = ("cuda_events", "cupti")
 NOISE_RATIO = 1.05

@@ -22,7 +22,7 @@ from textual.css.query import NoMatches
 from textual.widgets import TabbedContent, TabPane
 
 from kinspect.core.ranks.merged import MergedRanks
-from kinspect.tui.state import Inspection, View
+from kinspect.core.inspector.state import Inspection, View
 
 if TYPE_CHECKING:
     from textual.widget import AwaitMount

@@ -20,7 +20,7 @@ from textual.widget import Widget
 from kinspect.core.debugger.stepping import PauseGate
 from kinspect.core.session.model import Session
 from kinspect.core.source import SteppableSource
-from kinspect.tui.debugger import Debugger
+from kinspect.core.debugger.cursor import Debugger
 from kinspect.tui.live_run import RunStop, SourceGuard
 from kinspect.tui.messages import LivePaused, LiveStepDone
 

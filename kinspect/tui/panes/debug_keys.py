@@ -14,7 +14,7 @@ from typing import ClassVar
 from textual.binding import Binding
 
 from kinspect.core.errors import KinspectError
-from kinspect.tui.debugger import IDLE, PAUSED, RUNNING
+from kinspect.core.debugger.cursor import IDLE, PAUSED, RUNNING
 from kinspect.tui.dialogs import JumpScreen, OverrideScreen
 from kinspect.tui.panes.base import InspectorPane, PaneContext
 from kinspect.tui.panes.requests import DebuggerMoved, TabRequested

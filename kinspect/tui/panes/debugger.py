@@ -20,7 +20,7 @@ from kinspect.tui.messages import LivePaused, LiveStepDone
 from kinspect.tui.panes.base import PaneContext
 from kinspect.tui.panes.debug_keys import DEBUG_TABS, DebugPane
 from kinspect.tui.panes.requests import ReloadRequested
-from kinspect.tui.state import View
+from kinspect.core.inspector.state import View
 from kinspect.tui.text import error_text, literal
 from kinspect.tui.widgets.breakpoint_list import BreakpointList
 from kinspect.tui.widgets.condition_entry import ConditionEntry

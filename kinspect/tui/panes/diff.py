@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 
 from kinspect.core.session.model import Site
 from kinspect.tui.panes.base import InspectorPane, PaneContext
-from kinspect.tui.state import View
+from kinspect.core.inspector.state import View
 from kinspect.tui.widgets.diff_view import DiffView
 
 

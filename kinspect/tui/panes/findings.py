@@ -10,7 +10,7 @@ from textual.widgets import TabbedContent
 from kinspect.core.session.model import Session
 from kinspect.tui.panes.base import InspectorPane, PaneContext
 from kinspect.tui.panes.requests import SiteRequested
-from kinspect.tui.state import Inspection, View
+from kinspect.core.inspector.state import Inspection, View
 from kinspect.tui.widgets.findings_list import FindingsList
 
 

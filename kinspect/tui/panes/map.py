@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from kinspect.core.dispatch.shapes import SymbolShape, sizes_text
 from kinspect.tui.panes.base import InspectorPane, PaneContext
 from kinspect.tui.panes.requests import ShapeRequested
-from kinspect.tui.state import View
+from kinspect.core.inspector.state import View
 from kinspect.tui.widgets.decision_map_view import DecisionMapView
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.app import ComposeResult
 
 from kinspect.tui.panes.base import InspectorPane
-from kinspect.tui.state import View
+from kinspect.core.inspector.state import View
 from kinspect.tui.widgets.source_view import SourceView
 
 

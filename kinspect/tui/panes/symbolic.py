@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.widgets import Static
 
 from kinspect.tui.panes.base import InspectorPane, PaneContext
-from kinspect.tui.state import View
+from kinspect.core.inspector.state import View
 from kinspect.tui.widgets.symbolic_table import SYMBOLIC_LEGEND, SymbolicTable
 
 

@@ -9,7 +9,7 @@ from textual.containers import Vertical
 
 from kinspect.tui.panes.debug_keys import DebugPane
 from kinspect.tui.panes.requests import SiteRequested
-from kinspect.tui.state import View
+from kinspect.core.inspector.state import View
 from kinspect.tui.widgets.timeline_view import TimelineView
 
 

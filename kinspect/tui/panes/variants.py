@@ -12,7 +12,7 @@ from textual.widgets import DataTable
 from kinspect.core.dispatch.shapes import SymbolShape
 from kinspect.tui.panes.base import InspectorPane, PaneContext
 from kinspect.tui.panes.requests import TabRequested, VariantRequested
-from kinspect.tui.state import View
+from kinspect.core.inspector.state import View
 from kinspect.tui.text import literal
 from kinspect.tui.widgets.decision_summary import DecisionSummary, decision_summary
 from kinspect.tui.widgets.source_view import SourceView

@@ -11,9 +11,10 @@ from kinspect.core.dispatch.decision import Decision
 from kinspect.core.dispatch.shapes import format_key
 from kinspect.core.quality.explain import SiteExplanation
 from kinspect.core.quality.variance import CompileTimes, regrets_at
-from kinspect.core.session.model import Baseline, CallSite, Site
+from kinspect.core.session.runtime import Baseline
+from kinspect.core.session.model import CallSite, Site
 from kinspect.core.session.timings import method_title
-from kinspect.tui.observed import Observed
+from kinspect.core.inspector.observed import Observed
 from kinspect.tui.text import literal
 from kinspect.tui.widgets.variants_table import CHOSEN, MISMATCH
 from kinspect.core import numbers

@@ -15,7 +15,8 @@ from kinspect.core.dispatch.operands import operand_names
 from kinspect.core.dispatch.shapes import format_key
 from kinspect.core.dispatch.symbolic import TensorSpec
 from kinspect.core.quality.explain import SiteExplanation
-from kinspect.core.session.model import Measurement, Site
+from kinspect.core.session.runtime import Measurement
+from kinspect.core.session.model import Site
 from kinspect.tui.text import literal, plain
 from kinspect.tui.widgets.columns import aligned_row, column_widths
 from kinspect.core import numbers

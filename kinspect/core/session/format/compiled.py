@@ -29,7 +29,7 @@ from kinspect.core.session.format.checks import (
     failure,
     key_to_json,
 )
-from kinspect.core.session.format.misfits import misfit_from_json, misfit_to_json
+from kinspect.core.session.format.benchmark_tensors import misfit_from_json, misfit_to_json
 from kinspect.core.dispatch.symbolic import SYMBOL_NAME, ExprError, SizeExpr, TensorSpec
 
 

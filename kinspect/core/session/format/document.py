@@ -15,7 +15,8 @@ from typing import Any
 
 from kinspect.core.errors import SessionError
 from kinspect.core.dispatch.shapes import Key
-from kinspect.core.session.model import FORMAT, VERSION, CallSite, Measurement, Session, Site
+from kinspect.core.session.model import FORMAT, VERSION, CallSite, Session, Site
+from kinspect.core.session.runtime import Measurement
 from kinspect.core.session.format.checks import a_key_table, a_list, an_object, key_to_json
 from kinspect.core.session.format.compiled import (
     graph_from_json,

@@ -14,7 +14,8 @@ from typing import Any
 
 from kinspect.core.errors import SessionError
 from kinspect.core.session.eventlog import EventLog
-from kinspect.core.session.model import DispatchEvent, Site
+from kinspect.core.session.runtime import DispatchEvent
+from kinspect.core.session.model import Site
 from kinspect.core.session.format.checks import (
     a_bool,
     a_list,

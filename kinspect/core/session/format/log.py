@@ -48,7 +48,8 @@ from typing import Any, NamedTuple, NoReturn
 
 from kinspect.core.errors import SessionError
 from kinspect.core.session.eventlog import EventLog
-from kinspect.core.session.model import FORMAT, VERSION, Finding, Graph, Measurement, Session, Site, SymbolInfo
+from kinspect.core.session.model import FORMAT, VERSION, Finding, Graph, Session, Site, SymbolInfo
+from kinspect.core.session.runtime import Measurement
 from kinspect.core.session.format.checks import an_int, a_key, a_list, an_object, an_int_or_null, a_string
 from kinspect.core.session.format.compiled import graph_to_json, site_to_json, symbol_to_json
 from kinspect.core.session.format.document import session_from_json

@@ -18,18 +18,10 @@ from itertools import repeat
 from operator import attrgetter
 from typing import Any
 
-from kinspect.core.session.model import (
-    BASELINE_KINDS,
-    INSPECTED_KINDS,
-    RECOMPILE_PURPOSES,
-    SEVERITIES,
-    Baseline,
-    Finding,
-    Measurement,
-    Recompile,
-    Site,
-    Sweep,
+from kinspect.core.session.runtime import (
+    BASELINE_KINDS, INSPECTED_KINDS, RECOMPILE_PURPOSES, Baseline, Measurement, Recompile, Sweep,
 )
+from kinspect.core.session.model import SEVERITIES, Finding, Site
 from kinspect.core.session.format.checks import (
     MAX_TEXT,
     a_bool,

@@ -1,0 +1,5 @@
+"""Inductor's output code read as text: the wrapper module it writes for each graph.
+
+Pure text, so what it finds holds for a wrapper read from a live compile, a saved
+recording or a trace alike. May import `kinspect.core.errors` only.
+"""
