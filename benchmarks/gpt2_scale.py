@@ -30,13 +30,14 @@ def main() -> None:
     from kinspect.commands.options import parse_hints
     from kinspect.core.errors import KinspectError
     from kinspect.inductor.launch.modelfile import load_model_file
+    from kinspect.core.session.compile_changes import CompileChanges
     from kinspect.inductor.recording.pipeline import LivePipeline, Options
 
     t0 = time.perf_counter()
     mf = load_model_file(ROOT / "samples" / "gpt2.py")
     hints = parse_hints(a.hints) if a.hints else None
     options = Options(hints=hints, failure_log=Path(a.output).with_suffix(".log"),
-                      fit_benchmark_tensors=a.fit_benchmark_tensors)
+                      changes=CompileChanges(fit_benchmark_tensors=a.fit_benchmark_tensors))
     with LivePipeline(mf, options) as live:
         try:
             live.compile()

@@ -154,10 +154,11 @@ torch.cuda.synchronize(); report(time.perf_counter() - t)
 
 KINSPECT = COUNTERS + """
 from kinspect.inductor.launch.modelfile import load_model_file
+from kinspect.core.session.compile_changes import CompileChanges
 from kinspect.inductor.recording.pipeline import LivePipeline, Options
 mf = load_model_file(@MODEL@)
 t = time.perf_counter()
-with LivePipeline(mf, Options(fit_benchmark_tensors=@FIT@, layers_once=@ONCE@)) as live:
+with LivePipeline(mf, Options(changes=CompileChanges(fit_benchmark_tensors=@FIT@, layers_once=@ONCE@))) as live:
     live.compile()
 report(time.perf_counter() - t)
 """

@@ -24,6 +24,7 @@ from typing import Any
 
 from standins import StandIn
 
+from kinspect.core.session.compile_changes import CompileChanges
 from kinspect.core.session.runtime import Baseline, Measurement, Recompile
 from kinspect.core.session.model import Session, Site, Variant
 from kinspect.core.dispatch.shapes import Key
@@ -200,15 +201,13 @@ class FakePipeline:
 
 def fake_compile_afresh(model: str | Path, hints: Sequence[int], sizes: Sequence[Mapping[str, int]], purpose: str,
                         workdir: str | Path, progress: Callable[[str], None], timeout: float = 0,
-                        fit: bool = False, layers_once: bool = False) -> tuple[Recompile, Session]:
+                        changes: CompileChanges = CompileChanges()) -> tuple[Recompile, Session]:
     """`kinspect.inductor.jobs.recompile.compile_afresh` on the CPU: a stand-in pipeline compiled
-    with these hints and measured at each size, in this process (`fit` and `layers_once`
-    reach it as the real child's flags would; the stand-ins have no benchmark tensors and
-    no layers)."""
+    with these hints and measured at each size, in this process (the `changes` reach it as
+    the real child's flags would; the stand-ins have no benchmark tensors and no layers)."""
     from kinspect.inductor.launch.modelfile import load_model_file
 
-    live = FakePipeline(load_model_file(model), Options(hints=list(hints), fit_benchmark_tensors=fit,
-                                                             layers_once=layers_once))
+    live = FakePipeline(load_model_file(model), Options(hints=list(hints), changes=changes))
     live.changed = True
     live.compile()
     for point in sizes:

@@ -376,7 +376,10 @@ def test_a_view_no_plain_call_makes_gets_a_report_without_a_script(seen_bmm):
 def test_a_fitted_pipelines_session_states_the_patch():
     from kinspect.inductor.recording.assembly import environment
 
-    assert environment([64], train=False, allow_caches=False, rank=None, fit=True).config[PATCH_KEY] is True
+    from kinspect.core.session.compile_changes import CompileChanges
+
+    fitted = CompileChanges(fit_benchmark_tensors=True)
+    assert environment([64], train=False, allow_caches=False, rank=None, changes=fitted).config[PATCH_KEY] is True
     assert PATCH_KEY not in environment([64], train=False, allow_caches=False, rank=None).config
 
 

@@ -196,18 +196,20 @@ def test_ctrl_c_while_advise_times_the_candidates_saves_them_and_compiles_nothin
 @pytest.mark.parametrize("command", [
     ["record"], ["sweep", "--range", "B=16..64", "--points", "2"], ["compare", "--shapes", "B=100", "--compiles", "2"],
     ["advise", "--range", "B=16..256", "--max-hints", "1"]], ids=lambda c: c[0])
-@pytest.mark.parametrize("flag, option", [("--fit-benchmark-tensors", "fit_benchmark_tensors"),
+@pytest.mark.parametrize("flag, option", [("--one-size-per-symbol", "one_size_per_symbol"),
+                                          ("--fit-benchmark-tensors", "fit_benchmark_tensors"),
                                           ("--compile-layers-once", "layers_once")])
 def test_what_kinspect_may_change_reaches_every_compile_a_command_makes(tmp_path, fake_gpu, capsys, command, flag,
                                                                         option):
     out = tmp_path / "linear.session.json"
     assert cli.main([command[0], str(LINEAR), *command[1:], flag, "-o", str(out)]) == 0
-    assert FakePipeline.made and all(getattr(p.options, option) for p in FakePipeline.made)
+    assert FakePipeline.made and all(getattr(p.options.changes, option) for p in FakePipeline.made)
     assert cli.main([command[0], str(LINEAR), *command[1:], "-o", str(out)]) == 0
-    assert not getattr(FakePipeline.made[-1].options, option)
+    assert not getattr(FakePipeline.made[-1].options.changes, option)
 
 
-@pytest.mark.parametrize("flag, option", [("--fit-benchmark-tensors", "fit_benchmark_tensors"),
+@pytest.mark.parametrize("flag, option", [("--one-size-per-symbol", "one_size_per_symbol"),
+                                          ("--fit-benchmark-tensors", "fit_benchmark_tensors"),
                                           ("--compile-layers-once", "layers_once")])
 def test_what_kinspect_may_change_reaches_the_live_inspectors_compile(monkeypatch, flag, option):
     """`kinspect MODEL.py FLAG` on a CUDA machine: the live source the inspector is given
@@ -219,7 +221,7 @@ def test_what_kinspect_may_change_reaches_the_live_inspectors_compile(monkeypatc
     monkeypatch.setattr(inspect, "_run", lambda source: given.append(source) or 0)
     assert cli.main([str(LINEAR), flag]) == 0
     assert cli.main([str(LINEAR)]) == 0
-    assert [getattr(source.options, option) for source in given] == [True, False]
+    assert [getattr(source.options.changes, option) for source in given] == [True, False]
 
 
 def test_advise_with_a_variant_timed_nowhere_says_which_and_keeps_what_it_timed(tmp_path, fake_gpu, capsys, monkeypatch):

@@ -69,3 +69,24 @@ def test_sizes_are_read_as_integer_arithmetic_only():
 
     assert _value("197*ks0", 64) == 12_608 and _value("(ks0 + 1)*ks1", 4) == 20
     assert _value("__import__('os').system('x')", 64) is None and _value("ks0**ks1", 64) is None
+
+
+def test_a_site_tuned_at_one_size_per_symbol_has_no_disagreeing_sizes_to_report():
+    """With `--one-size-per-symbol` the graph records the sizes each hint was tuned at: the
+    keys hold B*S at them, the kernel got the same, and neither the kernel-size finding nor
+    the key-not-true-size one speaks; without them (Inductor's own rule) both do."""
+    from kinspect.core.dispatch.hint_sizes import Assignment
+    from kinspect.core.session.model import Graph
+
+    tuned = (Assignment(64, {"s27": 64, "s52": 64}), Assignment(256, {"s27": 256, "s52": 256}),
+             Assignment(4096, {"s27": 512, "s52": 512}, "lowered from 4096: mm needed 103 GB"))
+    site = _site()
+    site = replace(site, variants=tuple(replace(v, key=tuple(t.key_at_hint(v.hint, tuned[v.index].values)
+                                                               for t in site.tensors)) for v in site.variants))
+    assert site.variants[2].key[2] == (262_144, 2304)
+    env = Environment("2026-12-01T00:00:00Z", torch="2.11.0", gpu="NVIDIA H200")
+    for graphs, speaks in (([Graph("graph_0", sites=("multi_kernel_0",), hint_sizes=tuned)], False),
+                           ([Graph("graph_0", sites=("multi_kernel_0",))], True)):
+        kinds = {f.kind for f in derive_findings(Session(environment=env, graphs=graphs, sites=[site]))}
+        assert ({"hint-size-in-kernel", "key-not-true-size"} <= kinds) is speaks
+        assert bool({"hint-size-in-kernel", "key-not-true-size"} & kinds) is speaks

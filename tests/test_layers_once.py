@@ -18,7 +18,7 @@ pytest.importorskip("torch._inductor.codegen.multi_kernel")
 from torch import nn  # noqa: E402
 
 from kinspect.core.export.report_md import render  # noqa: E402
-from kinspect.core.session.compile_changes import LAYERS_KEY, BlockGroup, banner_note, layers_config, stated  # noqa: E402
+from kinspect.core.session.compile_changes import LAYERS_KEY, BlockGroup, CompileChanges, layers_config  # noqa: E402
 from kinspect.core.session.model import Environment, Session  # noqa: E402
 from kinspect.core.store import save  # noqa: E402
 from kinspect.core.source import RecordedSource  # noqa: E402
@@ -178,9 +178,9 @@ def test_every_view_of_a_session_says_its_layers_were_compiled_once(tmp_path):
                                capture_output=True, text=True, timeout=60)
     assert said in " ".join(explained.stdout.split()), explained.stderr
     assert said in render(session)
-    assert banner_note(*stated(config)) == "repeated layers compiled once by kinspect (--compile-layers-once)"
+    assert CompileChanges.stated(config).banner() == "repeated layers compiled once by kinspect (--compile-layers-once)"
     assert "repeated layers compiled once by kinspect" in RecordedSource(session).banner()
-    assert banner_note(*stated({})) is None and "compiled once" not in RecordedSource(Session(Environment(created="x"))).banner()
+    assert CompileChanges.stated({}).banner() is None and "compiled once" not in RecordedSource(Session(Environment(created="x"))).banner()
 
 
 def test_the_live_inspectors_banner_says_what_was_asked_before_the_compile_says_what_it_did():
@@ -190,14 +190,16 @@ def test_the_live_inspectors_banner_says_what_was_asked_before_the_compile_says_
     from kinspect.inductor.recording.pipeline import Options
 
     model = Path(__file__).resolve().parent.parent / "samples" / "linear.py"
-    asked = LiveSource(model, Options(layers_once=True, fit_benchmark_tensors=True)).banner()
+    asked = LiveSource(model, Options(changes=CompileChanges(fit_benchmark_tensors=True, layers_once=True))).banner()
     assert asked.endswith("· Inductor's hint autotuning was patched by kinspect (--fit-benchmark-tensors) · repeated "
                           "layers compiled once by kinspect (--compile-layers-once)")
     assert "kinspect (--" not in LiveSource(model, Options()).banner()
 
 
-@pytest.mark.parametrize("fit, once", [(False, True), (True, False), (True, True), (False, False)])
-def test_a_fresh_compiles_child_is_told_both_switches_and_reads_them_back(tmp_path, monkeypatch, fit, once):
+@pytest.mark.parametrize("changes", [CompileChanges(layers_once=True), CompileChanges(fit_benchmark_tensors=True),
+                                     CompileChanges(True, True, True), CompileChanges(one_size_per_symbol=True),
+                                     CompileChanges()], ids=lambda c: "+".join(c.flags()) or "none")
+def test_a_fresh_compiles_child_is_told_every_switch_and_reads_them_back(tmp_path, monkeypatch, changes):
     """advise's and compare's fresh compiles run `python -m kinspect.inductor.jobs.recompile` in a
     process of their own: the flags it is started with are the ones it compiles with."""
     from kinspect.inductor.jobs import recompile
@@ -205,9 +207,9 @@ def test_a_fresh_compiles_child_is_told_both_switches_and_reads_them_back(tmp_pa
     started = []
     monkeypatch.setattr(recompile.subprocess, "run", lambda cmd, **kw: started.append(cmd) or
                         subprocess.CompletedProcess(cmd, 1, "", "no GPU here"))
-    recompile.compile_afresh("m.py", [64], [{"B": 8}], "verify", tmp_path, lambda text: None, fit=fit, layers_once=once)
+    recompile.compile_afresh("m.py", [64], [{"B": 8}], "verify", tmp_path, lambda text: None, changes=changes)
     child = []
     monkeypatch.setattr(recompile, "_child", lambda *a: child.append(a))
     assert recompile._main(started[0][3:]) == 0
-    assert child[0][-2:] == (fit, once)
+    assert child[0][-1] == changes
     assert child[0][:4] == ("m.py", [64], started[0][5], [{"B": 8}])

@@ -224,3 +224,20 @@ def test_compile_layers_once_marks_the_programs_repeated_blocks_and_the_session_
             "(--compile-layers-once); without the switch its blocks compile as stock Inductor's do")
     plain = kinspect(here, "run", "-o", "plain.session.json", "layers.py")
     assert plain.returncode == 0 and "layers_compiled_once" not in load(here / "plain.session.json").environment.config
+
+
+def test_one_size_per_symbol_is_stated_and_the_program_compiles_in_caches_of_its_own(here):
+    """`--one-size-per-symbol` on a program: the session and explain say each hint was tuned at
+    one size per symbol, and the program ran with Inductor's cache directory pointed at one of
+    the run's own (nothing tuned so leaks into its caches, nor theirs in)."""
+    (here / "cache_dir.py").write_text("import os\nprint('cache', os.environ.get('TORCHINDUCTOR_CACHE_DIR'))\n")
+    done = kinspect(here, "run", "--one-size-per-symbol", "cache_dir.py")
+    assert done.returncode == 0, done.stderr
+    (cache,) = [line.split()[1] for line in done.stdout.splitlines() if line.startswith("cache ")]
+    assert cache != str(here / "inductor-cache") and "kinspect-inductor-" in cache
+    assert "kinspect: --one-size-per-symbol: each hint tuned, keyed and launched at one size per symbol" in done.stderr
+    assert load(here / "cache_dir.session.json").environment.config["one_size_per_symbol"] is True
+    explained = subprocess.run([sys.executable, "-m", "kinspect", "explain", "cache_dir.session.json"], cwd=here,
+                               env={**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "300"},
+                               capture_output=True, text=True, timeout=120)
+    assert "tuned, keyed and launched at one size per symbol by kinspect (--one-size-per-symbol)" in explained.stdout

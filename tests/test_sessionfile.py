@@ -23,6 +23,7 @@ from kinspect.core.store import load, read, save
 from kinspect.core.session.format.log import DispatchRecord, LiveLog
 from kinspect.core.session.format.document import session_to_json
 from kinspect.core.session.format.results import measurement_to_json
+from kinspect.core.dispatch.hint_sizes import Assignment
 from kinspect.core.dispatch.symbolic import SizeExpr
 
 SCHEMA = json.loads(files("kinspect.core.session.format").joinpath("session.schema.json").read_text(encoding="utf-8"))
@@ -50,7 +51,9 @@ def everything():
     s.graphs[0] = replace(s.graphs[0], wrapper_code="import torch\n\tmulti_kernel_0.run(arg0_1, buf0)\n",
                           misfits=(TemplateMisfit(misfit, "bmm", ("arg0_1", "arg1_1"), 0, True, "multi_kernel_0"),
                                    TemplateMisfit(replace(misfit, path="subprocess"), "a template", ("q",), None,
-                                                  False)))
+                                                  False)),
+                          hint_sizes=(Assignment(64, {"s0": 64}), Assignment(4096, {"s0": 512},
+                                                                               "lowered from 4096: bmm needed 9 GB")))
     calls = tuple(CallSite(i, f"buf{i}", "multi_kernel_0.run(arg0_1, buf0)", 40 + i, f"h.{i}.mlp", "Linear",
                            "/home/me/model.py", 12, "return self.fc(x)") for i in range(2))
     variants = (*variants[:2], replace(variants[2], source_path="/tmp/k.py", emitted="triton_mm_7"))

@@ -57,7 +57,7 @@ from kinspect.core.dispatch.heuristics import distance_text
 from kinspect.core.dispatch.operands import tensor_texts
 from kinspect.core.errors import KinspectError
 from kinspect.core.numbers import US, ratio as fmt_ratio, spread, us
-from kinspect.core.session.compile_changes import notes
+from kinspect.core.session.compile_changes import notes, tuned_lines
 from kinspect.core.quality.explain import SiteExplanation, explain, overview_json, shape_json
 from kinspect.core.quality.finding_groups import group_findings
 from kinspect.core.quality.overview import model_quality
@@ -241,6 +241,8 @@ def _print_overview(session: Session, console: Console, inductor_names: bool = F
     console.print(Text(f"recorded {env.created} on {env.gpu or 'no GPU'} with torch {env.torch}"))
     for _, note in notes(env.config):
         console.print(Text(note, style="yellow"))
+    for line in tuned_lines(session.graphs, {} if inductor_names else session.aliases):
+        console.print(Text(line, style="yellow"))
     if session.truncated:
         console.print(Text(f"truncated: {session.truncated}", style="yellow"))
     sym = Table(title="symbols")

@@ -1,10 +1,11 @@
 """What the commands' flags mean, parsed once for all commands (record, explain, sweep) and
-the benchmarks that take the same flags; and how a command reports progress."""
+the benchmarks that take the same flags."""
 
 from __future__ import annotations
 
 import argparse
 from kinspect.core.errors import KinspectError, echo
+from kinspect.core.session.compile_changes import CompileChanges
 from kinspect.core.dispatch.shapes import SymbolShape, parse_shape
 from kinspect.core.quality.sweep_plan import MAX_POINTS
 
@@ -59,6 +60,11 @@ FIT_HELP = ("patch Inductor's hint autotuning so each benchmark tensor holds wha
             "and time configs in a child process where one that faults is skipped (the session says so)")
 
 
+SIZES_HELP = ("tune, key and launch each hint's variant at one size per symbol (each dynamic size the hint, lowered "
+              "together where a GEMM would not fit in 4 GiB): stock Inductor gives a product such as B*S the hint "
+              "itself in the grid, key and benchmark tensors but hint² inside the kernel (the session lists the sizes)")
+
+
 LAYERS_HELP = ("compile the model's repeated blocks (a ModuleList of one class) once, as nested compile regions: "
                "each GEMM layout is lowered and autotuned once however many layers share it; nothing is fused across "
                "a block's boundary (the session says so)")
@@ -66,10 +72,11 @@ LAYERS_HELP = ("compile the model's repeated blocks (a ModuleList of one class) 
 
 def compile_flags(parser: argparse.ArgumentParser) -> None:
     """What kinspect may change in Inductor's compile, the same on every command that compiles the model."""
+    parser.add_argument("--one-size-per-symbol", action="store_true", help=SIZES_HELP)
     parser.add_argument("--fit-benchmark-tensors", action="store_true", help=FIT_HELP)
     parser.add_argument("--compile-layers-once", action="store_true", help=LAYERS_HELP)
 
 
-def compile_options(args: argparse.Namespace) -> dict[str, bool]:
-    """The pipeline `Options` those flags set."""
-    return {"fit_benchmark_tensors": args.fit_benchmark_tensors, "layers_once": args.compile_layers_once}
+def compile_options(args: argparse.Namespace) -> dict[str, CompileChanges]:
+    """The pipeline `Options` (and `RunOptions`) those flags set."""
+    return {"changes": CompileChanges(args.one_size_per_symbol, args.fit_benchmark_tensors, args.compile_layers_once)}

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from kinspect.core.errors import KinspectError
-from kinspect.core.session.compile_changes import banner_note, stated
+from kinspect.core.session.compile_changes import CompileChanges
 from kinspect.core.ranks.merged import MergedRanks
 from kinspect.core.session.runtime import Baseline, DispatchEvent, Measurement
 from kinspect.core.session.model import Session, Site
@@ -140,7 +140,7 @@ class RecordedSource:
                      "beside it in the Ranks tab (9)")
         if self._session.truncated:
             text += f" · truncated: {self._session.truncated}"
-        changed = banner_note(*stated(env.config))
+        changed = CompileChanges.stated(env.config).banner()
         if changed:
             text += f" · {changed}"
         return text

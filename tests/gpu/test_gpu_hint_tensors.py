@@ -21,12 +21,15 @@ from kinspect.core.quality.benchmark_tensors import KIND
 from kinspect.core.session.compile_changes import PATCH_KEY
 
 
-def _pipeline(path: Path, **options):
+def _pipeline(path: Path, **changes):
+    from kinspect.core.session.compile_changes import CompileChanges
     from kinspect.inductor.launch.modelfile import load_model_file
     from kinspect.inductor.recording.pipeline import LivePipeline, Options
 
     said: list[str] = []
-    live = LivePipeline(load_model_file(path), Options(progress=said.append, **options))
+    hints = changes.pop("hints", None)
+    live = LivePipeline(load_model_file(path), Options(progress=said.append, hints=hints,
+                                                       changes=CompileChanges(**changes)))
     return live, said
 
 

@@ -26,6 +26,7 @@ def once(tmp_path_factory):
     from torch._inductor.codegen.multi_kernel import SizeHintMultiKernelCall
 
     from kinspect.inductor.launch.modelfile import load_model_file
+    from kinspect.core.session.compile_changes import CompileChanges
     from kinspect.inductor.recording.pipeline import LivePipeline, Options
 
     ran: list[tuple[str, tuple, int]] = []
@@ -41,8 +42,8 @@ def once(tmp_path_factory):
     forward = GPT2Block.__dict__["forward"]
     SizeHintMultiKernelCall.run = run
     said: list[str] = []
-    live = LivePipeline(load_model_file(SAMPLES / "gpt2.py"), Options(progress=said.append, layers_once=True,
-                                                                               fit_benchmark_tensors=True))
+    live = LivePipeline(load_model_file(SAMPLES / "gpt2.py"), Options(progress=said.append, changes=CompileChanges(
+        fit_benchmark_tensors=True, layers_once=True)))
     try:
         live.compile()
         live.run_workload()

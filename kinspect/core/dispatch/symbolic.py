@@ -331,19 +331,27 @@ class SizeExpr:
         text = full if len(full) <= ECHO_LIMIT else full[:ECHO_LIMIT] + "…"
         return SizeOverflow(f"size {text} exceeds 2**62{' at ' + at if at else ''}", self, env)
 
-    def key_value(self, hint: int) -> int:
-        """What Inductor writes into the variant's key for this dimension."""
-        return self.tree if isinstance(self.tree, int) else hint
+    def key_value(self, hint: int, sizes: Mapping[str, int] | None = None) -> int:
+        """What Inductor writes into the variant's key for this dimension: the hint itself
+        for any expression, or, where the variant was tuned at one size per symbol
+        (`sizes`), the expression's value there."""
+        if isinstance(self.tree, int):
+            return self.tree
+        if sizes is not None:
+            value, _ = self._at_hint(hint, sizes)
+            if value is not None:
+                return value
+        return hint
 
-    def true_value(self, hint: int) -> int | None:
-        """The expression's value with every symbol set to the hint (None if unmodelled
-        or beyond 2**62)."""
-        return self._at_hint(hint)[0]
+    def true_value(self, hint: int, sizes: Mapping[str, int] | None = None) -> int | None:
+        """The expression's value with every symbol set to the hint, or to its size in
+        `sizes` (None if unmodelled or beyond 2**62)."""
+        return self._at_hint(hint, sizes)[0]
 
-    def _at_hint(self, hint: int) -> tuple[int | None, bool]:
-        """(true value, whether it passes 2**62) with every symbol set to the hint."""
+    def _at_hint(self, hint: int, sizes: Mapping[str, int] | None = None) -> tuple[int | None, bool]:
+        """(true value, whether it passes 2**62) with every symbol set to the hint (or its size in `sizes`)."""
         try:
-            return _evaluate(self.tree, {s: hint for s in self.symbols}), False
+            return _evaluate(self.tree, {s: (sizes or {}).get(s, hint) for s in self.symbols}), False
         except SizeOverflow:
             return None, True
         except ShapeError:
@@ -474,11 +482,13 @@ class TensorSpec:
     def symbols(self) -> frozenset[str]:
         return frozenset().union(*(s.symbols for s in self.sizes))
 
-    def at_hint(self, hint: int) -> tuple[DimAtHint, ...]:
-        return tuple(DimAtHint(s, s.key_value(hint), *s._at_hint(hint)) for s in self.sizes)
+    def at_hint(self, hint: int, sizes: Mapping[str, int] | None = None) -> tuple[DimAtHint, ...]:
+        """Each dim's key and true value at `hint`: Inductor's own rule, or the variant's one
+        size per symbol (`sizes`, where the session records them)."""
+        return tuple(DimAtHint(s, s.key_value(hint, sizes), *s._at_hint(hint, sizes)) for s in self.sizes)
 
-    def key_at_hint(self, hint: int) -> tuple[int, ...]:
-        return tuple(s.key_value(hint) for s in self.sizes)
+    def key_at_hint(self, hint: int, sizes: Mapping[str, int] | None = None) -> tuple[int, ...]:
+        return tuple(s.key_value(hint, sizes) for s in self.sizes)
 
     def runtime_shape(self, env: Mapping[str, int]) -> tuple[int, ...]:
         return tuple(s.evaluate(env) for s in self.sizes)

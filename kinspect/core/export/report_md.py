@@ -19,7 +19,7 @@ from kinspect.core.dispatch.operands import tensor_texts
 from kinspect.core.dispatch.shapes import Key, format_key, sizes_or_key, sizes_text
 from kinspect.core.export.markdown import code, prose, quote, table
 from kinspect.core.numbers import gbps, ratio, ratio_range, share, spread, tflops, us, us_text
-from kinspect.core.session.compile_changes import notes
+from kinspect.core.session.compile_changes import notes, tuned_lines
 from kinspect.core.quality.comparison import TITLES, Row, comparison
 from kinspect.core.quality.finding_groups import group_findings
 from kinspect.core.quality.overview import SizeNamer, model_quality
@@ -194,6 +194,7 @@ def _environment(r: _Names) -> list[str]:
     ]
     rows += [(prose(f"config {k}"), _value(v)) for k, v in e.config.items()]
     rows += [(prose(what), prose(note)) for what, note in notes(e.config)]
+    rows += [(prose("hint sizes"), prose(line)) for line in tuned_lines(s.graphs, s.aliases)]
     rows += [(prose(PEAK_TITLES.get(k, f"peak {k}")), _peak(k, v)) for k, v in e.peaks.items()]
     return table(("field", "value"), rows)
 

@@ -140,11 +140,12 @@ def key_value_mismatches(site: Site, facts: Facts) -> list[Finding]:
     names = operand_names(site.op, site.tensors)
     dims: dict[tuple[str, int], tuple[str, list[str]]] = {}
     variants: set[int] = set()
+    tuned = facts.session.tuned_sizes(site)
     for v in site.variants:
         if v.hint is None:
             continue
         for t, name in zip(site.tensors, names):
-            for d, dim in enumerate(t.at_hint(v.hint)):
+            for d, dim in enumerate(t.at_hint(v.hint, tuned.get(v.hint))):
                 if dim.differs:
                     expr, at = dims.setdefault((name, d), (dim.expr.text_with(aliases), []))
                     at.append(f"{dim.true_text} at hint {v.hint}")

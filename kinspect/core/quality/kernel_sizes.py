@@ -15,7 +15,9 @@ both seen on the H200 with samples/generate.py (GPT-2, B and S dynamic):
   hint 64 on that GEMM alone).
 
 The rule reads the sizes from each variant's own kernel source, so it speaks only where
-the kernel really computes them so.
+the kernel really computes them so; and it is silent where the session records the one
+size per symbol each hint was tuned at (`--one-size-per-symbol`): there the kernel's
+arguments, the grid, the key and the tensors were all evaluated at those sizes.
 """
 
 from __future__ import annotations
@@ -77,6 +79,8 @@ def _tuned_us(v: Variant) -> float | None:
 def sizes_inside_kernels(site: Site, facts: Facts) -> list[Finding]:
     """One finding per site: the hints whose kernel returned at once, and those whose tiles
     can reach past the grid's rows (a hint that is not whole tile groups of rows)."""
+    if facts.session.tuned_sizes(site):
+        return []
     empty, past = [], []
     m_expr = ""
     for v in site.variants:
@@ -101,9 +105,9 @@ def sizes_inside_kernels(site: Site, facts: Facts) -> list[Finding]:
         s = "s" if len(past) > 1 else ""
         parts.append(f"at hint{s} {', '.join(str(h) for h, _ in past)} (M = {', '.join(f'{m:,}' for _, m in past)} "
                      "inside the kernel) tiles can land on rows past the grid's: timed on another tiling, and outside "
-                     "tensors sized for the grid (a CUDA fault on stock Inductor; --fit-benchmark-tensors gives them "
-                     "the storage)")
+                     "tensors sized for the grid (a CUDA fault on stock Inductor)")
     text = (f"Inductor gives this GEMM's kernel the hint for each size symbol (M = {m_expr}) but sizes its grid, key "
-            "and benchmark tensors by the hint itself: " + "; ".join(parts) + " (an Inductor bug)")
+            "and benchmark tensors by the hint itself: " + "; ".join(parts) + " (an Inductor bug: "
+            "--one-size-per-symbol tunes each hint on one problem)")
     return [Finding(KIND, text, "error" if empty else "warning", site=site.name, graph=site.graph,
                     variants=tuple(v.index for v in site.variants if v.hint is not None))]

@@ -1,9 +1,11 @@
 """What kinspect changed in a compile, as the session states it wherever it is shown.
 
-A session records Inductor as it ran. Two opt-in switches change what Inductor did, and
-a reader of the session (the banner, explain, the Markdown report) must be told: the fit
-of Inductor's benchmark tensors at each hint (`--fit-benchmark-tensors`: timings differ
-from stock, keys and kernels do not) and repeated layers compiled once
+A session records Inductor as it ran. Three opt-in switches change what Inductor did, and
+a reader of the session (the banner, explain, the Markdown report) must be told: one size
+per symbol at each hint (`--one-size-per-symbol`: the problem each variant is tuned and
+keyed on differs from stock, the kernels' code and the runtime rule do not), the fit of
+Inductor's benchmark tensors at each hint (`--fit-benchmark-tensors`: timings differ from
+stock, keys and kernels do not) and repeated layers compiled once
 (`--compile-layers-once`: the program around the size-hint sites differs at block
 boundaries, the sites and their keys do not). Each is a `environment.config` entry.
 """
@@ -11,7 +13,7 @@ boundaries, the sites and their keys do not). Each is a `environment.config` ent
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 PATCH_KEY = "fit_benchmark_tensors"
@@ -20,6 +22,14 @@ PATCH_KEY = "fit_benchmark_tensors"
 PATCH_NOTE = ("Inductor's hint autotuning was patched by kinspect (--fit-benchmark-tensors): its benchmark "
               "tensors were built with the hint substituted for each size symbol, and a config that faulted "
               "was skipped; keys and kernels are Inductor's own")
+
+SIZES_KEY = "one_size_per_symbol"
+"""Set when kinspect made Inductor tune, key and launch each hint at one size per symbol."""
+
+SIZES_NOTE = ("Each hint was tuned, keyed and launched at one size per symbol by kinspect (--one-size-per-symbol): "
+              "Inductor's kernel arguments, launch grid, keys and benchmark tensors all used the sizes each graph "
+              "lists per hint (stock Inductor gives a product of sizes such as B*S the hint itself, while the kernel "
+              "gets the hint for each symbol); the kernels and the runtime choice are Inductor's own")
 
 LAYERS_KEY = "layers_compiled_once"
 """The repeated blocks kinspect compiled as nested compile regions, one text per group."""
@@ -64,6 +74,8 @@ def _layers(config: Mapping[str, Any]) -> list[Any]:
 def notes(config: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(what it changed, the sentence a reader needs) for each change the session states."""
     out = []
+    if config.get(SIZES_KEY):
+        out.append(("hint sizes", SIZES_NOTE))
     if config.get(PATCH_KEY):
         out.append(("hint autotuning", PATCH_NOTE))
     layers = _layers(config)
@@ -76,16 +88,56 @@ def notes(config: Mapping[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-def stated(config: Mapping[str, Any]) -> tuple[bool, bool]:
-    """Whether the session states each change: (the fit, repeated layers compiled once)."""
-    return bool(config.get(PATCH_KEY)), bool(_layers(config))
+@dataclass(frozen=True)
+class CompileChanges:
+    """What kinspect may change in Inductor's compile, asked for by the same flags on every
+    command that compiles (and passed on to the processes that compile afresh)."""
+
+    one_size_per_symbol: bool = False
+    fit_benchmark_tensors: bool = False
+    layers_once: bool = False
+
+    @classmethod
+    def stated(cls, config: Mapping[str, Any]) -> CompileChanges:
+        """What a session says was changed (its `environment.config`)."""
+        return cls(bool(config.get(SIZES_KEY)), bool(config.get(PATCH_KEY)), bool(_layers(config)))
+
+    def flags(self) -> list[str]:
+        """The command-line flags that ask for these changes."""
+        return [FLAGS[f.name] for f in fields(self) if getattr(self, f.name)]
+
+    @classmethod
+    def from_flags(cls, argv: Sequence[str]) -> tuple[CompileChanges, list[str]]:
+        """The changes `argv` asks for, and the rest of it."""
+        by_flag = {flag: name for name, flag in FLAGS.items()}
+        asked = cls(**{by_flag[a]: True for a in argv if a in by_flag})
+        return asked, [a for a in argv if a not in by_flag]
+
+    def config(self) -> dict[str, Any]:
+        """The session's `environment.config` entries for the changes known before the
+        compile (the blocks compiled once are stated when they are marked)."""
+        return {**({SIZES_KEY: True} if self.one_size_per_symbol else {}),
+                **({PATCH_KEY: True} if self.fit_benchmark_tensors else {})}
+
+    def banner(self) -> str | None:
+        """The banner's short form of `notes`: a recording's (`stated`), or what a live
+        compile was asked for."""
+        parts = []
+        if self.one_size_per_symbol:
+            parts.append("each hint tuned at one size per symbol by kinspect (--one-size-per-symbol)")
+        if self.fit_benchmark_tensors:
+            parts.append("Inductor's hint autotuning was patched by kinspect (--fit-benchmark-tensors)")
+        if self.layers_once:
+            parts.append("repeated layers compiled once by kinspect (--compile-layers-once)")
+        return " · ".join(parts) or None
 
 
-def banner_note(fitted: bool, layers_once: bool) -> str | None:
-    """The banner's short form of `notes`: a recording's (`stated`), or what a live compile was asked for."""
-    parts = []
-    if fitted:
-        parts.append("Inductor's hint autotuning was patched by kinspect (--fit-benchmark-tensors)")
-    if layers_once:
-        parts.append("repeated layers compiled once by kinspect (--compile-layers-once)")
-    return " · ".join(parts) or None
+FLAGS = {"one_size_per_symbol": "--one-size-per-symbol", "fit_benchmark_tensors": "--fit-benchmark-tensors",
+         "layers_once": "--compile-layers-once"}
+"""Each change and the flag that asks for it."""
+
+
+def tuned_lines(graphs: Sequence[Any], names: Mapping[str, str]) -> list[str]:
+    """Per graph compiled at one size per symbol, the sizes each hint was tuned at, in the
+    user's names: `graph_0 (inference) tuned at hint 64: B=64 S=64; hint 4096: B=512 S=512 (lowered ...)`."""
+    return [f"{g.name} tuned at " + "; ".join(a.text(names) for a in g.hint_sizes) for g in graphs if g.hint_sizes]

@@ -16,6 +16,7 @@ from functools import cached_property
 from typing import Any
 
 from kinspect.core.dispatch.decision import Decision, decide
+from kinspect.core.dispatch.hint_sizes import Assignment
 from kinspect.core.dispatch.reach import never_sent, unreachable
 from kinspect.core.dispatch.operands import operand_names
 from kinspect.core.errors import KinspectError, ShapeError
@@ -301,6 +302,9 @@ class Graph:
     """The output code Inductor wrote (the wrapper file lives on the recording machine)."""
     misfits: tuple[TemplateMisfit, ...] = ()
     """The benchmark tensors of this compile that did not hold what their kernel reads at a hint."""
+    hint_sizes: tuple[Assignment, ...] = ()
+    """The size of each symbol this graph's variants were tuned, keyed and launched at, per
+    hint (`--one-size-per-symbol`); none where Inductor's own rule applied."""
 
 
 SEVERITIES = ("info", "warning", "error")
@@ -342,6 +346,14 @@ class Session:
                 return s
         known = ", ".join(s.name for s in self.sites) or "none"
         raise KinspectError(f"no site named {name!r}; this session has: {known}")
+
+    def tuned_sizes(self, site: Site) -> dict[int, Mapping[str, int]]:
+        """Each hint's symbol sizes the site's variants were tuned at, where the session
+        records them (`--one-size-per-symbol`); empty for Inductor's own rule."""
+        for g in self.graphs:
+            if g.name == site.graph:
+                return {a.hint: a.values for a in g.hint_sizes}
+        return {}
 
     def symbol_names(self) -> list[str]:
         """What a user may type on the left of `=`: aliases first, Inductor names too."""

@@ -28,7 +28,8 @@ from typing import Any
 from kinspect.core.errors import KinspectError
 from kinspect.core.dispatch.operands import gemm_op
 from kinspect.core.dispatch.shapes import Key
-from kinspect.inductor.hooks import benchmark_tensors, precompile
+from kinspect.core.dispatch.hint_sizes import Assignment
+from kinspect.inductor.hooks import benchmark_tensors, hint_sizes, precompile
 from kinspect.inductor.hooks.origins import Origin, origin_of
 
 
@@ -84,6 +85,8 @@ class GraphRecord:
     """Benchmark tensors that did not hold what a template's kernel reads at a hint."""
     misfit_ops: dict[tuple[str, ...], str] = field(default_factory=dict)
     """The op of each template a misfit was seen in, by its inputs (before any site exists)."""
+    hint_sizes: tuple[Assignment, ...] = ()
+    """The sizes each hint was tuned at (`--one-size-per-symbol`); none under Inductor's own rule."""
     regions: dict[str, list[Origin]] = field(default_factory=dict)
     """Each nested compile region's subgraph (`repeated_subgraph0`, as the wrapper names its
     function) -> where each of its calls came from (`h.0`, `h.1`, ...), in graph order."""
@@ -358,6 +361,7 @@ def _install() -> None:
 
 
 def _install_hooks() -> None:
+    hint_sizes.install()  # beneath the capture's own: the keys it records are the ones the mode gives
     try:
         from torch._inductor import ir
         from torch._inductor.codegen import multi_kernel, simd
@@ -393,6 +397,7 @@ def _install_hooks() -> None:
                 rec.regions = _regions(graph)
             mod = orig(graph, *a, **k)
             rec.wrapper_path = getattr(mod, "__file__", None)
+            rec.hint_sizes = hint_sizes.assignments(graph)
             return mod
         return wrapped
 

@@ -84,8 +84,7 @@ def run_advise(live: LivePipeline, spans: Mapping[str, tuple[int, int]], workloa
         for c in range(1, compiles + 1):
             progress(f"verifying hints {list(hints)}: compile {c}/{compiles} in a fresh process")
             r, own = fresh.compile_afresh(live.mf.path, hints, measured_sizes, "verify", workdir, progress,
-                                          fit=live.options.fit_benchmark_tensors,
-                                          layers_once=live.options.layers_once)
+                                          changes=live.options.changes)
             live.session.recompiles.append(r)
             _score(live, tabs.sites, r, own, out)
     phases["verification compiles"] = time.perf_counter() - started

@@ -39,8 +39,7 @@ def run_compare(live: LivePipeline, sizes: Sequence[Mapping[str, int]], compiles
     for c in range(2, compiles + 1):
         progress(f"compile {c}/{compiles}: hints {live.hints} again in a fresh process, timing {len(sizes)} sizes")
         live.session.recompiles.append(fresh.recompile(live.mf.path, live.hints, sizes, "variance", workdir, progress,
-                                                          fit=live.options.fit_benchmark_tensors,
-                                                          layers_once=live.options.layers_once))
+                                                          changes=live.options.changes))
     if compiles > 1:
         phases[f"{compiles - 1} fresh compiles"] = time.perf_counter() - started
     return phases

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from kinspect.core.errors import KinspectError
 from kinspect.core.numbers import seconds
+from kinspect.core.session.compile_changes import CompileChanges
 from kinspect.core.session.runtime import Recompile
 from kinspect.core.session.model import Session
 from kinspect.core.quality.variance import variants_of
@@ -30,20 +31,16 @@ from kinspect.core.quality.variance import variants_of
 _TIMEOUT_S = 1800
 
 
-FIT_FLAG, LAYERS_FLAG = "--fit-benchmark-tensors", "--compile-layers-once"
-"""The child's flags for what kinspect may change in its compile (the commands' own)."""
-
-
 def recompile(model: str | Path, hints: Sequence[int], sizes: Sequence[Mapping[str, int]], purpose: str,
               workdir: str | Path, progress: Callable[[str], None], timeout: float = _TIMEOUT_S,
-              fit: bool = False, layers_once: bool = False) -> Recompile:
+              changes: CompileChanges = CompileChanges()) -> Recompile:
     """Compile `model` with `hints` in a child process and time every variant at `sizes`."""
-    return compile_afresh(model, hints, sizes, purpose, workdir, progress, timeout, fit, layers_once)[0]
+    return compile_afresh(model, hints, sizes, purpose, workdir, progress, timeout, changes)[0]
 
 
 def compile_afresh(model: str | Path, hints: Sequence[int], sizes: Sequence[Mapping[str, int]], purpose: str,
                    workdir: str | Path, progress: Callable[[str], None], timeout: float = _TIMEOUT_S,
-                   fit: bool = False, layers_once: bool = False) -> tuple[Recompile, Session | None]:
+                   changes: CompileChanges = CompileChanges()) -> tuple[Recompile, Session | None]:
     """`recompile`, with the child's whole session where it wrote one: its sites and
     dispatches say which keys that compile's own kernels saw at each size (a fresh compile
     may lower a GEMM with other arguments, so its keys need not be the inspected one's)."""
@@ -51,7 +48,7 @@ def compile_afresh(model: str | Path, hints: Sequence[int], sizes: Sequence[Mapp
 
     out = Path(workdir) / f"recompile-{os.getpid()}-{time.monotonic_ns()}.session.json"
     cmd = [sys.executable, "-m", "kinspect.inductor.jobs.recompile", str(model), ",".join(map(str, hints)), str(out),
-           json.dumps([dict(s) for s in sizes])] + [FIT_FLAG] * fit + [LAYERS_FLAG] * layers_once
+           json.dumps([dict(s) for s in sizes]), *changes.flags()]
     started = time.perf_counter()
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
@@ -74,7 +71,7 @@ def compile_afresh(model: str | Path, hints: Sequence[int], sizes: Sequence[Mapp
     return Recompile(tuple(hints), purpose, variants_of(session), tuple(session.measurements)), session
 
 
-def _child(model: str, hints: list[int], out: str, sizes: list[dict[str, int]], fit: bool, layers_once: bool) -> None:
+def _child(model: str, hints: list[int], out: str, sizes: list[dict[str, int]], changes: CompileChanges) -> None:
     from kinspect.inductor.launch.modelfile import load_model_file
     from kinspect.inductor.recording.pipeline import LivePipeline, Options
 
@@ -82,7 +79,7 @@ def _child(model: str, hints: list[int], out: str, sizes: list[dict[str, int]], 
         print(f"kinspect (fresh compile): {text}", file=sys.stderr, flush=True)
 
     mf = load_model_file(model)
-    with LivePipeline(mf, Options(hints=hints, progress=say, fit_benchmark_tensors=fit, layers_once=layers_once)) as live:
+    with LivePipeline(mf, Options(hints=hints, progress=say, changes=changes)) as live:
         live.compile()
         for point in sizes:
             try:
@@ -93,8 +90,7 @@ def _child(model: str, hints: list[int], out: str, sizes: list[dict[str, int]], 
 
 
 def _main(argv: Sequence[str]) -> int:
-    fit, layers_once = FIT_FLAG in argv, LAYERS_FLAG in argv
-    argv = [a for a in argv if a not in (FIT_FLAG, LAYERS_FLAG)]
+    changes, argv = CompileChanges.from_flags(argv)
     if len(argv) != 4:
         print("usage: python -m kinspect.inductor.jobs.recompile MODEL.py HINTS OUT.json SIZES_JSON", file=sys.stderr)
         return 2
@@ -105,7 +101,7 @@ def _main(argv: Sequence[str]) -> int:
         print("SIZES_JSON is a list of {name: int}", file=sys.stderr)
         return 2
     try:
-        _child(model, [int(h) for h in hints_text.split(",") if h], out, sizes, fit, layers_once)
+        _child(model, [int(h) for h in hints_text.split(",") if h], out, sizes, changes)
     except KinspectError as e:
         print(f"kinspect: error: {e}", file=sys.stderr)
         return 2

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kinspect.core.session.compile_changes import PATCH_KEY
+from kinspect.core.session.compile_changes import CompileChanges
 from kinspect.core.quality.findings import derive_findings
 from kinspect.core.session.format.log import LiveLog
 from kinspect.core.session.model import Environment, Graph, ModelInfo, Session, Site, SymbolInfo
@@ -64,7 +64,7 @@ def machine(rank: Rank | None) -> Environment:
 
 
 def environment(hints: Sequence[int], *, train: bool, allow_caches: bool, rank: Rank | None,
-                fit: bool = False) -> Environment:
+                changes: CompileChanges = CompileChanges()) -> Environment:
     """This machine and the settings the compile runs under, as the session states them."""
     return dataclasses.replace(machine(rank), config={
         "multi_kernel_hints": list(hints),
@@ -72,7 +72,7 @@ def environment(hints: Sequence[int], *, train: bool, allow_caches: bool, rank: 
         "max_autotune_gemm_backends": "TRITON",
         "inductor_caches": compile_caches.described(allow_caches),
         "train": train,
-        **({PATCH_KEY: True} if fit else {}),
+        **changes.config(),
     })
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kinspect.core.errors import KinspectError
-from kinspect.core.session.compile_changes import banner_note, stated
+from kinspect.core.session.compile_changes import CompileChanges
 from kinspect.core.session.runtime import BASELINE_KINDS, Baseline, Measurement
 from kinspect.core.session.model import Session, Site
 from kinspect.core.dispatch.shapes import Key, format_key
@@ -57,8 +57,7 @@ class LiveSource:
         text = f"{state}: {self.model} on {env.gpu or 'CUDA'} · torch {env.torch or '?'} · hints {hints}"
         # What was asked for until the compile has said what it did (a model without
         # repeated layers compiles as it is).
-        changed = banner_note(*stated(env.config)) if self.prepared else banner_note(
-            self.options.fit_benchmark_tensors, self.options.layers_once)
+        changed = (CompileChanges.stated(env.config) if self.prepared else self.options.changes).banner()
         return f"{text} · {changed}" if changed else text
 
     def prepare(self, progress: Callable[[str], None], cancel: threading.Event) -> None:

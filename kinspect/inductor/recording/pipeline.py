@@ -28,11 +28,11 @@ from typing import Any
 
 from kinspect.core.errors import KinspectError
 from kinspect.core.dispatch.shapes import sizes_text
-from kinspect.core.session.compile_changes import layers_config, marked_text
+from kinspect.core.session.compile_changes import CompileChanges, layers_config, marked_text
 from kinspect.core.session.runtime import Baseline, Measurement
 from kinspect.core.session.model import Session
 from kinspect.inductor.recording import fault_probe, reproducer, translate
-from kinspect.inductor.hooks import layers_once
+from kinspect.inductor.hooks import hint_sizes, layers_once
 from kinspect.inductor.recording.assembly import (
     SessionLog, WrapperCodes, add_measurements, compile_facts, environment, kernel_facts, model_info, refresh,
 )
@@ -60,12 +60,12 @@ class Options:
     itself is one line)."""
     rank: Rank | None = None
     """This process's rank in a torchrun job, which the session names."""
-    fit_benchmark_tensors: bool = False
-    """Patch Inductor's hint autotuning: benchmark tensors get the storage each kernel
-    reads at the hint, and configs are timed in a child process, where one that faults is
-    skipped (`autotune_in_subproc`, with the subprocess's tensors fitted too)."""
-    layers_once: bool = False
-    """Compile the model's repeated blocks once, as nested compile regions (`layers_once`)."""
+    changes: CompileChanges = CompileChanges()
+    """What kinspect changes in Inductor's compile: one size per symbol at each hint
+    (`hooks.hint_sizes`); benchmark tensors given the storage each kernel reads at the hint,
+    with configs timed in a child process where one that faults is skipped
+    (`autotune_in_subproc`, the subprocess's tensors fitted too); the model's repeated
+    blocks compiled once, as nested compile regions (`hooks.layers_once`)."""
 
 
 @dataclass
@@ -102,7 +102,7 @@ class LivePipeline:
         self.hints = list(self.options.hints or self.mf.hints or DEFAULT_HINTS)
         self.capture = CompileCapture()
         self.capture.progress = self.options.progress
-        self.capture.fit_benchmark_tensors = self.options.fit_benchmark_tensors
+        self.capture.fit_benchmark_tensors = self.options.changes.fit_benchmark_tensors
         self.recorder = Recorder(namer=self._site_name)
         self.results: list[StepResult] = []
         self.lock = threading.RLock()
@@ -116,11 +116,14 @@ class LivePipeline:
         self._reproduced: set[tuple[str, int]] = set()
         self.caches = RecordingCaches(self.options.allow_caches)
         self._marked = contextlib.ExitStack()
-        """The blocks marked as nested compile regions, for the pipeline's life."""
+        """The blocks marked as nested compile regions, and the mode of one size per symbol,
+        for the pipeline's life (a size met later compiles again, under the same changes)."""
+        if self.options.changes.one_size_per_symbol:
+            self._marked.enter_context(hint_sizes.one_size_per_symbol())
         o = self.options
         self.session = Session(
             environment=environment(self.hints, train=o.train, allow_caches=o.allow_caches, rank=o.rank,
-                                    fit=o.fit_benchmark_tensors),
+                                    changes=o.changes),
             model=model_info(self.mf, self.hints))
 
     # ------------------------------------------------------------ lifecycle
@@ -164,7 +167,7 @@ class LivePipeline:
             model = model.to("cuda")
             model.train(self.options.train)
         self._model = model
-        if self.options.layers_once:
+        if self.options.changes.layers_once:
             self._compile_layers_once(model)
         self._configure_inductor()
         self._compiled = torch.compile(fresh_entry(model))
@@ -201,7 +204,7 @@ class LivePipeline:
         cfg.max_autotune_gemm = True
         cfg.max_autotune_gemm_backends = "TRITON"
         # Set every time: an earlier pipeline in this process may have fitted, this one may not.
-        cfg.autotune_in_subproc = self.options.fit_benchmark_tensors or _user_autotunes_in_subproc()
+        cfg.autotune_in_subproc = self.options.changes.fit_benchmark_tensors or _user_autotunes_in_subproc()
 
     def _inputs(self, sizes: Mapping[str, int]) -> tuple[Any, ...]:
         import torch
@@ -259,7 +262,7 @@ class LivePipeline:
         detail = f"{type(e).__name__}: {_first_line(e)}"
         if at is not None and "CUDA error" in detail:
             at, detail, seen = fault_probe.pin_down(self.mf.path, self.hints, at, detail,
-                                                    self.options.fit_benchmark_tensors, self._say)
+                                                    self.options.changes.fit_benchmark_tensors, self._say)
             if seen is not None:
                 self.capture.add_misfit(seen, at.op)
         where = "" if at is None else f" while autotuning {at.op} ({at.node}) at hint {at.hint}"

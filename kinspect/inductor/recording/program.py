@@ -48,7 +48,7 @@ from kinspect.core.dispatch.operands import OPERANDS
 from kinspect.core.dispatch.symbolic import SizeExpr, TensorSpec
 from kinspect.core.errors import KinspectError, echo
 from kinspect.core.quality.findings import derive_findings
-from kinspect.core.session.compile_changes import PATCH_KEY, BlockGroup, layers_config, marked_text
+from kinspect.core.session.compile_changes import BlockGroup, CompileChanges, layers_config, marked_text
 from kinspect.core.session.format.log import LiveLog
 from kinspect.core.session.model import (
     CallSite,
@@ -61,7 +61,8 @@ from kinspect.core.session.model import (
     Variant,
 )
 from kinspect.inductor.recording import assembly, translate
-from kinspect.inductor.hooks import layers_once
+from kinspect.inductor.hooks import hint_sizes, layers_once
+from kinspect.inductor.hooks.compile_caches import RecordingCaches
 from kinspect.inductor.hooks.capture import CompileCapture, GraphRecord
 from kinspect.inductor.hooks.kernels import variant_facts
 from kinspect.inductor.timing.program_measure import KeySnapshots
@@ -83,12 +84,12 @@ class RunOptions:
     measure: bool = False
     rank: Rank | None = None
     say: Callable[[str], None] = print
-    fit_benchmark_tensors: bool = False
-    """Fit Inductor's benchmark tensors at each hint and autotune in a child process
-    (`--fit-benchmark-tensors`), for every compile of the program."""
-    layers_once: bool = False
-    """Compile the repeated blocks of each module the program compiles once, as nested
-    compile regions (`--compile-layers-once`), marked before its first call."""
+    changes: CompileChanges = CompileChanges()
+    """What kinspect changes in every compile of the program: one size per symbol at each
+    hint (compiled in a cache directory of the run's own, so nothing tuned so leaks into the
+    program's caches, nor theirs in); benchmark tensors fitted at each hint, autotuning in a
+    child process; the repeated blocks of each module it compiles compiled once, marked
+    before its first call."""
 
 
 class ProgramRecording:
@@ -99,7 +100,7 @@ class ProgramRecording:
         self.options = options
         self.capture = CompileCapture()
         self.recorder = Recorder(namer=self._site_name, on_site=self._site_loaded)
-        self.hints = _HintPolicy(options.hints, options.say, options.fit_benchmark_tensors)
+        self.hints = _HintPolicy(options.hints, options.say, options.changes.fit_benchmark_tensors)
         self.snapshots = KeySnapshots() if options.measure else None
         self.session = Session(environment=assembly.machine(options.rank),
                                model=ModelInfo(path=options.program, name=Path(options.program).stem))
@@ -122,13 +123,19 @@ class ProgramRecording:
         self.log = LiveLog(log_path, self.session)
         self.recorder.configure(log=self.log)
         try:
+            changes = self.options.changes
+            if changes.one_size_per_symbol:
+                self._stack.enter_context(hint_sizes.one_size_per_symbol())
+                self._stack.enter_context(RecordingCaches(allow_caches=False).active())
+                self.options.say("--one-size-per-symbol: each hint tuned, keyed and launched at one size per symbol, "
+                                 "compiled in a cache directory of this run's own")
             self._stack.enter_context(self.capture.everywhere())
-            self.capture.fit_benchmark_tensors = self.options.fit_benchmark_tensors
+            self.capture.fit_benchmark_tensors = changes.fit_benchmark_tensors
             self._stack.enter_context(self.capture.watching_benchmarks())
             self._stack.enter_context(self.recorder.everywhere())
             self._stack.enter_context(self.hints.installed())
             self._stack.enter_context(self._written_at_sigterm())
-            self._stack.enter_context(_steps(self.recorder, self._compile_layers_once if self.options.layers_once
+            self._stack.enter_context(_steps(self.recorder, self._compile_layers_once if changes.layers_once
                                              else None))
         except BaseException:
             self._stack.close()
@@ -265,7 +272,7 @@ class ProgramRecording:
         lines = {site.name: {c.line: c.index for c in site.call_sites} for site in s.sites}
         s.events = self.recorder.dispatch_events(call_site=lambda name, line: lines.get(name, {}).get(line))
         s.environment = dataclasses.replace(s.environment, config={
-            **_config(self.hints), **({PATCH_KEY: True} if self.options.fit_benchmark_tensors else {}),
+            **_config(self.hints), **self.options.changes.config(),
             **(layers_config(self.layer_groups) if self.layer_groups else {})})
         s.model = dataclasses.replace(s.model, hints=tuple(self.hints.seen))
         s.findings = derive_findings(s) + [

@@ -73,7 +73,8 @@ def symbols(graphs: Sequence[GraphRecord], dyn: Sequence[DynamicDim], params: Se
 
 def graph(g: GraphRecord, code: str | None, hints: Sequence[int]) -> Graph:
     names = tuple(dict.fromkeys(site_name(g.index, r.name) for r in g.sites))
-    return Graph(g.name, g.wrapper_path, names, None if names else no_site_reason(g, hints), code, misfits(g))
+    return Graph(g.name, g.wrapper_path, names, None if names else no_site_reason(g, hints), code, misfits(g),
+                 g.hint_sizes)
 
 
 def op_of(g: GraphRecord, seen: Seen) -> tuple[str, str | None]:

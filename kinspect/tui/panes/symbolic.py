@@ -34,4 +34,4 @@ class SymbolicPane(InspectorPane):
             return
         self._drawn = (site, *drawn)
         aliases = None if view.state.inductor_names else view.data.session.aliases
-        self.query_one(SymbolicTable).show(site, view.env, key, aliases)
+        self.query_one(SymbolicTable).show(site, view.env, key, aliases, view.data.session.tuned_sizes(site))

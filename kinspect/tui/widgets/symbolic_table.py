@@ -29,10 +29,11 @@ class SymbolicTable(DataTable):
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
 
     def show(self, site: Site, env: Mapping[str, int] | None, key: Key | None,
-             aliases: Mapping[str, str] | None) -> None:
-        """`aliases`: the user's names for Inductor's symbols; None shows Inductor's names."""
+             aliases: Mapping[str, str] | None, tuned: Mapping[int, Mapping[str, int]] | None = None) -> None:
+        """`aliases`: the user's names for Inductor's symbols; None shows Inductor's names.
+        `tuned`: each hint's one size per symbol, where the session records them."""
         labels = symbolic_columns(site)
-        rows = symbolic_rows(site, env, key, aliases)
+        rows = symbolic_rows(site, env, key, aliases, tuned)
         with self.app.batch_update():
             self.clear(columns=True)
             for label, width in zip(labels, column_widths(labels, rows)):
@@ -54,7 +55,8 @@ def symbolic_columns(site: Site) -> list[str]:
 
 
 def symbolic_rows(site: Site, env: Mapping[str, int] | None, key: Key | None,
-                  aliases: Mapping[str, str] | None = None) -> list[list[Text]]:
+                  aliases: Mapping[str, str] | None = None,
+                  tuned: Mapping[int, Mapping[str, int]] | None = None) -> list[list[Text]]:
     """Per tensor dim: the expression, its size now, and the key value and true value at
     each hint.
 
@@ -68,7 +70,7 @@ def symbolic_rows(site: Site, env: Mapping[str, int] | None, key: Key | None,
     hinted = [v for v in site.variants if v.hint is not None]
     use_key = key is not None and site.runtime_tensors is None and len(key) == len(site.tensors)
     for ti, t in enumerate(site.tensors):
-        at = [t.at_hint(v.hint) for v in hinted]  # type: ignore[arg-type]
+        at = [t.at_hint(v.hint, (tuned or {}).get(v.hint)) for v in hinted]  # type: ignore[arg-type]
         for di, expr in enumerate(t.sizes):
             text = expr.text if aliases is None else expr.text_with(aliases)
             row = [plain(names[ti]) if di == 0 else Text(""), Text(str(di)), plain(text),

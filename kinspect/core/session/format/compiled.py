@@ -24,13 +24,20 @@ from kinspect.core.session.format.checks import (
     a_scalar_map,
     a_string,
     a_string_or_null,
+    an_int,
     an_int_or_null,
     an_object,
     failure,
     key_to_json,
 )
 from kinspect.core.session.format.benchmark_tensors import misfit_from_json, misfit_to_json
+from kinspect.core.dispatch.hint_sizes import Assignment
 from kinspect.core.dispatch.symbolic import SYMBOL_NAME, ExprError, SizeExpr, TensorSpec
+
+MAX_HINTS = 1_000
+"""Hints one graph may record sizes for: far more than any compile tunes."""
+MAX_SYMBOLS = 10_000
+"""Symbols one hint's sizes may name."""
 
 
 def symbol_to_json(s: SymbolInfo) -> dict[str, Any]:
@@ -186,7 +193,23 @@ def graph_to_json(g: Graph) -> dict[str, Any]:
     }
     if g.misfits:
         out["misfits"] = [misfit_to_json(m) for m in g.misfits]
+    if g.hint_sizes:
+        out["hint_sizes"] = [{"hint": a.hint, "values": dict(a.values), "lowered_for": a.lowered_for}
+                             for a in g.hint_sizes]
     return out
+
+
+def assignment_from_json(d: Any, path: str) -> Assignment:
+    d = an_object(d, path)
+    values = an_object(d.get("values"), f"{path}.values")
+    if len(values) > MAX_SYMBOLS:
+        failure(f"{path}.values", f"more than {MAX_SYMBOLS:,} symbols")
+    for name in values:
+        if not SYMBOL_NAME.match(name):
+            failure(f"{path}.values", f"{echo(name)} is not a symbol name")
+    return Assignment(an_int(d.get("hint"), f"{path}.hint", 1),
+                      {name: an_int(v, f"{path}.values.{name}", 1) for name, v in values.items()},
+                      a_string_or_null(d.get("lowered_for"), f"{path}.lowered_for", MAX_TEXT))
 
 
 def graph_from_json(d: Any, path: str) -> Graph:
@@ -199,4 +222,6 @@ def graph_from_json(d: Any, path: str) -> Graph:
         wrapper_code=a_string_or_null(d.get("wrapper_code"), f"{path}.wrapper_code", MAX_WRAPPER, SOURCE_CONTROLS),
         misfits=tuple(misfit_from_json(m, f"{path}.misfits[{i}]")
                       for i, m in enumerate(a_list(d.get("misfits", []), f"{path}.misfits", 100_000))),
+        hint_sizes=tuple(assignment_from_json(a, f"{path}.hint_sizes[{i}]")
+                         for i, a in enumerate(a_list(d.get("hint_sizes", []), f"{path}.hint_sizes", MAX_HINTS))),
     )

@@ -1,0 +1,126 @@
+"""One size per symbol at each hint: the value each size symbol of a graph takes while its
+GEMMs are tuned at a hint, under `--one-size-per-symbol`.
+
+Stock Inductor tunes a size-hint variant on two problems at once: the kernel's size
+arguments get the hint for each symbol (`M = B*S` is hint²), while the launch grid, the
+variant's key and the benchmark tensors get the hint for each whole expression (`B*S` is
+the hint, and so is a stride `768*S`). `kinspect.inductor.hooks.hint_sizes` makes every
+one of them read a single assignment per hint instead, chosen here so that each tuned
+problem is one the program could run:
+
+- every symbol takes the hint, within the range Dynamo knows for it (a `mark_dynamic`
+  minimum or maximum, a `torch._check`): each dynamic size is the hint, as the PR that
+  introduced the hints tuned `matmul([s0, s1], [s1, s2])` on `([64, 64], [64, 64])`;
+- where a GEMM of the graph would then need more than the budget for its operands and its
+  output, every symbol above its lower bound is halved together until every GEMM fits:
+  GPT-2 with B and S dynamic at hint 4096 would need 1.6 TB for its attention scores at
+  B = S = 4096, and fits 4 GiB at B = S = 512.
+
+The result is plain data the session keeps per graph, so every reader shows the sizes a
+variant was really tuned at.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from kinspect.core.dispatch.symbolic import SizeExpr, SizeOverflow
+from kinspect.core.errors import ShapeError
+
+MAX_TUNED_BYTES = 4 << 30
+"""The most one tuned GEMM's operands and output may take together at a hint's sizes."""
+
+LOWEST = 2
+"""No symbol goes below this: Dynamo gives sizes 0 and 1 graphs of their own."""
+
+
+@dataclass(frozen=True)
+class Operand:
+    """One tensor a GEMM reads or writes: its sizes over the graph's symbols, and the bytes
+    of one element."""
+
+    sizes: tuple[SizeExpr, ...]
+    itemsize: int
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One GEMM of the graph, named as the user reads it (its op, or its module path)."""
+
+    name: str
+    operands: tuple[Operand, ...]
+
+    def nbytes(self, env: Mapping[str, int]) -> int | None:
+        """Its operands' and output's bytes at these sizes; None where a size cannot be
+        evaluated (an expression kinspect does not model) or passes 2**62."""
+        total = 0
+        for op in self.operands:
+            n = op.itemsize
+            try:
+                for s in op.sizes:
+                    n *= max(s.evaluate(env), 0)
+            except (ShapeError, SizeOverflow):
+                return None
+            total += n
+        return total
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """The sizes one hint's variants are tuned at, and why any symbol is below the hint."""
+
+    hint: int
+    values: Mapping[str, int]
+    lowered_for: str | None = None
+    """The GEMM that did not fit at the hint, where the symbols were lowered for it."""
+
+    def text(self, names: Mapping[str, str] | None = None) -> str:
+        """`hint 4096: B=512 S=512 (lowered from 4096: attention scores needed 1.6 TB)`."""
+        names = names or {}
+        sizes = " ".join(f"{names.get(s, s)}={v}" for s, v in sorted(self.values.items(),
+                                                                      key=lambda kv: names.get(kv[0], kv[0])))
+        return f"hint {self.hint}: {sizes or 'no size symbols'}" + (f" ({self.lowered_for})" if self.lowered_for else "")
+
+
+def _within(hint: int, low: int, high: int | None) -> int:
+    return max(low, hint if high is None else min(hint, high))
+
+
+def _worst(problems: Sequence[Problem], env: Mapping[str, int]) -> tuple[Problem | None, int]:
+    worst: tuple[Problem | None, int] = (None, 0)
+    for p in problems:
+        n = p.nbytes(env)
+        if n is None:
+            n = 1 << 62  # larger than anything that fits: an unmodelled size is lowered too
+        if n > worst[1]:
+            worst = (p, n)
+    return worst
+
+
+def assign(hint: int, ranges: Mapping[str, tuple[int, int | None]], problems: Sequence[Problem],
+           budget: int = MAX_TUNED_BYTES) -> Assignment:
+    """The sizes every symbol of `ranges` (symbol -> (lowest, highest or None)) takes at
+    `hint`, the GEMMs in `problems` all within `budget` where lowering can get them there."""
+    lows = {s: max(LOWEST, lo) for s, (lo, _) in ranges.items()}
+    env = {s: _within(hint, lows[s], hi) for s, (_, hi) in ranges.items()}
+    first, at_hint = _worst(problems, env)
+    if first is None or at_hint <= budget:
+        return Assignment(hint, env)
+    need = at_hint
+    while need > budget:
+        lowered = {s: max(lows[s], v // 2) for s, v in env.items()}
+        if lowered == env:
+            break
+        env = lowered
+        need = _worst(problems, env)[1]
+    fits = "fits" if need <= budget else "is as low as the sizes go"
+    return Assignment(hint, env, f"lowered from {hint}: {first.name} needed {_bytes_text(at_hint)} at the hint, "
+                                 f"and {fits} at {_bytes_text(need)} (budget {_bytes_text(budget)})")
+
+
+def _bytes_text(n: int) -> str:
+    for unit, size in (("TB", 10**12), ("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} B"

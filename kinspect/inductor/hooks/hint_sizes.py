@@ -1,0 +1,324 @@
+"""`--one-size-per-symbol`: each hint's variant tuned, keyed and launched on one problem.
+
+Stock Inductor (2.11 to 2.15) evaluates a size at a hint in
+`SizeVarAllocator.optimization_hint_with_override(expr, hint)`, which returns the hint
+for any expression that is not constant: `B*S` becomes the hint, and so does a stride
+`768*S`. That value sizes the launch grid, the benchmark tensors and the configs' scaling,
+while the kernel's size arguments are single symbols and each gets the hint, so inside the
+kernel `M = ks0*ks1` is hint². The variant's key (`SIMDScheduling._make_shape_cache_key`)
+takes the hint for each whole expression too. A GEMM whose rows are a product of sizes is
+thus tuned on a kernel that disagrees with its grid and its tensors: configs timed on an
+empty launch, strides that read past their storage, CUDA faults, `NoValidChoicesError`.
+
+In this mode each graph gets one assignment per hint (`kinspect.core.dispatch.hint_sizes`:
+every symbol the hint, within its range, lowered together where a GEMM would not fit),
+and every place Inductor evaluates a size at that hint reads it:
+
+- `SizeVarAllocator.optimization_hint_with_override`: the expression, with Inductor's
+  precomputed sizes (`ks0`) expanded, evaluated at the assignment, so the kernel's size
+  arguments, the grid, the config scaling and every benchmark tensor (sizes, strides,
+  offsets, storage) agree;
+- `SIMDScheduling._make_shape_cache_key`: the variant's key at the same sizes, so the
+  runtime choice measures its distance to the problem each variant was tuned on;
+- the autotune subprocess's tensor descriptions (`TensorMeta.from_irnodes`, built with no
+  hint at all), described again at the assignment.
+
+Only graphs lowered while the mode is on are touched (the assignment hangs on the graph's
+own `SizeVarAllocator`); an expression the assignment cannot evaluate (an unbacked size)
+keeps Inductor's value. The patches are installed once and call Inductor's own methods
+first; `assignments(graph)` is what the session records.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import inspect
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from kinspect.core.dispatch.hint_sizes import MAX_TUNED_BYTES, Assignment, Operand, Problem, assign
+from kinspect.core.dispatch.operands import gemm_op
+from kinspect.core.dispatch.symbolic import SizeExpr
+from kinspect.core.errors import KinspectError
+from kinspect.inductor.hooks.origins import describe
+
+_lock = threading.Lock()
+_installed = False
+_active = 0
+"""Recordings in this mode now: a process-wide count, since Inductor may lower a graph on
+any thread of a program under `kinspect run`."""
+_budget = MAX_TUNED_BYTES
+_ATTR = "_kinspect_hint_sizes"
+
+
+@contextlib.contextmanager
+def one_size_per_symbol(budget: int = MAX_TUNED_BYTES) -> Iterator[None]:
+    """Every graph lowered inside is tuned, keyed and launched at one size per symbol."""
+    global _active, _budget
+    lacking = missing()
+    if lacking:
+        raise KinspectError(f"--one-size-per-symbol needs what this torch lacks: {', '.join(lacking)}")
+    install()
+    with _lock:
+        _active += 1
+        _budget = budget
+    try:
+        yield
+    finally:
+        with _lock:
+            _active -= 1
+
+
+class GraphSizes:
+    """One graph's assignments, made when a hint is first asked for: the symbols' ranges
+    and the graph's GEMMs are read from the graph as Inductor lowers it."""
+
+    def __init__(self, graph: Any, budget: int) -> None:
+        self.graph = graph
+        self.budget = budget
+        self.by_hint: dict[int, Assignment] = {}
+        self._values: dict[int, dict[Any, Any]] = {}
+        self._ranges: dict[str, tuple[int, int | None]] | None = None
+        self._symbols: dict[str, Any] = {}
+        self._problems: list[Problem] | None = None
+
+    def values(self, hint: int) -> dict[Any, Any]:
+        """The assignment at `hint`, as sympy symbol -> sympy Integer."""
+        got = self._values.get(hint)
+        if got is None:
+            import sympy
+
+            if self._ranges is None:
+                self._ranges, self._symbols = _ranges(self.graph)
+                self._problems = _problems(self.graph)
+            a = assign(hint, self._ranges, self._problems or [], self.budget)
+            self.by_hint[hint] = a
+            got = self._values[hint] = {self._symbols[s]: sympy.Integer(v) for s, v in a.values.items()}
+        return got
+
+    def value(self, sizevars: Any, expr: Any, hint: int) -> int | None:
+        """`expr` at the hint's assignment, or None where it holds a symbol the assignment
+        has no value for (an unbacked size)."""
+        import sympy
+        from torch._inductor.utils import sympy_subs
+
+        e = sympy.sympify(expr)
+        if e.free_symbols:
+            e = sizevars.simplify(e)
+        if e.free_symbols and sizevars.inv_precomputed_replacements:
+            e = sympy_subs(e, sizevars.inv_precomputed_replacements)
+        values = self.values(hint)
+        if not e.free_symbols <= values.keys():
+            return None
+        got = e.xreplace(values) if e.free_symbols else e
+        return int(got) if got.is_number else None
+
+
+def assignments(graph: Any) -> tuple[Assignment, ...]:
+    """The assignments a graph lowered in this mode was tuned at, in hint order (none
+    outside the mode, or where no size was evaluated at a hint)."""
+    sizes = getattr(getattr(graph, "sizevars", None), _ATTR, None)
+    if sizes is None:
+        return ()
+    return tuple(sizes.by_hint[h] for h in sorted(sizes.by_hint))
+
+
+def _ranges(graph: Any) -> tuple[dict[str, tuple[int, int | None]], dict[str, Any]]:
+    """Each backed size symbol of the graph's compile with its known range."""
+    import sympy
+
+    env = graph.sizevars.shape_env
+    values = getattr(env, "backed_var_to_val", None) or getattr(env, "var_to_val", {})
+    ranges: dict[str, tuple[int, int | None]] = {}
+    symbols: dict[str, Any] = {}
+    for sym in values:
+        if not isinstance(sym, sympy.Symbol):
+            continue
+        vr = getattr(env, "var_to_range", {}).get(sym)
+        low, high = 2, None
+        with contextlib.suppress(Exception):  # infinite or symbolic bounds are no bounds
+            low = int(vr.lower)
+        with contextlib.suppress(Exception):
+            high = int(vr.upper)
+        ranges[sym.name] = (low, high)
+        symbols[sym.name] = sym
+    return ranges, symbols
+
+
+def _problems(graph: Any) -> list[Problem]:
+    """Every GEMM of the graph's FX module (nested compile regions' bodies included), with
+    its operands' and output's sizes, from the fake tensors Dynamo traced."""
+    module = getattr(graph, "module", None)
+    if module is None:
+        return []
+    out = []
+    modules = module.modules() if hasattr(module, "modules") else [module]
+    for m in modules:
+        g = getattr(m, "graph", None)
+        for node in getattr(g, "nodes", ()):
+            op = gemm_op(str(getattr(node, "target", ""))) if node.op == "call_function" else None
+            if op is None:
+                continue
+            tensors = [a.meta.get("val") for a in node.all_input_nodes] + [node.meta.get("val")]
+            operands = tuple(o for o in map(_operand, tensors) if o is not None)
+            if operands:
+                module = None
+                with contextlib.suppress(Exception):  # Dynamo's module stack is optional metadata
+                    module = describe(node).module
+                out.append(Problem(f"{op} at {module}" if module else f"{op} ({node.name})", operands))
+    return out
+
+
+def _operand(t: Any) -> Operand | None:
+    shape, dtype = getattr(t, "shape", None), getattr(t, "dtype", None)
+    if shape is None or dtype is None:
+        return None
+    try:
+        sizes = tuple(SizeExpr.from_sympy(getattr(getattr(s, "node", None), "expr", s)) for s in shape)
+    except ValueError:
+        return None
+    return Operand(sizes, int(getattr(dtype, "itemsize", 2)))
+
+
+def _sizes_of(sizevars: Any) -> GraphSizes | None:
+    return getattr(sizevars, _ATTR, None) if _active else None
+
+
+# ---------------------------------------------------------------- the patches
+
+def _graph_init(orig: Any) -> Any:
+    @functools.wraps(orig)
+    def wrapped(graph: Any, *a: Any, **k: Any) -> None:
+        orig(graph, *a, **k)
+        if not _active:
+            return
+        parent = getattr(graph, "parent", None)  # a nested compile region tunes at its graph's sizes
+        sizes = getattr(getattr(parent, "sizevars", None), _ATTR, None) if parent is not None else None
+        setattr(graph.sizevars, _ATTR, sizes if sizes is not None else GraphSizes(graph, _budget))
+    return wrapped
+
+
+def _hint_with_override(orig: Any) -> Any:
+    @functools.wraps(orig)
+    def wrapped(sizevars: Any, expr: Any, hint_override: int | None = None) -> int:
+        sizes = _sizes_of(sizevars) if hint_override is not None else None
+        if sizes is not None:
+            got = sizes.value(sizevars, expr, hint_override)
+            if got is not None:
+                return got
+        return orig(sizevars, expr, hint_override)
+    return wrapped
+
+
+def _shape_key(orig: Any) -> Any:
+    @functools.wraps(orig)
+    def wrapped(sched: Any, node: Any, hint: int) -> Any:
+        key = orig(sched, node, hint)
+        from torch._inductor.virtualized import V
+
+        sizevars = V.graph.sizevars
+        sizes = _sizes_of(sizevars)
+        if sizes is None:
+            return key
+        import sympy
+
+        def at(s: Any) -> Any:
+            if isinstance(s, sympy.Expr) and not isinstance(s, sympy.Integer):
+                got = sizes.value(sizevars, s, hint)
+                return hint if got is None else got
+            return s
+
+        shapes = sched._get_multikernel_shapes(node)
+        return tuple(was if shape is None else tuple(at(s) for s in shape) for was, shape in zip(key, shapes))
+    return wrapped
+
+
+def _generate(orig: Any) -> Any:
+    @functools.wraps(orig)
+    def wrapped(template: Any, *a: Any, **k: Any) -> Any:
+        caller = orig(template, *a, **k)
+        bmreq = getattr(caller, "bmreq", None)
+        if bmreq is None or not _active or not _in_subproc():
+            return caller
+        from torch._inductor.virtualized import V
+
+        sizevars = V.graph.sizevars
+        args = inspect.signature(orig).bind_partial(template, *a, **k).arguments
+        hint = args.get("hint_override")
+        if hint is not None and _sizes_of(sizevars) is not None:
+            with contextlib.suppress(Exception):  # a description that cannot be redone stays Inductor's
+                _describe_at_hint(bmreq, args.get("layout"), hint)
+        return caller
+    return wrapped
+
+
+def _in_subproc() -> bool:
+    import torch._inductor.config as cfg
+
+    return bool(getattr(cfg, "autotune_in_subproc", False))
+
+
+def _describe_at_hint(bmreq: Any, layout: Any, hint: int) -> None:
+    """The subprocess's tensors described as this process builds them at the hint."""
+    from torch._inductor import ir
+    from torch._inductor import select_algorithm as sa
+    from torch._inductor.virtualized import V
+
+    sv = V.graph.sizevars
+    strides_of = getattr(sa, "get_strides_with_layout_constraints", lambda n: n.get_stride())
+
+    def described(meta: Any, node: Any) -> Any:
+        if node is None:
+            return meta
+        if isinstance(node, ir.Layout):
+            node = ir.Buffer(name="fake", layout=node)
+        return dataclasses.replace(
+            meta, sizes=tuple(sv.optimization_hints_with_override(node.get_size(), hint_override=hint)),
+            strides=tuple(sv.optimization_hints_with_override(strides_of(node), hint_override=hint)),
+            offset=sv.optimization_hint_with_override(node.get_layout().offset, hint_override=hint))
+
+    metas = bmreq.input_tensor_meta
+    if isinstance(metas, list):
+        bmreq.input_tensor_meta = [described(m, V.graph.try_get_buffer(m.name) if m.name else None) for m in metas]
+    out = bmreq.output_tensor_meta
+    if not isinstance(out, list) and layout is not None:
+        bmreq.output_tensor_meta = described(out, layout)
+
+
+def install() -> None:
+    """Patch the three methods, once per process; each acts only on a graph lowered in
+    this mode. Installed before the compile capture's hooks, so that the capture records
+    the keys this mode gives."""
+    global _installed
+    with _lock:
+        if _installed:
+            return
+        from torch._inductor import select_algorithm as sa
+        from torch._inductor import sizevars
+        from torch._inductor.codegen import simd
+        from torch._inductor.graph import GraphLowering
+
+        if not missing():  # a torch without one of them never runs the mode (`one_size_per_symbol` refuses)
+            GraphLowering.__init__ = _graph_init(GraphLowering.__init__)
+            sva = sizevars.SizeVarAllocator
+            sva.optimization_hint_with_override = _hint_with_override(sva.optimization_hint_with_override)
+            simd.SIMDScheduling._make_shape_cache_key = _shape_key(simd.SIMDScheduling._make_shape_cache_key)
+            if hasattr(sa, "TritonTemplate") and hasattr(sa.TritonTemplate, "generate"):
+                sa.TritonTemplate.generate = _generate(sa.TritonTemplate.generate)
+        _installed = True
+
+
+def missing() -> list[str]:
+    """What this torch lacks for the mode (empty where it has everything)."""
+    from torch._inductor import sizevars
+    from torch._inductor.codegen import simd
+    from torch._inductor.graph import GraphLowering
+
+    needed = [(sizevars.SizeVarAllocator, "optimization_hint_with_override"),
+              (sizevars.SizeVarAllocator, "optimization_hints_with_override"),
+              (simd.SIMDScheduling, "_make_shape_cache_key"), (simd.SIMDScheduling, "_get_multikernel_shapes"),
+              (GraphLowering, "__init__")]
+    return [f"{o.__name__}.{n}" for o, n in needed if not hasattr(o, n)]

@@ -1,0 +1,217 @@
+"""`--one-size-per-symbol` on the CPU: the assignment rule, and Inductor's own
+`SizeVarAllocator`, `SIMDScheduling._make_shape_cache_key`, `AlgorithmSelectorCache.get_inputs`
+and `TensorMeta` driven on a real `GraphLowering` whose FX graph holds a GEMM with rows
+`B*S`: every size evaluated at a hint agrees with one size per symbol, and outside the mode
+Inductor's own rule (the hint for any whole expression) is untouched."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from kinspect.core.dispatch.hint_sizes import Operand, Problem, assign
+from kinspect.core.dispatch.symbolic import SizeExpr
+
+ROWS = (SizeExpr(("mul", "s0", "s1")), SizeExpr(768))
+"""x of `x @ w` as (B*S, 768) rows."""
+
+
+def _gemm(rows_wide: int = 768, out_wide: int = 2304) -> Problem:
+    bs = SizeExpr(("mul", "s0", "s1"))
+    return Problem("mm (c_attn)", (Operand((bs, SizeExpr(rows_wide)), 2), Operand((SizeExpr(rows_wide), SizeExpr(out_wide)), 2),
+                                   Operand((bs, SizeExpr(out_wide)), 2)))
+
+
+def test_each_symbol_takes_the_hint_within_its_range():
+    ranges = {"s0": (2, None), "s1": (2, 1024)}
+    assert dict(assign(64, ranges, [_gemm()]).values) == {"s0": 64, "s1": 64}
+    assert dict(assign(4096, {"s0": (2, None)}, []).values) == {"s0": 4096}
+    capped = assign(4096, ranges, [])
+    assert dict(capped.values) == {"s0": 4096, "s1": 1024} and capped.lowered_for is None  # S's own maximum
+    assert dict(assign(1, {"s0": (1, None)}, []).values) == {"s0": 2}  # Dynamo specialises 0 and 1
+
+
+def test_a_gemm_that_would_not_fit_lowers_every_symbol_together():
+    a = assign(4096, {"s0": (2, None), "s1": (2, None)}, [_gemm()])
+    # B = S = 4096: 16.7M rows need 103 GB; halving both until x, w and out fit 4 GiB gives 512.
+    assert dict(a.values) == {"s0": 512, "s1": 512}
+    assert a.lowered_for == ("lowered from 4096: mm (c_attn) needed 103.1 GB at the hint, and fits at 1.6 GB "
+                             "(budget 4.3 GB)")
+    assert a.text({"s0": "B", "s1": "S"}).startswith("hint 4096: B=512 S=512 (lowered from 4096")
+    # A symbol's lower bound holds however much the rest must shrink.
+    tight = assign(4096, {"s0": (2, None), "s1": (300, None)}, [_gemm()], budget=1 << 20)
+    assert tight.values["s1"] == 300 and tight.values["s0"] == 2 and "is as low as the sizes go" in tight.lowered_for
+
+
+def test_a_size_kinspect_cannot_evaluate_counts_as_too_large():
+    opaque = Problem("mm", (Operand((SizeExpr(("opaque", "f(s0)")),), 2),))
+    assert dict(assign(64, {"s0": (2, None)}, [opaque], budget=1 << 40).values) == {"s0": 2}
+
+
+# ---------------------------------------------------------------- Inductor's own code
+
+torch = pytest.importorskip("torch")
+
+
+def _fx_with_gemm(env, b, s):
+    """An FX module `x @ w` with x (B*S, 768), w (768, 2304), as Dynamo leaves it for Inductor."""
+    import torch.fx
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    mode = FakeTensorMode(shape_env=env)
+    bi, si = env.create_symintnode(b, hint=8), env.create_symintnode(s, hint=128)
+    with mode:
+        x = torch.empty(bi * si, 768, dtype=torch.bfloat16)
+        w = torch.empty(768, 2304, dtype=torch.bfloat16)
+        y = torch.mm(x, w)
+    g = torch.fx.Graph()
+    px, pw = g.placeholder("x"), g.placeholder("w")
+    px.meta["val"], pw.meta["val"] = x, w
+    mm = g.call_function(torch.ops.aten.mm.default, (px, pw))
+    mm.meta["val"] = y
+    g.output(mm)
+    return torch.fx.GraphModule({}, g)
+
+
+@pytest.fixture()
+def lowered():
+    """A real GraphLowering, made while the mode is on (or off), installed as V.graph."""
+    from contextlib import ExitStack
+
+    from torch._dynamo.source import ConstantSource
+    from torch._inductor.graph import GraphLowering
+    from torch._inductor.virtualized import V
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+    from kinspect.inductor.hooks import hint_sizes
+
+    def make(mode: bool):
+        env = ShapeEnv()
+        b = env.create_symbol(8, ConstantSource("B"))
+        s = env.create_symbol(128, ConstantSource("S"))
+        stack = ExitStack()
+        if mode:
+            stack.enter_context(hint_sizes.one_size_per_symbol())
+        graph = GraphLowering(_fx_with_gemm(env, b, s), shape_env=env)
+        stack.enter_context(V.set_graph_handler(graph))
+        stacks.append(stack)
+        return SimpleNamespace(graph=graph, b=b, s=s, sv=graph.sizevars)
+
+    stacks = []
+    yield make
+    for stack in reversed(stacks):
+        stack.close()
+
+
+def test_every_size_at_a_hint_is_one_size_per_symbol(lowered):
+    g = lowered(True)
+    b, s, sv = g.b, g.s, g.sv
+    assert sv.optimization_hint_with_override(b * s, 64) == 4096  # rows: 64 * 64, not 64
+    assert sv.optimization_hint_with_override(768 * s, 64) == 49152  # a stride, as the kernel indexes
+    assert sv.optimization_hints_with_override([b * s, 768], 256) == (65536, 768)
+    assert sv.optimization_hint_with_override(b * s, 4096) == 512 * 512  # lowered to fit (x, w, out > 4 GiB)
+    assert sv.optimization_hint_with_override(5, 4096) == 5
+    assert sv.optimization_hint_with_override(b * s, None) == 8 * 128  # no hint: the example sizes
+    from kinspect.inductor.hooks import hint_sizes
+
+    bn, sn = str(b), str(s)
+    assert [(a.hint, dict(a.values)) for a in hint_sizes.assignments(g.graph)] == [
+        (64, {bn: 64, sn: 64}), (256, {bn: 256, sn: 256}), (4096, {bn: 512, sn: 512})]
+    assert hint_sizes.assignments(g.graph)[2].lowered_for.startswith("lowered from 4096: mm (mm_default) needed 103.1 GB")
+
+
+def test_a_precomputed_size_is_expanded_before_it_is_evaluated(lowered):
+    import sympy
+
+    g = lowered(True)
+    ks0 = sympy.Symbol("ks0", integer=True, positive=True)
+    g.sv.inv_precomputed_replacements[ks0] = g.b * g.s
+    assert g.sv.optimization_hint_with_override(2 * ks0, 64) == 8192
+
+
+def test_outside_the_mode_inductors_rule_stands(lowered):
+    g = lowered(False)
+    assert g.sv.optimization_hint_with_override(g.b * g.s, 64) == 64
+    assert g.sv.optimization_hint_with_override(768 * g.s, 64) == 64
+    from kinspect.inductor.hooks import hint_sizes
+
+    assert hint_sizes.assignments(g.graph) == ()
+
+
+def _key(graph, hint):
+    """Inductor's own `_make_shape_cache_key` for the GEMM `(B*S, 768) @ (768, 2304)`."""
+    from torch._inductor.codegen.simd import SIMDScheduling
+
+    shapes = ((graph.b * graph.s, 768), (768, 2304), (graph.b * graph.s, 2304))
+    sched = SimpleNamespace(_get_multikernel_shapes=lambda node: shapes)
+    return SIMDScheduling._make_shape_cache_key(sched, object(), hint)
+
+
+def test_the_key_is_the_problem_each_variant_was_tuned_on(lowered):
+    assert _key(lowered(False), 64) == ((64, 768), (768, 2304), (64, 2304))  # Inductor: the hint per expression
+    assert _key(lowered(True), 64) == ((4096, 768), (768, 2304), (4096, 2304))
+    assert _key(lowered(True), 4096) == ((262144, 768), (768, 2304), (262144, 2304))
+
+
+def test_the_runtime_choice_measures_distance_to_the_tuned_problems(lowered, monkeypatch):
+    """Inductor's own SizeHintMultiKernelCall, keyed by the mode's keys, runs for 800 rows
+    (B=4, S=200) the variant tuned on 4,096 rows, and for 200,000 rows the one tuned on 262,144
+    (stock keys would take the hint-4096 variant for both: 800 rows is nearer 4,096 than 256)."""
+    monkeypatch.setenv("TORCHINDUCTOR_DISABLE_MULTI_KERNEL_CACHE", "1")
+    from torch._inductor.codegen import multi_kernel
+
+    from standins import StandIn
+
+    g = lowered(True)
+    keys = [_key(g, h) for h in (64, 256, 4096)]
+    ran: list[str] = []
+    call = multi_kernel.SizeHintMultiKernelCall(
+        "multi_kernel_0", {k: StandIn(f"v{i}", ran) for i, k in enumerate(keys)}, {i: [slice(0, 3)] for i in range(3)})
+    for rows in (800, 200_000):
+        call.run(*(torch.empty(shape, device="meta") for shape in ((rows, 768), (768, 2304), (rows, 2304))))
+    assert ran == ["v0", "v2"]
+
+
+def _gemm_nodes(g):
+    from torch._inductor import ir
+
+    cpu, bf = torch.device("cpu"), torch.bfloat16
+    x = ir.Buffer(name="x", layout=ir.FixedLayout(cpu, bf, [g.b, g.s, 768], [768 * g.s, 768, 1]))
+    xv = ir.ReinterpretView(data=x, layout=ir.FixedLayout(cpu, bf, [g.b * g.s, 768], [768, 1]))
+    w = ir.Buffer(name="w", layout=ir.FixedLayout(cpu, bf, [768, 64], [64, 1]))
+    out = ir.FixedLayout(cpu, bf, [g.b * g.s, 64], [64, 1])
+    return [xv, w], out
+
+
+def test_inductors_benchmark_tensors_are_the_tuned_problem_and_fit_what_the_kernel_reads(lowered):
+    from torch._inductor.select_algorithm import AlgorithmSelectorCache
+
+    from kinspect.inductor.hooks import benchmark_tensors
+
+    g = lowered(True)
+    inputs, out = _gemm_nodes(g)
+    seen = []
+    with benchmark_tensors.watching(seen.append):
+        args = AlgorithmSelectorCache.get_inputs([], inputs, out, None, hint_override=64)
+    tensors = [*args.triton.input_tensors, args.triton.output_tensor]
+    assert [tuple(t.shape) for t in tensors] == [(64, 64, 768), (768, 64), (4096, 64)]  # x as its base (B, S, 768)
+    assert tensors[0].stride() == (49152, 768, 1)
+    assert seen == []  # kinspect's own check finds every tensor holding what its kernel reads
+
+
+def test_the_autotune_subprocess_is_described_at_the_hints_sizes(lowered):
+    from torch._inductor.autotune_process import TensorMeta
+
+    from kinspect.inductor.hooks import hint_sizes
+
+    g = lowered(True)
+    (xv, w), out = _gemm_nodes(g)
+    g.graph.graph_inputs["x"] = xv.data
+    bmreq = SimpleNamespace(input_tensor_meta=TensorMeta.from_irnodes([xv.data, w]),
+                            output_tensor_meta=TensorMeta.from_irnodes(out))
+    assert tuple(bmreq.input_tensor_meta[0].sizes) == (8, 128, 768)  # Inductor's: the example size, whatever the hint
+    hint_sizes._describe_at_hint(bmreq, out, 64)
+    assert [tuple(m.sizes) for m in bmreq.input_tensor_meta] == [(64, 64, 768), (768, 64)]
+    assert tuple(bmreq.input_tensor_meta[0].strides) == (49152, 768, 1)
+    assert tuple(bmreq.output_tensor_meta.sizes) == (4096, 64)
