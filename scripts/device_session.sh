@@ -31,6 +31,15 @@
 #                                      reproducer on stock torch, and --fit-benchmark-tensors on the bmm,
 #                                      samples/vit.py (recorded and swept into $OUT/samples) and GPT-2 with
 #                                      advise's candidate hints
+#   scripts/device_session.sh programs the real-program set (tests/gpu/programs) under kinspect run, each dispatch
+#                                      held against an independent hook on Inductor: PROGRAMS_MODE=fixed, stock
+#                                      or both (-k), PROGRAMS_N at once (default 5; one GPU shared, so a run's
+#                                      timings are of a busy GPU); sessions, logs and stderr in $OUT/programs.tgz
+#   scripts/device_session.sh upstream docs/upstream/hint-per-symbol.patch applied to a copy of this machine's
+#                                      Inductor: the reproducer before and after, the upstream test, two programs
+#                                      with plain torch.compile (scripts/with_hints.py, no kinspect) and one
+#                                      recorded by kinspect run (stock mode) on the patched copy; then one program
+#                                      of the set with --one-size-per-symbol on stock torch
 # Each ends with a short table. Copy $OUT/samples/*.session.json into samples/ to commit them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -99,6 +108,40 @@ once)
         --child-log "$out/autotune-child.jsonl" \
         ${ONCE_BENCH:-} 2>&1 \
         | grep -v "^[EW][0-9]\{4\} " | tail -30 | tee "$out/repeated-layers-once.txt"
+    ;;
+programs)
+    record_dir="$out/programs" limit="${GPU_TESTS_TIMEOUT:-560}"
+    gpu_tests tests/gpu/test_gpu_programs.py -n "${PROGRAMS_N:-5}" -k "${PROGRAMS_MODE:-fixed}" "${@:2}"
+    python3 scripts/program_table.py "$out/programs" | tee "$out/program-table.txt"
+    tar czf "$out/programs.tgz" -C "$out" programs && rm -rf "$out/programs"
+    ;;
+upstream)
+    torch_dir=$(python3 -c "import os, torch; print(os.path.dirname(torch.__file__))")
+    patched=/tmp/patched-torch
+    rm -rf "$patched" && mkdir -p "$patched/torch"
+    for f in "$torch_dir"/*; do ln -s "$f" "$patched/torch/"; done
+    rm "$patched/torch/_inductor" && cp -r "$torch_dir/_inductor" "$patched/torch/_inductor"
+    command -v patch >/dev/null || { echo "no patch command on this machine"; exit 1; }
+    (cd "$patched" && patch -p1 < "$OLDPWD/docs/upstream/hint-per-symbol.patch") || exit 1
+    repro() { timeout 150 python3 docs/upstream/hint_rows_repro.py "$1" 2>&1 \
+        | grep -E "AUTOTUNE|^ *triton_mm_[0-9]+ |cuBLAS|compiled|Error" | head -"${2:-6}"; }
+    for h in 4096 64; do echo "== stock torch, hint $h"; repro $h; done
+    for h in 64 256; do echo "== patched torch, hint $h"; PYTHONPATH="$patched:$PYTHONPATH" repro $h; done
+    echo "== upstream test, patched torch"
+    PYTHONPATH="$patched:$PYTHONPATH" timeout 200 python3 docs/upstream/test_hint_per_symbol.py 2>&1 | tail -4
+    for p in encoder_serve vit_classify; do
+        echo "== $p, plain torch.compile on the patched torch"
+        PYTHONPATH="$patched:$PYTHONPATH" timeout 240 python3 scripts/with_hints.py tests/gpu/programs/$p.py 2>&1 \
+            | grep -E "^batch|Error|error" | tail -4
+    done
+    echo "== vit_classify recorded by kinspect run on the patched torch"
+    PYTHONPATH="$patched:$PYTHONPATH" timeout 300 python3 -m kinspect run --hints 64,256,4096 --measure \
+        -o "$out/vit.patched.session.json" tests/gpu/programs/vit_classify.py 2>&1 | grep "^kinspect:" | tail -3
+    COLUMNS=200 python3 -m kinspect explain "$out/vit.patched.session.json" 2>&1 | grep -iE "finding|hint-size|benchmark|whole model" | head
+    echo "== one program of the set with --one-size-per-symbol (stock torch)"
+    record_dir="$out/programs" limit=300 gpu_tests tests/gpu/test_gpu_programs.py -k "decoder_generate and fixed"
+    python3 scripts/program_table.py "$out/programs"
+    tar czf "$out/programs.tgz" -C "$out" programs && rm -rf "$out/programs"
     ;;
 hints)
     gpu_tests tests/gpu/test_gpu_hint_tensors.py "${@:2}"

@@ -90,3 +90,13 @@ def test_a_site_tuned_at_one_size_per_symbol_has_no_disagreeing_sizes_to_report(
         kinds = {f.kind for f in derive_findings(Session(environment=env, graphs=graphs, sites=[site]))}
         assert ({"hint-size-in-kernel", "key-not-true-size"} <= kinds) is speaks
         assert bool({"hint-size-in-kernel", "key-not-true-size"} & kinds) is speaks
+
+
+def test_an_inductor_that_keys_each_hint_per_symbol_leaves_nothing_to_report():
+    """docs/upstream/hint-per-symbol.patch: the key (and grid) at hint 64 hold B*S = 4,096
+    rows, as the kernel computes them, with no recorded sizes in the session."""
+    site = _site()
+    per_symbol = {v.hint: {"s27": v.hint, "s52": v.hint} for v in site.variants}
+    site = replace(site, variants=tuple(replace(v, key=tuple(t.key_at_hint(v.hint, per_symbol[v.hint])
+                                                               for t in site.tensors)) for v in site.variants))
+    assert _found(site) == []

@@ -3,6 +3,9 @@
     python docs/upstream/hint_rows_repro.py 4096   # autotune table: configs timed at ~4 us
     python docs/upstream/hint_rows_repro.py 64     # dies of a CUDA error while autotuning
 
+It then prints cuBLAS on the same GEMM with B*S rows at the hint for each symbol (what the
+kernel computes) and, where that differs, at the hint itself (what the grid and the
+benchmark tensors of stock Inductor are sized for), to hold the autotune table against.
 Needs torch with CUDA and triton only (no kinspect). See hint-rows.md beside it.
 """
 
@@ -23,8 +26,10 @@ torch._dynamo.mark_dynamic(x, 0)
 torch._dynamo.mark_dynamic(x, 1)
 f(x)
 torch.cuda.synchronize()
-if hint == 4096:
-    y = torch.randn(64, 64, 768, device="cuda", dtype=torch.bfloat16).reshape(4096, 768)
+
+
+def cublas_us(rows: int) -> float:
+    y = torch.randn(rows, 768, device="cuda", dtype=torch.bfloat16)
     s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     for _ in range(3):
         y @ w
@@ -33,5 +38,9 @@ if hint == 4096:
         y @ w
     e.record()
     torch.cuda.synchronize()
-    print(f"cuBLAS 4096x768x2304: {s.elapsed_time(e) / 20 * 1000:.1f} us")
+    return s.elapsed_time(e) / 20 * 1000
+
+
+for rows in dict.fromkeys(r for r in (hint * hint, hint) if r * (768 + 2304) * 2 < 8 << 30):
+    print(f"cuBLAS {rows}x768x2304: {cublas_us(rows):.1f} us")
 print("compiled, no fault")

@@ -61,8 +61,9 @@ FIT_HELP = ("patch Inductor's hint autotuning so each benchmark tensor holds wha
 
 
 SIZES_HELP = ("tune, key and launch each hint's variant at one size per symbol (each dynamic size the hint, lowered "
-              "together where a GEMM would not fit in 4 GiB): stock Inductor gives a product such as B*S the hint "
-              "itself in the grid, key and benchmark tensors but hint² inside the kernel (the session lists the sizes)")
+              "together where a GEMM would need more than a quarter of the GPU's memory): stock Inductor gives a "
+              "product such as B*S the hint itself in the grid, key and benchmark tensors but hint² inside the kernel "
+              "(the session lists the sizes)")
 
 
 LAYERS_HELP = ("compile the model's repeated blocks (a ModuleList of one class) once, as nested compile regions: "

@@ -12,9 +12,9 @@ problem is one the program could run:
   minimum or maximum, a `torch._check`): each dynamic size is the hint, as the PR that
   introduced the hints tuned `matmul([s0, s1], [s1, s2])` on `([64, 64], [64, 64])`;
 - where a GEMM of the graph would then need more than the budget for its operands and its
-  output, every symbol above its lower bound is halved together until every GEMM fits:
-  GPT-2 with B and S dynamic at hint 4096 would need 1.6 TB for its attention scores at
-  B = S = 4096, and fits 4 GiB at B = S = 512.
+  output (a quarter of the GPU's memory), every symbol above its lower bound is halved
+  together until every GEMM fits: GPT-2 with B and S dynamic at hint 4096 would need
+  1.6 TB for its attention scores at B = S = 4096, and 3.2 GB at B = S = 512.
 
 The result is plain data the session keeps per graph, so every reader shows the sizes a
 variant was really tuned at.
@@ -29,7 +29,8 @@ from kinspect.core.dispatch.symbolic import SizeExpr, SizeOverflow
 from kinspect.core.errors import ShapeError
 
 MAX_TUNED_BYTES = 4 << 30
-"""The most one tuned GEMM's operands and output may take together at a hint's sizes."""
+"""The most one tuned GEMM's operands and output may take together at a hint's sizes
+where the GPU's memory is not known (the mode's budget is a quarter of it)."""
 
 LOWEST = 2
 """No symbol goes below this: Dynamo gives sizes 0 and 1 graphs of their own."""

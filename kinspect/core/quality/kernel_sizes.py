@@ -14,10 +14,11 @@ both seen on the H200 with samples/generate.py (GPT-2, B and S dynamic):
   tiling, and on tensors too small for it they fault (stock Inductor died of a CUDA error at
   hint 64 on that GEMM alone).
 
-The rule reads the sizes from each variant's own kernel source, so it speaks only where
-the kernel really computes them so; and it is silent where the session records the one
-size per symbol each hint was tuned at (`--one-size-per-symbol`): there the kernel's
-arguments, the grid, the key and the tensors were all evaluated at those sizes.
+The rule reads the sizes from each variant's own kernel source and holds them against the
+rows of the variant's own key, so it speaks only where the kernel and the key really
+disagree: not under an Inductor that keys each hint per symbol, and not where the session
+records the one size per symbol each hint was tuned at (`--one-size-per-symbol`), where the
+kernel's arguments, the grid, the key and the tensors were all evaluated at those sizes.
 """
 
 from __future__ import annotations
@@ -75,6 +76,15 @@ def _tuned_us(v: Variant) -> float | None:
     return next((r.time_us for r in v.autotune if r.name == v.winner and r.time_us), None)
 
 
+def _key_rows(v: Variant) -> int:
+    """The rows the variant's key (and so its grid and benchmark output) has: the output's
+    second-to-last dim, the hint itself under Inductor's own rule; a key at one size per
+    symbol (`--one-size-per-symbol`, or an Inductor that evaluates the key per symbol) holds
+    the rows the kernel computes, and nothing disagrees."""
+    out = v.key[-1] if v.key else ()
+    return out[-2] if len(out) >= 2 else v.hint
+
+
 @site_rule(KIND)
 def sizes_inside_kernels(site: Site, facts: Facts) -> list[Finding]:
     """One finding per site: the hints whose kernel returned at once, and those whose tiles
@@ -89,14 +99,15 @@ def sizes_inside_kernels(site: Site, facts: Facts) -> list[Finding]:
             continue
         m_expr = m_expr or sizes[0]
         m, n = _value(sizes[0], v.hint), _value(sizes[1], v.hint)
-        if m is None or n is None or m <= v.hint:
+        rows = _key_rows(v)
+        if m is None or n is None or m <= rows:
             continue
         if _EARLY_EXIT in v.source and _int32(m * n) == 0:
             tuned = _tuned_us(v)
             empty.append(f"at hint {v.hint} M * N = {m:,} × {n:,} wraps to 0 in int32 and `{_EARLY_EXIT}` returns at "
                          f"once, so v{v.index} was picked on an empty launch"
                          + (f" (autotuned at {us_text(tuned)})" if tuned else ""))
-        elif v.hint % SWIZZLE_ROWS:
+        elif rows % SWIZZLE_ROWS:
             past.append((v.hint, m))
     if not empty and not past:
         return []

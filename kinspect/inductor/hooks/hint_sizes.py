@@ -50,13 +50,15 @@ _installed = False
 _active = 0
 """Recordings in this mode now: a process-wide count, since Inductor may lower a graph on
 any thread of a program under `kinspect run`."""
-_budget = MAX_TUNED_BYTES
+_budget: int | None = None
 _ATTR = "_kinspect_hint_sizes"
 
 
 @contextlib.contextmanager
-def one_size_per_symbol(budget: int = MAX_TUNED_BYTES) -> Iterator[None]:
-    """Every graph lowered inside is tuned, keyed and launched at one size per symbol."""
+def one_size_per_symbol(budget: int | None = None) -> Iterator[None]:
+    """Every graph lowered inside is tuned, keyed and launched at one size per symbol, no
+    GEMM of it over `budget` bytes at a hint's sizes (default: a quarter of the GPU's
+    memory, or `MAX_TUNED_BYTES` without one)."""
     global _active, _budget
     lacking = missing()
     if lacking:
@@ -76,9 +78,9 @@ class GraphSizes:
     """One graph's assignments, made when a hint is first asked for: the symbols' ranges
     and the graph's GEMMs are read from the graph as Inductor lowers it."""
 
-    def __init__(self, graph: Any, budget: int) -> None:
+    def __init__(self, graph: Any, budget: int | None) -> None:
         self.graph = graph
-        self.budget = budget
+        self.budget = budget if budget is not None else _device_budget()
         self.by_hint: dict[int, Assignment] = {}
         self._values: dict[int, dict[Any, Any]] = {}
         self._ranges: dict[str, tuple[int, int | None]] | None = None
@@ -93,7 +95,10 @@ class GraphSizes:
 
             if self._ranges is None:
                 self._ranges, self._symbols = _ranges(self.graph)
-                self._problems = _problems(self.graph)
+                try:
+                    self._problems = _problems(self.graph)
+                except Exception:  # FX metadata kinspect cannot read: no GEMM is known to need lowering
+                    self._problems = []
             a = assign(hint, self._ranges, self._problems or [], self.budget)
             self.by_hint[hint] = a
             got = self._values[hint] = {self._symbols[s]: sympy.Integer(v) for s, v in a.values.items()}
@@ -124,6 +129,16 @@ def assignments(graph: Any) -> tuple[Assignment, ...]:
     if sizes is None:
         return ()
     return tuple(sizes.by_hint[h] for h in sorted(sizes.by_hint))
+
+
+def _device_budget() -> int:
+    """A quarter of the GPU's memory: each tuned GEMM's tensors with room for the model."""
+    import torch
+
+    with contextlib.suppress(Exception):
+        if torch.cuda.is_available():
+            return torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory // 4
+    return MAX_TUNED_BYTES
 
 
 def _ranges(graph: Any) -> tuple[dict[str, tuple[int, int | None]], dict[str, Any]]:

@@ -1,0 +1,73 @@
+# Owner(s): ["module: inductor"]
+"""The size-hint multi-kernel tunes and keys each hint's variant on one problem: each size
+symbol takes the hint (hint-per-symbol.patch). In PyTorch's tree this sits beside
+test/inductor/test_multi_kernel.py; run it here with `python test_hint_per_symbol.py`."""
+
+import sympy
+
+import torch
+import torch._inductor.config as inductor_config
+from torch._dynamo.source import ConstantSource
+from torch._inductor.graph import GraphLowering
+from torch._inductor.test_case import run_tests, TestCase
+from torch._inductor.utils import run_and_get_code
+from torch._inductor.virtualized import V
+from torch.fx.experimental.symbolic_shapes import ShapeEnv
+from torch.testing._internal.inductor_utils import GPU_TYPE, requires_gpu
+
+
+def _graph():
+    env = ShapeEnv()
+    s0 = env.create_symbol(8, ConstantSource("B"))
+    s1 = env.create_symbol(128, ConstantSource("S"))
+    fx = torch.fx.Graph()
+    fx.output(None)
+    return GraphLowering(torch.fx.GraphModule({}, fx), shape_env=env), s0, s1
+
+
+class HintPerSymbolTest(TestCase):
+    def test_expression_at_hint_takes_the_hint_per_symbol(self):
+        graph, s0, s1 = _graph()
+        with V.set_graph_handler(graph):
+            sv = graph.sizevars
+            self.assertEqual(sv.optimization_hint_with_override(s0, 64), 64)
+            self.assertEqual(sv.optimization_hint_with_override(s0 * s1, 64), 4096)
+            self.assertEqual(sv.optimization_hint_with_override(768 * s1, 64), 768 * 64)
+            self.assertEqual(sv.optimization_hints_with_override([s0 * s1, 768], 256), (65536, 768))
+            self.assertEqual(sv.optimization_hint_with_override(sympy.Integer(7), 64), 7)
+            ks0 = sv.lookup_precomputed_size(s0 * s1)
+            self.assertEqual(sv.optimization_hint_with_override(2 * ks0, 64), 8192)
+            # No hint: the example sizes, as before.
+            self.assertEqual(sv.optimization_hint_with_override(s0 * s1, None), 8 * 128)
+
+    @requires_gpu()
+    @inductor_config.patch(
+        {
+            "multi_kernel_hints": [64],
+            "max_autotune": True,
+            "max_autotune_gemm": True,
+            "max_autotune_gemm_backends": "TRITON",
+            "force_disable_caches": True,
+        }
+    )
+    def test_gemm_with_rows_a_product_of_sizes_is_keyed_on_its_tuned_problem(self):
+        w = torch.randn(768, 2304, device=GPU_TYPE, dtype=torch.bfloat16)
+
+        def f(x):
+            return x @ w
+
+        x = torch.randn(2, 16, 768, device=GPU_TYPE, dtype=torch.bfloat16)
+        torch._dynamo.mark_dynamic(x, 0)
+        torch._dynamo.mark_dynamic(x, 1)
+        out, (code,) = run_and_get_code(torch.compile(f), x)
+        self.assertEqual(out, f(x), atol=1e-1, rtol=1e-2)
+        self.assertIn("size_hint_multi_kernel(", code)
+        # x (B, S, 768) at hint 64 is (64, 64, 768); the output's B*S rows are 4096, not 64.
+        self.assertIn("((64, 64, 768), (768, 2304), (4096, 2304))", code)
+        # A new size runs the one variant and is right.
+        y = torch.randn(3, 100, 768, device=GPU_TYPE, dtype=torch.bfloat16)
+        self.assertEqual(torch.compile(f)(y), f(y), atol=1e-1, rtol=1e-2)
+
+
+if __name__ == "__main__":
+    run_tests()

@@ -1,0 +1,42 @@
+"""The real-program set as tests/gpu/test_gpu_programs.py left it in a directory: per
+program, stock against `--one-size-per-symbol`, whether it recorded (or kinspect's line
+saying why not), its sites and dispatches, whether every pick was Inductor's, and the
+dispatch quality over the keys it ran (pick over fastest variant, whole model and worst
+site; one compile each, timed while other programs compiled on the same GPU).
+
+    python scripts/program_table.py DIR
+"""
+
+import json
+import sys
+from pathlib import Path
+
+from kinspect.core.quality.overview import model_quality
+from kinspect.core.store import load
+
+
+def row(d: Path, name: str, mode: str) -> str:
+    session, stderr = d / f"{name}.{mode}.session.json", d / f"{name}.{mode}.stderr.txt"
+    said = [line for line in stderr.read_text().splitlines() if line.startswith("kinspect:")] if stderr.exists() else []
+    if not session.exists():
+        return f"{name:18} {mode:6} no session: {said[-1][:150] if said else 'did not run'}"
+    s = load(session)
+    picks = d / f"{name}.{mode}.picks.jsonl"
+    logged = [json.loads(line) for line in picks.read_text().splitlines()] if picks.exists() else []
+    events = sorted(s.events, key=lambda e: e.seq)
+    agree = [(list(map(list, e.key)), e.picked) for e in events] == [(k, p) for _, k, p in logged]
+    q = model_quality(s)
+    worst = max((sq for sq in q.sites if sq.points), key=lambda sq: sq.geomean_regret or 0, default=None)
+    quality = (f"x{q.geomean_regret:.2f} geomean over {q.shapes} site-keys, worst site x{worst.geomean_regret:.2f}"
+               if q.shapes and worst is not None else "not measured")
+    kinds = sorted({f.kind for f in s.findings if f.severity != "info"})
+    return (f"{name:18} {mode:6} {len(s.sites):3} sites {len(s.events):5} dispatches, picks {'= Inductor' if agree else 'DIFFER'}"
+            f", {quality}; {', '.join(kinds) or 'no warnings'}")
+
+
+d = Path(sys.argv[1])
+names = sorted({p.name.split(".")[0] for p in d.glob("*.stderr.txt")})
+for name in names:
+    for mode in ("stock", "fixed"):
+        if (d / f"{name}.{mode}.stderr.txt").exists():
+            print(row(d, name, mode))

@@ -1,0 +1,52 @@
+"""The real-program set on the GPU, as a user runs it (tests/gpu/real_programs.py): every
+program, stock and with `--one-size-per-symbol`, under `kinspect run --hints 64,256,4096
+--measure`. With the fix every one saves a session; stock, every one saves one or ends in
+kinspect's own one-line reason. Every dispatch a saved session holds is the one an
+independent hook on Inductor's `SizeHintMultiKernelCall.run` saw, key and pick, in order,
+and kinspect's model predicted it.
+
+With KINSPECT_RECORD_DIR set (scripts/device_session.sh programs) the sessions, the hook's
+logs and each run's stderr are kept there; scripts/program_table.py tabulates them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+import pytest
+
+from real_programs import MODES, PROGRAMS, kinspect_lines, run
+
+from kinspect.core.store import load
+
+
+@pytest.fixture(scope="module")
+def out_dir(tmp_path_factory) -> Path:
+    return Path(os.environ.get("KINSPECT_RECORD_DIR") or tmp_path_factory.mktemp("programs"))
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+@pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.name)
+def test_the_program_records_and_every_pick_is_inductors(program, mode, out_dir):
+    if importlib.util.find_spec(program.needs) is None:
+        pytest.skip(f"{program.name} needs {program.needs}")
+    ran = run(program, mode, out_dir)
+    said = kinspect_lines(ran.stderr)
+    print(f"\n{program.name} [{mode}] {ran.seconds:.0f} s, exit {ran.returncode}: {said[-1] if said else 'nothing'}")
+    if ran.returncode != 0:
+        assert mode == "stock", ran.stderr[-4000:]
+        # Stock Inductor may fail; kinspect then says so in its own line, naming the op and hint.
+        assert said and not said[-1].startswith("kinspect: saved"), ran.stderr[-4000:]
+        if not ran.session.exists():
+            return
+    s = load(ran.session)
+    assert s.sites, ran.stderr[-4000:]
+    events = sorted(s.events, key=lambda e: e.seq)
+    assert [(e.key, e.picked) for e in events] == [(key, picked) for _, key, picked in ran.picks]
+    assert all(e.picked == e.predicted for e in events)
+    if mode == "fixed":
+        assert s.environment.config.get("one_size_per_symbol") is True
+        assert all(g.hint_sizes for g in s.graphs if g.sites)
+        assert not [f for f in s.findings if f.kind in ("hint-size-in-kernel", "hint-benchmark-tensor")]
