@@ -111,7 +111,8 @@ once)
     ;;
 programs)
     record_dir="$out/programs" limit="${GPU_TESTS_TIMEOUT:-560}"
-    gpu_tests tests/gpu/test_gpu_programs.py -n "${PROGRAMS_N:-5}" -k "${PROGRAMS_MODE:-fixed}" "${@:2}"
+    PROGRAM_TIMEOUT="${PROGRAM_TIMEOUT:-420}" gpu_tests tests/gpu/test_gpu_programs.py -n "${PROGRAMS_N:-5}" \
+        -k "${PROGRAMS_MODE:-fixed}" "${@:2}"
     python3 scripts/program_table.py "$out/programs" | tee "$out/program-table.txt"
     tar czf "$out/programs.tgz" -C "$out" programs && rm -rf "$out/programs"
     ;;

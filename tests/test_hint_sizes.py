@@ -194,10 +194,12 @@ def test_inductors_benchmark_tensors_are_the_tuned_problem_and_fit_what_the_kern
     seen = []
     with benchmark_tensors.watching(seen.append):
         args = AlgorithmSelectorCache.get_inputs([], inputs, out, None, hint_override=64)
+        lowered_args = AlgorithmSelectorCache.get_inputs([], inputs, out, None, hint_override=4096)
     tensors = [*args.triton.input_tensors, args.triton.output_tensor]
     assert [tuple(t.shape) for t in tensors] == [(64, 64, 768), (768, 64), (4096, 64)]  # x as its base (B, S, 768)
     assert tensors[0].stride() == (49152, 768, 1)
-    assert seen == []  # kinspect's own check finds every tensor holding what its kernel reads
+    assert tuple(lowered_args.triton.output_tensor.shape) == (512 * 512, 64)  # B = S = 512 at hint 4096
+    assert seen == []  # kinspect's own check finds every tensor holding what its kernel reads, lowered sizes too
 
 
 def test_the_autotune_subprocess_is_described_at_the_hints_sizes(lowered):

@@ -84,7 +84,7 @@ class Ran:
     seconds: float
 
 
-def run(program: Program, mode: str, out: Path, timeout: float = 420) -> Ran:
+def run(program: Program, mode: str, out: Path, timeout: float | None = None) -> Ran:
     """Run one program under `kinspect run` as a user types it; its session, stderr and the
     independent hook's log go into `out`."""
     out.mkdir(parents=True, exist_ok=True)
@@ -99,6 +99,7 @@ def run(program: Program, mode: str, out: Path, timeout: float = 420) -> Ran:
            "KINSPECT_PICKS_LOG": str(picks_log), "COLUMNS": "200"}
     cmd = [sys.executable, "-m", "kinspect", "run", "--hints", HINTS, "--measure", *MODES[mode], *program.flags,
            "-o", str(session), str(program.path)]
+    timeout = timeout or float(os.environ.get("PROGRAM_TIMEOUT", "420"))
     started = time.perf_counter()
     try:
         done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)

@@ -28,19 +28,25 @@ KIND = "hint-benchmark-tensor"
 """The finding a misfit gives, derived from the misfits each graph of the session holds."""
 
 
+Sizes = tuple[tuple[str, int], ...]
+"""Each size symbol's value at a hint where the compile tuned at one size per symbol
+(`--one-size-per-symbol`), as (name, value) pairs; empty: the hint for every symbol."""
+
+
 @functools.lru_cache(maxsize=4096)
-def _value_at(expr: str, hint: int) -> int:
+def _value_at(expr: str, hint: int, sizes: Sizes = ()) -> int:
     from sympy import Integer, sympify
 
     e = sympify(expr)
     if e.free_symbols:
-        e = e.subs({s: Integer(hint) for s in e.free_symbols})
+        given = dict(sizes)
+        e = e.subs({s: Integer(given.get(s.name, hint)) for s in e.free_symbols})
     return int(e)
 
 
-def at_hint(exprs: Sequence[str], hint: int) -> tuple[int, ...]:
-    """Each expression with the hint substituted for every symbol in it."""
-    return tuple(_value_at(str(e), hint) for e in exprs)
+def at_hint(exprs: Sequence[str], hint: int, sizes: Sizes = ()) -> tuple[int, ...]:
+    """Each expression with the hint (or the symbol's size in `sizes`) substituted for every symbol in it."""
+    return tuple(_value_at(str(e), hint, sizes) for e in exprs)
 
 
 def required_storage(size: Sequence[int], stride: Sequence[int], offset: int = 0) -> int:
@@ -62,33 +68,34 @@ a tile can land up to 8 × BLOCK_M (BLOCK_M at most 256) rows into the group, pa
 grid's rows: samples/generate.py's GEMMs faulted so on the H200 at hints 64 and 256."""
 
 
-def _reached(expr: str, extent: int, hint: int) -> int:
+def _reached(expr: str, extent: int, hint: int, sizes: Sizes = ()) -> int:
     """The rows the kernel can touch along a size: the grid's extent, or, where the
     kernel's own value of the size (the hint for each symbol) is larger, the extent
     rounded up to whole tile groups, never past the kernel's value."""
-    inside = _value_at(str(expr), hint)
+    inside = _value_at(str(expr), hint, sizes)
     if inside <= extent:
         return extent
     return min(inside, -(-extent // SWIZZLE_ROWS) * SWIZZLE_ROWS)
 
 
-def reach(layout: Layout, hint: int, extent: Sequence[int]) -> Concrete:
+def reach(layout: Layout, hint: int, extent: Sequence[int], sizes: Sizes = ()) -> Concrete:
     """What the kernel reads at this hint: `extent` rows and columns (the sizes its launch
     grid covers there, which Inductor computes; along a size that is a product of symbols,
     as far as its tiles reach: `SWIZZLE_ROWS`), each stride and the offset with the hint
-    substituted for every symbol, and the storage that spans."""
-    stride, offset = at_hint(layout.stride, hint), _value_at(layout.offset, hint)
-    size = tuple(_reached(e, int(s), hint) for e, s in zip(layout.size, extent))
+    (or the symbol's size in `sizes`) substituted for every symbol, and the storage that spans."""
+    stride, offset = at_hint(layout.stride, hint, sizes), _value_at(layout.offset, hint, sizes)
+    size = tuple(_reached(e, int(s), hint, sizes) for e, s in zip(layout.size, extent))
     return Concrete(size, stride, offset, required_storage(size, stride, offset))
 
 
 def check(tensor: str, layout: Layout, hint: int, extent: Sequence[int], given: Concrete,
-          inductor: Concrete, path: str = "in-process") -> Misfit | None:
+          inductor: Concrete, path: str = "in-process", sizes: Sizes = ()) -> Misfit | None:
     """A misfit where the tensor Inductor built (`given`) holds less storage than the kernel
     reads at the hint, or where Inductor sized the kernel's view (`inductor`: the view's
     sizes, strides and offset as Inductor evaluated them) at other sizes than the hint's
-    (the subprocess path); else None."""
-    needed = reach(layout, hint, extent)
+    (the subprocess path); else None. `sizes`: the symbols' sizes at the hint where the
+    compile tuned at one size per symbol (the kernel reads at those)."""
+    needed = reach(layout, hint, extent, sizes)
     grid = tuple(int(s) for s in extent)
     if needed.storage <= given.storage and tuple(inductor.size) == grid:
         return None

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kinspect.core.quality import benchmark_tensors as rule
+from kinspect.inductor.hooks import hint_sizes
 
 
 @dataclass(frozen=True)
@@ -153,7 +154,8 @@ def _check(node: Any, hint: int, given: rule.Concrete, built_at: int | None, pat
         layout, size, stride, offset = _view(node)
         extent = V.graph.sizevars.optimization_hints_with_override(size, hint_override=hint)
         name = "out" if isinstance(node, ir.Layout) else _base_name(node)
-        return rule.check(name, layout, hint, extent, given, _inductor_view(size, stride, offset, built_at), path)
+        return rule.check(name, layout, hint, extent, given, _inductor_view(size, stride, offset, built_at), path,
+                          hint_sizes.named(V.graph.sizevars, hint))
     except Exception:  # an IR node of a kind without a plain layout, or an expression sympy cannot evaluate
         return None
 

@@ -131,6 +131,15 @@ def assignments(graph: Any) -> tuple[Assignment, ...]:
     return tuple(sizes.by_hint[h] for h in sorted(sizes.by_hint))
 
 
+def named(sizevars: Any, hint: int) -> tuple[tuple[str, int], ...]:
+    """The hint's size of each symbol, by name, where this graph is tuned at one size per
+    symbol (empty otherwise): what kinspect's benchmark-tensor check holds a kernel's reads to."""
+    sizes = _sizes_of(sizevars)
+    if sizes is None:
+        return ()
+    return tuple(sorted((s.name, int(v)) for s, v in sizes.values(hint).items()))
+
+
 def _device_budget() -> int:
     """A quarter of the GPU's memory: each tuned GEMM's tensors with room for the model."""
     import torch
@@ -144,14 +153,15 @@ def _device_budget() -> int:
 def _ranges(graph: Any) -> tuple[dict[str, tuple[int, int | None]], dict[str, Any]]:
     """Each backed size symbol of the graph's compile with its known range."""
     import sympy
+    from torch.utils._sympy.symbol import SymT, symbol_is_type
 
     env = graph.sizevars.shape_env
     values = getattr(env, "backed_var_to_val", None) or getattr(env, "var_to_val", {})
     ranges: dict[str, tuple[int, int | None]] = {}
     symbols: dict[str, Any] = {}
     for sym in values:
-        if not isinstance(sym, sympy.Symbol):
-            continue
+        if not isinstance(sym, sympy.Symbol) or not symbol_is_type(sym, SymT.SIZE):
+            continue  # a float or other symbol the shape env also tracks is no size
         vr = getattr(env, "var_to_range", {}).get(sym)
         low, high = 2, None
         with contextlib.suppress(Exception):  # infinite or symbolic bounds are no bounds
