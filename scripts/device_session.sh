@@ -111,10 +111,21 @@ once)
     ;;
 programs)
     record_dir="$out/programs" limit="${GPU_TESTS_TIMEOUT:-560}"
+    if [ -n "${TRACE_SAMPLE:-}" ]; then  # beside them: samples/generate.py under kinspect run with TORCH_TRACE set
+        (TORCH_TRACE="$out/trace-generate" timeout "$limit" python3 -m kinspect run --hints 64,256,4096 --measure \
+            --fit-benchmark-tensors -o "$out/generate.traced.session.json" samples/generate.py \
+            > "$out/trace-generate.log" 2>&1; echo "trace run exit $?" >> "$out/trace-generate.log") &
+    fi
     PROGRAM_TIMEOUT="${PROGRAM_TIMEOUT:-420}" gpu_tests tests/gpu/test_gpu_programs.py -n "${PROGRAMS_N:-5}" \
         -k "${PROGRAMS_MODE:-fixed}" "${@:2}"
     python3 scripts/program_table.py "$out/programs" | tee "$out/program-table.txt"
     tar czf "$out/programs.tgz" -C "$out" programs && rm -rf "$out/programs"
+    wait
+    if [ -d "$out/trace-generate" ]; then
+        tail -2 "$out/trace-generate.log"; ls -la "$out/trace-generate"
+        tar czf "$out/trace-generate.tgz" -C "$out" trace-generate generate.traced.session.json trace-generate.log \
+            && rm -rf "$out/trace-generate" "$out/generate.traced.session.json"*
+    fi
     ;;
 upstream)
     torch_dir=$(python3 -c "import os, torch; print(os.path.dirname(torch.__file__))")

@@ -36,12 +36,22 @@ def test_a_gemm_that_would_not_fit_lowers_every_symbol_together():
     a = assign(4096, {"s0": (2, None), "s1": (2, None)}, [_gemm()])
     # B = S = 4096: 16.7M rows need 103 GB; halving both until x, w and out fit 4 GiB gives 512.
     assert dict(a.values) == {"s0": 512, "s1": 512}
-    assert a.lowered_for == ("lowered from 4096: mm (c_attn) needed 103.1 GB at the hint, and fits at 1.6 GB "
-                             "(budget 4.3 GB)")
+    assert a.lowered_for == ("lowered from 4096: mm (c_attn) needed 103.1 GB and a tensor of more than 2**31 elements "
+                             "(32-bit indexing) at the hint, and fits at 1.6 GB (budget 4.3 GB)")
     assert a.text({"s0": "B", "s1": "S"}).startswith("hint 4096: B=512 S=512 (lowered from 4096")
     # A symbol's lower bound holds however much the rest must shrink.
     tight = assign(4096, {"s0": (2, None), "s1": (300, None)}, [_gemm()], budget=1 << 20)
     assert tight.values["s1"] == 300 and tight.values["s0"] == 2 and "is as low as the sizes go" in tight.lowered_for
+
+
+def test_no_tensor_of_a_tuned_gemm_passes_32_bit_indexing():
+    """Inductor indexes in 32 bits where the example sizes allow, and guards on it: a problem
+    past 2**31 elements is none the compiled graph could run (and its kernel reads out of
+    bounds: the H200 faulted on a 2,097,152 x 1536 output), however much memory there is."""
+    wide = _gemm(384, 1536)
+    a = assign(4096, {"s0": (2, None), "s1": (2, 512)}, [wide], budget=1 << 50)
+    assert dict(a.values) == {"s0": 2048, "s1": 256} and "32-bit indexing" in a.lowered_for  # halved together
+    assert 2048 * 256 * 1536 <= 2**31 - 1 < 4096 * 512 * 1536
 
 
 def test_a_size_kinspect_cannot_evaluate_counts_as_too_large():

@@ -35,6 +35,12 @@ where the GPU's memory is not known (the mode's budget is a quarter of it)."""
 LOWEST = 2
 """No symbol goes below this: Dynamo gives sizes 0 and 1 graphs of their own."""
 
+INT32_ELEMENTS = 2**31 - 1
+"""The most elements a tensor may have where Inductor indexes it in 32 bits: it chooses that
+at the example sizes and guards on it, so the compiled graph never runs past it, and a
+kernel tuned past it reads out of bounds (seen on the H200: an illegal memory access
+autotuning a 2,097,152 x 1536 output)."""
+
 
 @dataclass(frozen=True)
 class Operand:
@@ -55,16 +61,28 @@ class Problem:
     def nbytes(self, env: Mapping[str, int]) -> int | None:
         """Its operands' and output's bytes at these sizes; None where a size cannot be
         evaluated (an expression kinspect does not model) or passes 2**62."""
-        total = 0
+        counts = self.elements(env)
+        return None if counts is None else sum(n * op.itemsize for n, op in zip(counts, self.operands))
+
+    def elements(self, env: Mapping[str, int]) -> list[int] | None:
+        """Each operand's element count at these sizes (None as for `nbytes`)."""
+        out = []
         for op in self.operands:
-            n = op.itemsize
+            n = 1
             try:
                 for s in op.sizes:
                     n *= max(s.evaluate(env), 0)
             except (ShapeError, SizeOverflow):
                 return None
-            total += n
-        return total
+            out.append(n)
+        return out
+
+    def fits(self, env: Mapping[str, int], budget: int) -> bool:
+        """Whether the program could run it: its tensors within `budget` bytes, and none of
+        more elements than 32-bit indexing reaches."""
+        counts = self.elements(env)
+        return (counts is not None and max(counts, default=0) <= INT32_ELEMENTS
+                and sum(n * op.itemsize for n, op in zip(counts, self.operands)) <= budget)
 
 
 @dataclass(frozen=True)
@@ -99,25 +117,40 @@ def _worst(problems: Sequence[Problem], env: Mapping[str, int]) -> tuple[Problem
     return worst
 
 
+def _misfit(problems: Sequence[Problem], env: Mapping[str, int], budget: int) -> Problem | None:
+    """The first GEMM the program could not run at these sizes, if any."""
+    return next((p for p in problems if not p.fits(env, budget)), None)
+
+
 def assign(hint: int, ranges: Mapping[str, tuple[int, int | None]], problems: Sequence[Problem],
            budget: int = MAX_TUNED_BYTES) -> Assignment:
     """The sizes every symbol of `ranges` (symbol -> (lowest, highest or None)) takes at
-    `hint`, the GEMMs in `problems` all within `budget` where lowering can get them there."""
+    `hint`, every GEMM in `problems` within `budget` bytes and 32-bit indexing where
+    lowering can get them there."""
     lows = {s: max(LOWEST, lo) for s, (lo, _) in ranges.items()}
     env = {s: _within(hint, lows[s], hi) for s, (_, hi) in ranges.items()}
-    first, at_hint = _worst(problems, env)
-    if first is None or at_hint <= budget:
+    first = _misfit(problems, env, budget)
+    if first is None:
         return Assignment(hint, env)
-    need = at_hint
-    while need > budget:
+    why = _needs(first, env)
+    while _misfit(problems, env, budget) is not None:
         lowered = {s: max(lows[s], v // 2) for s, v in env.items()}
         if lowered == env:
             break
         env = lowered
-        need = _worst(problems, env)[1]
-    fits = "fits" if need <= budget else "is as low as the sizes go"
-    return Assignment(hint, env, f"lowered from {hint}: {first.name} needed {_bytes_text(at_hint)} at the hint, "
+    fits = "fits" if _misfit(problems, env, budget) is None else "is as low as the sizes go"
+    need = _worst(problems, env)[1]
+    return Assignment(hint, env, f"lowered from {hint}: {first.name} needed {why} at the hint, "
                                  f"and {fits} at {_bytes_text(need)} (budget {_bytes_text(budget)})")
+
+
+def _needs(p: Problem, env: Mapping[str, int]) -> str:
+    """What a GEMM that does not fit needs at these sizes, in words."""
+    counts, nbytes = p.elements(env), p.nbytes(env)
+    if counts is None or nbytes is None:
+        return "sizes kinspect cannot evaluate"
+    over = " and a tensor of more than 2**31 elements (32-bit indexing)" if max(counts, default=0) > INT32_ELEMENTS else ""
+    return _bytes_text(nbytes) + over
 
 
 def _bytes_text(n: int) -> str:

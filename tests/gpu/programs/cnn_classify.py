@@ -1,5 +1,5 @@
 """A CNN serving batches of changing size: torchvision's ResNet-18 (random weights) on
-small images; its classifier's GEMM sees the batch as rows.
+32x32 images; its classifier's GEMM sees the batch as rows.
 
     python cnn_classify.py
     kinspect run --hints 64,256,4096 --measure cnn_classify.py
@@ -19,7 +19,7 @@ def main() -> None:
     classify = torch.compile(model)
     with torch.no_grad():
         for batch in BATCHES:
-            images = torch.randn(batch, 3, 64, 64, device=device, dtype=dtype)
+            images = torch.randn(batch, 3, 32, 32, device=device, dtype=dtype)
             torch._dynamo.mark_dynamic(images, 0)
             top = classify(images).argmax(-1)
             print(f"batch {batch}: {tuple(top.shape)} labels")
