@@ -451,3 +451,18 @@ def test_a_child_class_missing_what_a_restart_needs_is_left_alone():
 
     assert not benchmark_tensors.restart_child_after_faults(Bare)
     assert Bare.get.__name__ == "get" and Bare().get() == 1
+
+
+def test_a_compile_that_died_with_short_tensors_says_at_which_op_and_hint_and_what_gets_through(seen_bmm):
+    """Stock Inductor dies of a CUDA fault reported at a later call: the one line kinspect
+    run prints names the first tensor the kernel read past, and the option."""
+    from kinspect.inductor.recording.translate import no_site_reason
+
+    rec = _graph_record(seen_bmm)
+    rec.sites.clear()
+    rec.templates, rec.dynamic_inputs = 1, True
+    said = no_site_reason(rec, [64, 256, 4096])
+    assert said.startswith("Inductor raised before it wrote this graph's code (its error is above), so no kernel was "
+                           "chosen: at hint 4096, bmm's q was autotuned on a tensor smaller than its kernel reads")
+    assert said.endswith("(Inductor's sizes at a hint disagree; 3 such tensors in all); --one-size-per-symbol tunes "
+                         "each hint on one problem")

@@ -196,6 +196,20 @@ def _site(g: GraphRecord, rec: SiteRecord, facts: list[dict[str, Any]], calls: t
                 call=calls[0].call if calls else None, call_sites=calls)
 
 
+def _died_of(g: GraphRecord) -> str:
+    """What kinspect saw that explains a compile that died autotuning at a hint: the first
+    benchmark tensor its kernel read past (CUDA reports such a fault late, at a later call)
+    and the option that tunes each hint on one problem."""
+    short = [s for s in g.misfits if s.misfit.short]
+    if not short:
+        return ""
+    first = short[0]
+    op, _ = op_of(g, first)
+    return (f": at hint {first.misfit.hint}, {op}'s {first.misfit.tensor} was autotuned on a tensor smaller than its "
+            f"kernel reads (Inductor's sizes at a hint disagree; {len(short)} such tensor"
+            f"{'s' if len(short) > 1 else ''} in all); --one-size-per-symbol tunes each hint on one problem")
+
+
 def no_site_reason(g: GraphRecord, hints: Sequence[int]) -> str:
     if g.cpp_wrapper:
         return "cpp_wrapper picks one kernel at compile time, so there is no runtime dispatch"
@@ -206,7 +220,8 @@ def no_site_reason(g: GraphRecord, hints: Sequence[int]) -> str:
     if g.templates == 0:
         return "no GEMM Inductor could render as a Triton template (no mm/addmm/bmm here)"
     if g.wrapper_path is None:
-        return "Inductor raised before it wrote this graph's code (its error is above), so no kernel was chosen"
+        return "Inductor raised before it wrote this graph's code (its error is above), so no kernel was chosen" + \
+            _died_of(g)
     if not g.finalized:
         return "an extern kernel (e.g. cuBLAS) beat every Triton template in autotuning"
     return "the Triton templates chosen here have no dynamic size (Inductor needs one for a size-hint key)"
