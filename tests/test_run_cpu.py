@@ -142,6 +142,7 @@ def test_a_compile_without_a_size_hint_multi_kernel_gets_a_session_and_the_reaso
     assert done.stdout.splitlines()[0].startswith("8 ")
     assert done.stderr.splitlines() == [
         "kinspect: the program sets no multi_kernel_hints: compiling with [64, 256], max-autotune and Triton GEMMs (--hints)",
+        "kinspect: compiled graph_0 (inference) in 0 s: 0 size-hint multi-kernels, 0 GEMM templates autotuned at the hints",
         "kinspect: saved pointwise.session.json: 0 sites, 0 dispatches, 0 measurements, 1 findings",
         "kinspect: no size-hint multi-kernel: no GEMM Inductor could render as a Triton template (no mm/addmm/bmm here)",
     ]

@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     say = progress
     if rank is not None:  # one file each, and each line says whose
         target = rank_path(target, rank.rank)
-        say = lambda text: progress(f"rank {rank.rank}: {text}")  # noqa: E731
+        say = lambda text: progress(type(text)(f"rank {rank.rank}: {text}"))  # noqa: E731  (a passing line stays one)
     from kinspect.inductor import ProgramRecording, RunOptions
 
     rec = ProgramRecording(RunOptions(target, program.name, hints, args.measure, rank, say, **compile_options(args)))

@@ -2,6 +2,11 @@
 
 The commands print through it, and so does `kinspect.recording()`, which runs inside a
 user's program with no command around it: the library reaches it without the CLI.
+
+A long compile or measurement reports far more than anyone reads (a timing round, a key, a
+config autotuned): such a text is `Passing`. On a terminal each passing line is written over
+the last, so the user sees one line of progress; through a pipe or into a log they are left
+out, and only the lines that stay are written.
 """
 
 from __future__ import annotations
@@ -11,6 +16,14 @@ import sys
 from kinspect.core.errors import shown
 
 
+class Passing(str):
+    """A progress text the next one replaces."""
+
+
+_open = False
+"""A passing line is on the terminal now, not yet ended by a newline."""
+
+
 def say(line: str, err: bool = False) -> None:
     """A plain line to stdout (or stderr, flushed) with the outside text in it shown escaped."""
     print(shown(line), file=sys.stderr if err else sys.stdout, flush=err)
@@ -18,4 +31,22 @@ def say(line: str, err: bool = False) -> None:
 
 def progress(text: str) -> None:
     """What a compile, a recording or a measurement is doing, on stderr."""
+    global _open
+    stream = sys.stderr
+    tty = bool(getattr(stream, "isatty", lambda: False)())
+    if isinstance(text, Passing):
+        if tty:
+            stream.write("\r\x1b[K" + shown(f"kinspect: {text}")[:_columns() - 1])
+            stream.flush()
+            _open = True
+        return
+    if _open and tty:
+        stream.write("\r\x1b[K")
+    _open = False
     say(f"kinspect: {text}", err=True)
+
+
+def _columns() -> int:
+    import shutil
+
+    return max(20, shutil.get_terminal_size((100, 24)).columns)

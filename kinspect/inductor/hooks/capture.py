@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from kinspect.core.errors import KinspectError
+from kinspect.core.printing import Passing
 from kinspect.core.dispatch.operands import gemm_op
 from kinspect.core.dispatch.shapes import Key
 from kinspect.core.dispatch.hint_sizes import Assignment
@@ -87,6 +89,8 @@ class GraphRecord:
     """The op of each template a misfit was seen in, by its inputs (before any site exists)."""
     hint_sizes: tuple[Assignment, ...] = ()
     """The sizes each hint was tuned at (`--one-size-per-symbol`); none under Inductor's own rule."""
+    started: float = field(default_factory=time.monotonic)
+    """When kinspect first saw the graph being lowered, for the progress it reports."""
     regions: dict[str, list[Origin]] = field(default_factory=dict)
     """Each nested compile region's subgraph (`repeated_subgraph0`, as the wrapper names its
     function) -> where each of its calls came from (`h.0`, `h.1`, ...), in graph order."""
@@ -140,6 +144,8 @@ class CompileCapture:
         """Optional callable(str) told what is happening (graph, hint being autotuned)."""
         self.autotuning: Autotuning | None = None
         """The autotuning under way; left set when it raises, to name where a compile died."""
+        self.configs: tuple[int, int] | None = None
+        """Of the autotuning under way, the configs timed and how many it times in this process."""
         self.fit_benchmark_tensors = False
         """Give each benchmark tensor the storage its kernel reads at the hint (else only check)."""
         self._watch: contextlib.ExitStack | None = None
@@ -172,6 +178,20 @@ class CompileCapture:
     def _say(self, text: str) -> None:
         if self.progress is not None:
             self.progress(text)
+
+    def _autotuning_text(self) -> Passing:
+        """One line for a terminal: the graph, op, node and hint being autotuned, the configs
+        timed of those this process times, and the time since the graph began lowering."""
+        at, rec = self.autotuning, self.current()
+        if at is None:
+            return Passing("compiling")
+        done = f": {self.configs[0]} of {self.configs[1]} configs" if self.configs else ""
+        took = f", {time.monotonic() - rec.started:.0f} s into {rec.name}" if rec is not None else ""
+        return Passing(f"autotuning {at.op} ({at.node}) at hint {at.hint}{done}{took}")
+
+    def _counted(self, done: int, total: int) -> None:
+        self.configs = (done, total)
+        self._say(self._autotuning_text())
 
     # ------------------------------------------------------------ install
 
@@ -390,7 +410,7 @@ def _install_hooks() -> None:
             if cap is None:
                 return orig(graph, *a, **k)
             rec = cap._graph_for(graph)
-            cap._say(f"generating code for {rec.name}")
+            cap._say(Passing(f"generating code for {rec.name}"))
             rec.cpp_wrapper = bool(getattr(graph, "cpp_wrapper", False))
             rec.symbols, rec.dynamic_inputs = _symbols_of(graph)
             with contextlib.suppress(Exception):  # FX metadata is optional
@@ -398,6 +418,10 @@ def _install_hooks() -> None:
             mod = orig(graph, *a, **k)
             rec.wrapper_path = getattr(mod, "__file__", None)
             rec.hint_sizes = hint_sizes.assignments(graph)
+            tuned = len({node for node, hint in rec.timings if hint is not None})
+            cap._say(f"compiled {rec.name} in {time.monotonic() - rec.started:.0f} s: {len(rec.sites)} size-hint "
+                     f"multi-kernel{'s' if len(rec.sites) != 1 else ''}, {tuned} GEMM template"
+                     f"{'s' if tuned != 1 else ''} autotuned at the hints")
             return mod
         return wrapped
 
@@ -418,8 +442,9 @@ def _install_hooks() -> None:
                 return orig(node, hint_override)
             fresh = hint_override not in node._choice_timings
             if fresh:
-                cap._say(f"autotuning {node.get_name()} at hint {hint_override}")
                 cap.autotuning = Autotuning(node.get_name(), _op_of(node), hint_override)
+                cap.configs = None
+                cap._say(cap._autotuning_text())
             timings = orig(node, hint_override)
             cap.autotuning = None
             rec = cap.current()
@@ -485,4 +510,34 @@ def _install_hooks() -> None:
     _patch(mtb, "finalize_as_triton_callers", finalize)
     _patch(simd.SIMDScheduling, "_make_shape_cache_key", make_key)
     _patch(multi_kernel.SizeHintMultiKernel, "__init__", mk_init)
+    _count_configs()
     precompile.install(lambda: _active() is not None)
+
+
+def _count_configs() -> None:
+    """Count the configs an autotuning times in this process, for its progress line:
+    `benchmark_choices` gets them all, `benchmark_choice` times one (each where this torch
+    has it; the autotune subprocess's are not counted)."""
+    from torch._inductor import select_algorithm as sa
+
+    asc = sa.AlgorithmSelectorCache
+    if not (hasattr(asc, "benchmark_choices") and hasattr(asc, "benchmark_choice")):
+        return
+    many, one = asc.benchmark_choices, asc.benchmark_choice
+
+    def benchmark_choices(cls: Any, choices: Any, *a: Any, **k: Any) -> Any:
+        cap = _active()
+        if cap is not None and cap.autotuning is not None:
+            cap._counted(0, len(choices))
+        return many.__func__(cls, choices, *a, **k)
+
+    def benchmark_choice(cls: Any, choice: Any, *a: Any, **k: Any) -> Any:
+        try:
+            return one.__func__(cls, choice, *a, **k)
+        finally:
+            cap = _active()
+            if cap is not None and cap.autotuning is not None and cap.configs is not None:
+                cap._counted(min(cap.configs[0] + 1, cap.configs[1]), cap.configs[1])
+
+    asc.benchmark_choices = classmethod(benchmark_choices)
+    asc.benchmark_choice = classmethod(benchmark_choice)

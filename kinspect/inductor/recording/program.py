@@ -130,6 +130,7 @@ class ProgramRecording:
                 self.options.say("--one-size-per-symbol: each hint tuned, keyed and launched at one size per symbol, "
                                  "compiled in a cache directory of this run's own")
             self._stack.enter_context(self.capture.everywhere())
+            self.capture.progress = self.options.say
             self.capture.fit_benchmark_tensors = changes.fit_benchmark_tensors
             self._stack.enter_context(self.capture.watching_benchmarks())
             self._stack.enter_context(self.recorder.everywhere())

@@ -28,6 +28,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kinspect.core.printing import Passing
+
 _SLEEP_CYCLES = 2_000_000
 """About 1 ms at H200 clocks: long enough for the CPU to queue one batch of launches."""
 _FLUSH_BYTES = 256 << 20
@@ -170,7 +172,7 @@ def time_variants(
         if cancel is not None and cancel.is_set():
             raise Cancelled()
         if progress is not None:
-            progress(f"timing {len(order)} variants: round {r + 1}/{rounds}")
+            progress(Passing(f"timing {len(order)} variants: round {r + 1}/{rounds}"))
         order = order[1:] + order[:1]
         torch.cuda._sleep(_SLEEP_CYCLES)  # hold the GPU while the round is queued
         pending = []

@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from kinspect.core.dispatch.shapes import Key, format_key
+from kinspect.core.printing import Passing
 from kinspect.core.errors import KinspectError
 from kinspect.core.dispatch.shapes import sizes_text
 from kinspect.core.quality.roofline import gemm_flops, min_bytes
@@ -76,7 +77,7 @@ def measure_call(name: str, call: Any, args: Sequence[Any], kwargs: Mapping[str,
     import torch
 
     key: Key = call._get_shape_cache_key(*args)
-    say(f"measuring {name} at {format_key(key)}")
+    say(Passing(f"measuring {name} at {format_key(key)}"))
     variants = list(range(len(call.kernels)))
     itemsize = next((a.element_size() for a in args if isinstance(a, torch.Tensor)), 2)
     flops = gemm_flops(site, key) if site is not None else None

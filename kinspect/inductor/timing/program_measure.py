@@ -12,10 +12,12 @@ the new tensors are dropped: the program's outputs are never read or written.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kinspect.core.printing import Passing
 from kinspect.core.dispatch.shapes import Key
 from kinspect.core.session.format.log import LiveLog
 from kinspect.core.session.runtime import Measurement
@@ -88,12 +90,16 @@ class KeySnapshots:
         by_index = {ls.index: ls for ls in sites}
         by_name = {s.name: s for s in session.sites}
         seen: set[tuple[str, Key]] = set()
+        keys_of = Counter(by_index[index].name for index, _ in self.calls)
         for n, ((index, key), (args, kwargs)) in enumerate(self.calls.items(), 1):
             ls = by_index[index]
             if (ls.name, key) in seen:  # a wrapper loaded twice: one site
                 continue
+            if not any(name == ls.name for name, _ in seen):
+                say(f"measuring {ls.name}: every variant at its {keys_of[ls.name]} key"
+                    f"{'s' if keys_of[ls.name] > 1 else ''} (key {n} of {len(self.calls)} in all)")
             seen.add((ls.name, key))
-            say(f"key {n} of {len(self.calls)}")
+            say(Passing(f"key {n} of {len(self.calls)}"))
             made = self._measure_key(ls, by_name.get(ls.name), key, args, kwargs, session, say)
             self.done += made
             if log is not None:
