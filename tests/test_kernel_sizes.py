@@ -100,3 +100,34 @@ def test_an_inductor_that_keys_each_hint_per_symbol_leaves_nothing_to_report():
     site = replace(site, variants=tuple(replace(v, key=tuple(t.key_at_hint(v.hint, per_symbol[v.hint])
                                                                for t in site.tensors)) for v in site.variants))
     assert _found(site) == []
+
+
+def _times(site: Site, peaks=None, measurements=()) -> list:
+    from kinspect.core.session.model import Graph
+
+    s = Session(environment=Environment("2026-12-01T00:00:00Z", gpu="NVIDIA H200", peaks=peaks or {}),
+                graphs=[Graph("graph_0", sites=(site.name,))], sites=[site], measurements=list(measurements))
+    return [f for f in derive_findings(s) if f.kind == "autotune-time-disagrees"]
+
+
+def test_an_autotune_time_faster_than_the_gpu_can_compute_the_problem_is_named():
+    """Stock Inductor's c_attn at hint 4096 (samples/generate.py on the H200): timed at 3.2 µs,
+    where 4096 x 768 x 2304 needs 18 µs at the 790 TFLOP/s kinspect measured."""
+    (f,) = _times(_site(), peaks={"tflops_bf16": 790.0})
+    assert f.variants == (2,) and f.site == "multi_kernel_0"
+    assert ("v2 (hint 4096) was autotuned at 3.2 µs, but its key's problem (14.5 GFLOP) takes at least 18.3 µs at "
+            "this GPU's measured peak") in f.message
+    assert _times(_site()) == []  # no measured peak: nothing to hold it to
+
+
+def test_an_autotune_time_is_held_to_kinspects_timing_of_the_kernel_at_its_key():
+    from kinspect.core.session.runtime import Measurement
+
+    site = _site()
+    v1 = site.variants[1]  # autotuned at 8.0 µs at hint 256
+    for median, speaks in ((30.0, True), (12.0, False)):
+        timed = [Measurement(site.name, v1.key, 1, "cuda_events", median, samples=9)]
+        found = _times(site, measurements=timed)
+        assert bool(found) is speaks
+    (f,) = _times(site, measurements=[Measurement(site.name, v1.key, 1, "cuda_events", 30.0, samples=9)])
+    assert "v1 (hint 256) was autotuned at 8.0 µs; kinspect timed the same kernel at its own key at 30.0 µs" in f.message

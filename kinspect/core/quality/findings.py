@@ -272,8 +272,9 @@ def refreshed(session: Session) -> list[Finding]:
 
 
 # Imported last, so that their rules (unstable-autotune, far-below-peak, then
-# hint-benchmark-tensor and hint-size-in-kernel) are listed after this module's.
+# hint-benchmark-tensor, hint-size-in-kernel and autotune-time-disagrees) are listed after this module's.
 from kinspect.core.quality import variance  # noqa: E402,F401
 from kinspect.core.quality import roofline  # noqa: E402,F401
 from kinspect.core.quality import benchmark_tensors  # noqa: E402,F401
 from kinspect.core.quality import kernel_sizes  # noqa: E402,F401
+from kinspect.core.quality import autotune_time  # noqa: E402,F401

@@ -53,6 +53,11 @@ def gemm_dims(site: Site, key: Key) -> tuple[int, int, int] | None:
     for shape, role in zip(key, roles):
         if role == "input" and len(shape) == len(out) and shape[:-1] == out[:-1]:
             return prod(out[:-1]), shape[-1], out[-1]
+    # Rows a template reads through a view of another rank (x as (B, S, K) for (B*S, N) out):
+    # K from the (K, N) weight.
+    for shape, role in zip(key, roles):
+        if role == "input" and len(shape) == 2 and len(out) == 2 and shape[-1] == out[-1]:
+            return out[0], shape[0], out[-1]
     return None
 
 

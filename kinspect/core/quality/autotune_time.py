@@ -1,0 +1,67 @@
+"""Whether the time Inductor's autotuning gave a variant's config can be a time of the
+problem that variant stands for: a check of any bug that tunes a hint on another problem
+than it keys, not only the one kinspect knows the mechanism of.
+
+Two tests, each on what the session already holds:
+
+- the GPU's own limit: the problem's work at its key (2*M*N*K) over the bf16 peak kinspect
+  measured on the same GPU gives the least time any kernel can take; an autotune time under
+  half of it is not a time of that problem (stock Inductor's GPT-2 c_attn at hint 4096 read
+  2.8 µs, where 4096 x 768 x 2304 needs at least 18 µs: every config had returned at once);
+- kinspect's own timing of the same kernel at the same key, where the program ran that
+  shape: more than twice and more than 10 µs apart either way (autotuning and kinspect time
+  differently, so smaller gaps are method, not bug).
+
+Neither speaks without its evidence (no measured peak, no measurement at the key).
+"""
+
+from __future__ import annotations
+
+from kinspect.core.numbers import us_text
+from kinspect.core.quality.roofline import gemm_flops
+from kinspect.core.quality.rules import Facts, site_rule
+from kinspect.core.session.model import Finding, Site, Variant
+
+KIND = "autotune-time-disagrees"
+
+APART = 2.0
+"""How far apart two timings of one kernel on one problem must be to be called different."""
+
+SLACK_US = 10.0
+"""...and by how much at least: a kernel of a few microseconds is timed mostly as overhead,
+which autotuning and kinspect count differently (Inductor's benchmark adds about 4 µs to a
+tiny kernel)."""
+
+
+def _tuned_us(v: Variant) -> float | None:
+    return next((r.time_us for r in v.autotune if r.name == v.winner and r.time_us), None)
+
+
+@site_rule(KIND)
+def autotune_times(site: Site, facts: Facts) -> list[Finding]:
+    """One finding per site naming each variant whose autotune time cannot be its problem's."""
+    peak = facts.session.environment.peaks.get("tflops_bf16")
+    parts, variants = [], []
+    for v in site.variants:
+        tuned = _tuned_us(v)
+        if v.hint is None or v.key is None or tuned is None:
+            continue
+        flops = gemm_flops(site, v.key)
+        if peak and flops:
+            least = flops / (peak * 1e12) * 1e6
+            if tuned * APART < least:
+                parts.append(f"v{v.index} (hint {v.hint}) was autotuned at {us_text(tuned)}, but its key's problem "
+                             f"({flops / 1e9:,.1f} GFLOP) takes at least {us_text(least)} at this GPU's measured peak")
+                variants.append(v.index)
+                continue
+        timed = facts.session.timings_at(site.name, v.key).measured.get(v.index)
+        if (timed is not None and timed.median_us and not (1 / APART <= tuned / timed.median_us <= APART)
+                and abs(tuned - timed.median_us) > SLACK_US):
+            parts.append(f"v{v.index} (hint {v.hint}) was autotuned at {us_text(tuned)}; kinspect timed the same "
+                         f"kernel at its own key at {us_text(timed.median_us)}")
+            variants.append(v.index)
+    if not parts:
+        return []
+    return [Finding(KIND, "Inductor's autotune time is not a time of the problem the variant stands for: "
+                    + "; ".join(parts) + " (the hint was tuned on another problem than its key)",
+                    "warning", site=site.name, graph=site.graph, variants=tuple(variants))]
