@@ -1,6 +1,8 @@
 """`kinspect compare model.py --range B=1..16384`: the PR's comparison on any model (the
 whole model hinted, oracle, exact_hint, static and eager at each shape), saved with the
-session, and with `--compiles N` the spread of the same hints over fresh compiles."""
+session, and with `--compiles N` the spread of the same hints over fresh compiles.
+`kinspect compare A.session.json B.session.json`: two recordings of one program side by side
+(stock against `--one-size-per-symbol`, say), on any machine."""
 
 from __future__ import annotations
 
@@ -10,7 +12,8 @@ import tempfile
 
 from kinspect.commands import terminal
 from kinspect.commands import recording
-from kinspect.commands.compare_view import comparison_table, phases_line, regret_lines, spread_table
+from kinspect.commands.compare_view import (comparison_table, phases_line, regret_lines, side_by_side_table,
+                                            spread_table)
 from kinspect.commands.options import parse_hints, parse_steps, session_and_hints, compile_flags, compile_options
 from kinspect.core.printing import progress
 from kinspect.commands.stderr_log import log_path_for
@@ -45,7 +48,8 @@ def add_args(c: argparse.ArgumentParser) -> None:
         "this compile, and exact_hint, static and eager each compiled afresh in a process of its own. "
         "Prints each kind's geometric-mean slowdown against the best kind per shape; saves it all. "
         "--compiles N compiles the same hints N times in all (fresh processes) to show the spread.")
-    c.add_argument("model")
+    c.add_argument("model", nargs="+", metavar="MODEL.py | A.session.json B.session.json",
+                   help="a model file to compile and time, or two recordings to put side by side (no GPU needed)")
     c.add_argument("--range", dest="ranges", action="append", metavar="NAME=LO..HI",
                    help="a size and its range: log-spaced shapes over it (repeat for a grid)")
     c.add_argument("--shapes", nargs="+", metavar="SHAPE", help='shapes instead of a range, e.g. "B=100" "B=1000"')
@@ -56,7 +60,11 @@ def add_args(c: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    model, ranges, shapes, points, compiles = args.model, args.ranges, args.shapes, args.points, args.compiles
+    if len(args.model) == 2:
+        return _recordings(args.model)
+    if len(args.model) != 1:
+        raise KinspectError("compare takes a model file, or two recorded sessions to put side by side")
+    model, ranges, shapes, points, compiles = args.model[0], args.ranges, args.shapes, args.points, args.compiles
     out, hints = args.output, args.hints
     from kinspect.inductor import LivePipeline, Options, run_compare, load_model_file
 
@@ -91,4 +99,23 @@ def run(args: argparse.Namespace) -> int:
     for f in unstable_autotune(session):
         console.print(f"unstable-autotune: {f.site}: {f.message}", markup=False, soft_wrap=True)
     console.print(phases_line(phases), markup=False, soft_wrap=True)
+    return 0
+
+
+def _recordings(paths: list[str]) -> int:
+    from pathlib import Path
+
+    from kinspect.core.quality.side_by_side import side_by_side
+    from kinspect.core.store import load
+
+    a, b = (load(p) for p in paths)
+    rows, whole = side_by_side(a, b)
+    names = tuple(Path(p).name.removesuffix(".session.json") for p in paths)
+    if names[0] == names[1]:
+        names = ("first", "second")
+    console = terminal.table_console()
+    console.print(side_by_side_table(names, rows, whole))
+    for name, s in zip(names, (a, b)):
+        if not s.sites:
+            console.print(f"{name}: no size-hint multi-kernel was recorded", markup=False, soft_wrap=True)
     return 0

@@ -14,6 +14,7 @@ from kinspect.core.numbers import US, ratio, seconds, us
 from kinspect.core.quality.advise import spread_text
 from kinspect.core.quality.comparison import TITLES, Comparison
 from kinspect.core.quality.overview import SizeNamer
+from kinspect.core.quality.side_by_side import Row
 from kinspect.core.session.model import Session
 from kinspect.core.quality.variance import UNSTABLE_RATIO, compiles, regret_spread, spreads, widest
 
@@ -74,3 +75,24 @@ def regret_lines(session: Session) -> list[str]:
 def phases_line(phases: Mapping[str, float]) -> str:
     return "phases: " + ", ".join(f"{name} {seconds(secs)}" for name, secs in phases.items()) + \
         f" (total {seconds(sum(phases.values()))})"
+
+
+def side_by_side_table(names: tuple[str, str], rows: list[Row], whole: Row) -> Table:
+    """Two recordings' dispatch quality, site by site and for the whole model."""
+    t = Table(title=Text("pick over fastest variant, over the keys each recording measured (one compile each)"),
+              title_justify="left",
+              caption=Text("geomean and worst over the site's measured keys; lost: GPU time over the recorded calls "
+                           "beyond the fastest variant's; - where that recording has no such site or measured none"),
+              caption_justify="left")
+    t.add_column("site")
+    for name in names:
+        for what in ("keys", "geomean", "worst", "lost"):
+            t.add_column(Text(f"{name}\n{what}"), justify="right")
+    for r in [*rows, whole]:
+        cells = []
+        for side in r.sides:
+            cells += [Text(str(side.shapes) if side.shapes else "-"), Text(ratio(side.geomean) if side.geomean else "-"),
+                      Text(ratio(side.worst) if side.worst else "-"),
+                      Text(f"{100 * side.lost:.0f}%" if side.lost is not None else "-")]
+        t.add_row(Text(r.label, style="bold" if r is whole else ""), *cells)
+    return t

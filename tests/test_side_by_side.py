@@ -1,0 +1,53 @@
+"""`kinspect compare A.session.json B.session.json`: two recordings of one program side by
+side, matched site by site by what the user calls each site, on any machine."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from synthetic import synthetic_session
+
+from kinspect import cli
+from kinspect.core.quality.overview import model_quality
+from kinspect.core.quality.side_by_side import side_by_side
+from kinspect.core.session.model import CallSite
+from kinspect.core.store import save
+
+
+def _called(session):
+    """Each site called from a module of its own, as a recording names it."""
+    session.sites = [replace(s, call_sites=(CallSite(0, f"buf{i}", f"{s.name}.run(x)", 10, f"layers.{i}.fc", "Linear"),))
+                     for i, s in enumerate(session.sites)]
+    return session
+
+
+def test_sites_are_matched_by_their_label_and_the_whole_model_is_each_recordings_own(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "250")  # a terminal wide enough for both recordings' columns
+    stock, fixed = _called(synthetic_session(sites=2, seed=1)), _called(synthetic_session(sites=3, seed=2))
+    # Another compile numbers its multi-kernels apart: the second recording's names are shifted.
+    fixed.sites = [replace(s, name=f"multi_kernel_{i + 7}") for i, s in enumerate(fixed.sites)]
+    renamed = {f"multi_kernel_{i}": f"multi_kernel_{i + 7}" for i in range(3)}
+    fixed.measurements = [replace(m, site=renamed[m.site]) for m in fixed.measurements]
+    rows, whole = side_by_side(stock, fixed)
+    assert len(rows) == 3 and rows[2].sides[0].shapes == 0 and rows[2].sides[1].shapes > 0
+    assert whole.sides[0].geomean == model_quality(stock).geomean_regret
+    assert whole.sides[1].geomean == model_quality(fixed).geomean_regret
+    for name, s in (("stock", stock), ("fixed", fixed)):
+        save(s, tmp_path / f"{name}.session.json")
+    assert cli.main(["compare", str(tmp_path / "stock.session.json"), str(tmp_path / "fixed.session.json")]) == 0
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if "stock" in line)
+    assert header.count("stock") == 4 and header.count("fixed") == 4
+    whole_line = next(line for line in out.splitlines() if "whole model" in line)
+    assert f"×{whole.sides[0].geomean:.2f}" in whole_line and f"×{whole.sides[1].geomean:.2f}" in whole_line
+    third = [line for line in out.splitlines() if rows[2].label.split(" · ")[-1] in line and "·" in line]
+    assert third and third[0].split("│")[2].strip() == "-"  # the stock recording has no such site
+
+
+def test_a_recording_without_a_site_says_so(tmp_path, capsys):
+    empty = synthetic_session(sites=1)
+    empty.sites, empty.measurements = [], []
+    save(empty, tmp_path / "stock.session.json")
+    save(synthetic_session(sites=1), tmp_path / "fixed.session.json")
+    assert cli.main(["compare", str(tmp_path / "stock.session.json"), str(tmp_path / "fixed.session.json")]) == 0
+    assert "stock: no size-hint multi-kernel was recorded" in capsys.readouterr().out
