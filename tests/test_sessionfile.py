@@ -50,7 +50,8 @@ def everything():
     s.graphs[0] = replace(s.graphs[0], wrapper_code="import torch\n\tmulti_kernel_0.run(arg0_1, buf0)\n",
                           misfits=(TemplateMisfit(misfit, "bmm", ("arg0_1", "arg1_1"), 0, True, "multi_kernel_0"),
                                    TemplateMisfit(replace(misfit, path="subprocess"), "a template", ("q",), None,
-                                                  False)))
+                                                  False)),
+                          parameters={"arg0_1": "h.0.mlp.weight"})
     calls = tuple(CallSite(i, f"buf{i}", "multi_kernel_0.run(arg0_1, buf0)", 40 + i, f"h.{i}.mlp", "Linear",
                            "/home/me/model.py", 12, "return self.fc(x)") for i in range(2))
     variants = (*variants[:2], replace(variants[2], source_path="/tmp/k.py", emitted="triton_mm_7"))

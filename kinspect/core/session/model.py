@@ -301,6 +301,10 @@ class Graph:
     """The output code Inductor wrote (the wrapper file lives on the recording machine)."""
     misfits: tuple[TemplateMisfit, ...] = ()
     """The benchmark tensors of this compile that did not hold what their kernel reads at a hint."""
+    parameters: Mapping[str, str] = field(default_factory=dict)
+    """Each wrapper input that is a module's parameter, by its path in the model
+    (`arg8_1` -> `transformer.h.0.attn.c_attn.weight`), where the compile said (a trace's
+    Dynamo graph does): a GEMM is named by the module whose weight it reads."""
 
 
 SEVERITIES = ("info", "warning", "error")

@@ -186,6 +186,8 @@ def graph_to_json(g: Graph) -> dict[str, Any]:
     }
     if g.misfits:
         out["misfits"] = [misfit_to_json(m) for m in g.misfits]
+    if g.parameters:
+        out["parameters"] = dict(g.parameters)
     return out
 
 
@@ -199,4 +201,12 @@ def graph_from_json(d: Any, path: str) -> Graph:
         wrapper_code=a_string_or_null(d.get("wrapper_code"), f"{path}.wrapper_code", MAX_WRAPPER, SOURCE_CONTROLS),
         misfits=tuple(misfit_from_json(m, f"{path}.misfits[{i}]")
                       for i, m in enumerate(a_list(d.get("misfits", []), f"{path}.misfits", 100_000))),
+        parameters=_parameters(d.get("parameters", {}), f"{path}.parameters"),
     )
+
+
+def _parameters(value: Any, path: str) -> dict[str, str]:
+    d = an_object(value, path)
+    if len(d) > 100_000:
+        raise failure(path, f"holds {len(d):,} entries, more than 100,000")
+    return {a_string(k, f"{path} key"): a_string(v, f"{path}[{echo(k)}]") for k, v in d.items()}
