@@ -11,6 +11,8 @@ the CPU trace's own.
 
     python scripts/trace_fixture.py            # every fixture, into tests/fixtures/traces/
     python scripts/trace_fixture.py mlp        # one
+    python scripts/trace_fixture.py --pack DIR OUT.log.gz [MB]   # a GPU run's trace folder as one gzip
+                                               # (scripts/device_session.sh trace; under MB, 15 by default)
 
 mlp: samples/mlp.py, one process. ddp: the MLP of samples/ddp.py in DistributedDataParallel,
 two ranks on gloo (torchrun), one log per rank, each gzipped, each rank's output code from
@@ -179,6 +181,38 @@ def cpu() -> None:
 
 FIXTURES = {"mlp": mlp, "ddp": ddp, "cpu": cpu}
 
+DROPPABLE = re.compile(rb'^\S+ \S+ +\d+ [^\]]*\] \{"(chromium_event|describe_tensor|describe_storage|describe_source|'
+                       rb'guard_added_fast|dynamo_cpp_guards_str|artifact)"')
+
+
+def pack(folder: Path, out: Path, limit_mb: float) -> None:
+    """A trace folder (TORCH_TRACE=folder) as one gzip file of its log that holds Inductor's
+    output code (a run's autotune processes write logs of their own); over `limit_mb`, the
+    entries kinspect does not read (chromium events, tensor descriptions, guards, artifacts)
+    are left out, whole, payloads included, and the line saying so is printed."""
+    logs = [p for p in folder.glob("dedicated_log_torch_trace_*.log") if b'{"inductor_output_code"' in p.read_bytes()]
+    if not logs:
+        raise SystemExit(f"{folder}: no trace log holds Inductor output code")
+    log = max(logs, key=lambda p: p.stat().st_size)
+    data = log.read_bytes()
+    packed = gzip.compress(data, 9, mtime=0)
+    if len(packed) > limit_mb * 2**20:
+        kept, skipping = [], False
+        for line in data.split(b"\n"):
+            if not line.startswith(b"\t"):
+                skipping = bool(DROPPABLE.match(line))
+            if not skipping:
+                kept.append(line)
+        packed = gzip.compress(b"\n".join(kept), 9, mtime=0)
+        print(f"{log.name}: entries kinspect does not read left out, {len(data):,} bytes to {sum(map(len, kept)):,}")
+    out.write_bytes(packed)
+    print(f"wrote {out} ({len(packed):,} bytes gzipped) from {log.name}; {len(logs)} of "
+          f"{len(list(folder.glob('*.log')))} logs hold output code")
+
+
 if __name__ == "__main__":
-    for name in sys.argv[1:] or list(FIXTURES):
-        FIXTURES[name]()
+    if sys.argv[1:2] == ["--pack"]:
+        pack(Path(sys.argv[2]), Path(sys.argv[3]), float(sys.argv[4]) if len(sys.argv) > 4 else 15)
+    else:
+        for name in sys.argv[1:] or list(FIXTURES):
+            FIXTURES[name]()

@@ -25,7 +25,7 @@ def read_back(path: Path):
     recorded = load(path)
     sites = {}
     for i, g in enumerate(recorded.graphs):
-        sites.update({s.name: s for s in read_graph(g.wrapper_code, i, "0/0", None, [], {}, []).sites})
+        sites.update({s.name: s for s in read_graph(g.wrapper_code, i, "0/0", None, []).sites})
     return recorded, sites
 
 

@@ -11,7 +11,7 @@ import json
 import re
 
 import pytest
-from traces import CPU, MLP, SAMPLES, text_of, write_log
+from traces import CPU, MLP, SAMPLES, text_of, trace_against_recording, write_log
 
 from kinspect.core.dispatch.shapes import SymbolShape
 from kinspect.core.errors import SessionError
@@ -172,3 +172,39 @@ def test_what_is_no_trace_is_refused_in_one_line(tmp_path, kinspect_cli):
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
     result = kinspect_cli("open", tmp_path / "absent.log.gz")
     assert result.returncode == 2 and result.stderr == f"kinspect: error: {tmp_path / 'absent.log.gz'}: no such file\n"
+
+
+def test_hints_given_per_compile_are_read_off_the_keys(tmp_path):
+    """`kinspect run --hints`, or `torch.compile(options=...)`: the process-wide settings the
+    log's metrics copy hold no hints, and say nothing of what the compile ran with."""
+    text = text_of(MLP).replace('\\"multi_kernel_hints\\": [64, 256, 4096]', '\\"multi_kernel_hints\\": []')
+    assert text != text_of(MLP)
+    s = read_trace(write_log(tmp_path, text))
+    assert s.model.hints == (64, 256, 4096) and s.environment.config["multi_kernel_hints"] == [64, 256, 4096]
+    assert "max_autotune" not in s.environment.config
+
+
+def test_a_saved_output_code_module_opens_as_one_graph(tmp_path, kinspect_cli):
+    path = tmp_path / "output_code.py"
+    path.write_text(load(SAMPLES / "generate.session.json").graphs[0].wrapper_code)
+    s = load(path)
+    assert [x.name for x in s.sites] == [f"multi_kernel_{i}" for i in range(5)]
+    assert [(sym.name, sym.sources) for sym in s.symbols] == [("s27", ()), ("s52", ())]  # no Dynamo entries name them
+    out = kinspect_cli("explain", path, "--shape", "s52=4 s27=100", "--site", "multi_kernel_0")
+    assert out.returncode == 0, out.stderr
+    assert "▶" in out.stdout and "transformer" not in out.stdout  # no Dynamo graph: no module names
+
+
+@pytest.mark.parametrize("trace, recording", [
+    (MLP, SAMPLES / "mlp.session.json"),
+    (SAMPLES / "generate.trace.log.gz", SAMPLES / "generate.session.json"),
+], ids=["mlp fixture", "generate, recorded on the H200 with its trace"])
+def test_the_trace_predicts_every_pick_its_recording_saw(trace, recording):
+    """The GPU test's check (tests/gpu/test_gpu_trace.py) on what is committed: the mlp
+    fixture holds its recording's output code; samples/generate.trace.log.gz is the trace of
+    the run that recorded samples/generate.session.json (scripts/device_session.sh trace)."""
+    if not trace.exists():
+        pytest.skip(f"{trace.name} is recorded on the GPU by scripts/device_session.sh trace")
+    checked, wrong = trace_against_recording(load(trace), load(recording))
+    assert wrong == []
+    assert checked == len(load(recording).events) > 0

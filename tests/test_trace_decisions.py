@@ -71,7 +71,7 @@ def test_two_typed_sizes_pick_what_inductor_picks_on_gpt2_s_code():
     3-D and 4-D inputs and B*S rows."""
     code = load(SAMPLES / "generate.session.json").graphs[0].wrapper_code
     rng = random.Random(7)
-    for site in read_graph(code, 0, "0/0", None, [], {}, []).sites:
+    for site in read_graph(code, 0, "0/0", None, []).sites:
         inductor = Inductor(code, site.name)
         for _ in range(60):
             env = {"s52": rng.choice([1, 2, 3, 8, 16, 64, 300]), "s27": rng.randint(1, 2048)}

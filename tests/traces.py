@@ -25,3 +25,38 @@ def write_log(folder: Path, text: str, name: str = "dedicated_log_torch_trace_x.
     path = folder / name
     path.write_bytes(text.encode("utf-8", "surrogateescape"))
     return path
+
+
+def trace_against_recording(trace, recording) -> tuple[int, list[str]]:
+    """Every dispatch a recording saw, decided on the trace's site for that multi-kernel
+    (in the trace's graph whose output code is the recording graph's, by Inductor's name):
+    how many were checked, and each way the two differ (sites, keys, kernels, hints, picks)."""
+    wrong: list[str] = []
+    graphs = {g.wrapper_code: g.name for g in trace.graphs if g.wrapper_code}
+    sites = {}
+    for g in recording.graphs:
+        name = graphs.get(g.wrapper_code)
+        if name is None:
+            wrong.append(f"{g.name}: no graph of the trace holds its output code")
+            continue
+        for site_name in g.sites:
+            site = recording.site(site_name)
+            mine = next((s for s in trace.sites if s.graph == name and s.name.split("@")[0] == site_name.split("@")[0]),
+                        None)
+            if mine is None:
+                wrong.append(f"{site_name}: not in the trace's {name}")
+                continue
+            theirs = [(v.key, v.kernel_name, v.hint) for v in site.variants]
+            if [(v.key, v.kernel_name, v.hint) for v in mine.variants] != theirs:
+                wrong.append(f"{site_name}: the trace's variants differ from the recording's")
+            sites[site_name] = mine
+    checked = 0
+    for e in recording.events:
+        mine = sites.get(e.site)
+        if mine is None or e.override is not None:
+            continue
+        checked += 1
+        if mine.decide(e.key).chosen != e.picked:
+            wrong.append(f"event {e.seq}: {e.site} ran v{e.picked} at {e.key}, the trace predicts "
+                         f"v{mine.decide(e.key).chosen}")
+    return checked, wrong

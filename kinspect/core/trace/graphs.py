@@ -67,11 +67,10 @@ def one_line(text: str, limit: int = MAX_NAME) -> str:
     return _LINE_CONTROLS.sub("\ufffd", text[:limit])
 
 
-def read_graph(code: str, index: int, label: str, path: str | None, inputs: Sequence[str],
-               config: Mapping[str, object], hints: Sequence[int]) -> GraphRead:
+def read_graph(code: str, index: int, label: str, path: str | None, inputs: Sequence[str]) -> GraphRead:
     """The graph (`graph_{index} [label] (kind)`) and its sites, from its output code;
-    `inputs` are the Dynamo graph's inputs (for the parameters' names), `config` and
-    `hints` the compile's (for why a GEMM got no multi-kernel)."""
+    `inputs` are the Dynamo graph's inputs (for the parameters' names). Why a graph has no
+    site needs the hints every graph was compiled with: `no_site_reason`, once all are read."""
     code, controls = plain(code)
     notes = [f"{controls} control characters in the output code were replaced"] if controls else []
     name = f"graph_{index} [{label}] ({graph_kind(code)})"
@@ -90,11 +89,8 @@ def read_graph(code: str, index: int, label: str, path: str | None, inputs: Sequ
         sites.append(site)
         if note:
             notes.append(note)
-    reason = None
-    if not sites:
-        reason = no_site_reason(code, config, hints, sizes)
     graph = Graph(name, None if path is None else one_line(path, 4096), tuple(s.name for s in sites),
-                  reason, code, parameters=params)
+                  None, code, parameters=params)
     return GraphRead(graph, sites, notes)
 
 

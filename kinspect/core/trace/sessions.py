@@ -50,7 +50,6 @@ def from_trace(config: Mapping[str, object]) -> str | None:
 def session_from_log(log: TraceLog, source: str, name: str) -> Session:
     """The session a log's compiles make; `source` is the log's file name, `name` what the
     session calls the program (the trace folder's name)."""
-    hints = _hints(log.compiles)
     graphs: list[Graph] = []
     sites: list[Site] = []
     symbols: list[SymbolInfo] = []
@@ -61,16 +60,22 @@ def session_from_log(log: TraceLog, source: str, name: str) -> Session:
         renames = _symbols(c, taken, symbols)
         own: list[Graph] = []
         for code in c.codes:
-            read = read_graph(code.code, len(graphs), c.id, code.path, c.inputs, c.config, hints)
+            read = read_graph(code.code, len(graphs), c.id, code.path, c.inputs)
             own.append(read.graph)
             graphs.append(read.graph)
             sites += [_renamed(s, renames) for s in read.sites]
             notes += read.notes
         compiled.append((c, own))
+    hints = _hints(log.compiles)
+    stated = bool(hints)
+    if not hints:  # given per compile (config patches): the variants' keys say them
+        hints = sorted({v.hint for s in sites for v in s.variants if v.hint is not None})
     graphs = [_with_reason(g, c, hints) for c, own in compiled for g in own]
     used = frozenset().union(*(s.symbols for s in sites))
     symbols = [s for s in symbols if s.input is not None or s.name in used]
-    env = _environment(log, source, hints, graphs)
+    declared = {s.name for s in symbols}  # a log cut before Dynamo's entries, or output code alone, names none
+    symbols += [SymbolInfo(name) for name in sorted(used - declared)]
+    env = _environment(log, source, hints, graphs, stated)
     session = Session(environment=env, model=ModelInfo(name=name, hints=tuple(hints)), symbols=symbols,
                       graphs=graphs, sites=sites)
     session.truncated = None if log.reading.cut_short is None else one_line(log.reading.cut_short, 4096)
@@ -100,7 +105,8 @@ def _hints(compiles: Sequence[Compile]) -> list[int]:
 def _with_reason(g: Graph, c: Compile, hints: Sequence[int]) -> Graph:
     if g.sites or g.wrapper_code is None:
         return g
-    return dataclasses.replace(g, no_site_reason=no_site_reason(g.wrapper_code, c.config, hints,
+    config = c.config if c.config.get("multi_kernel_hints") else {}
+    return dataclasses.replace(g, no_site_reason=no_site_reason(g.wrapper_code, config, hints,
                                                                  WrapperSizes(g.wrapper_code)))
 
 
@@ -138,14 +144,18 @@ def _renamed(site: Site, renames: Mapping[str, str]) -> Site:
                                else tuple(map(spec, site.runtime_tensors)))
 
 
-def _environment(log: TraceLog, source: str, hints: Sequence[int], graphs: Sequence[Graph]) -> Environment:
+def _environment(log: TraceLog, source: str, hints: Sequence[int], graphs: Sequence[Graph],
+                 stated: bool) -> Environment:
+    """Versions and settings as the compiles' metrics state them; settings only where they
+    state the hints too (a program that set them per compile ran with settings its
+    process-wide config, which the metrics copy, does not hold)."""
     versions: dict[str, str] = {}
     config: dict[str, object] = {}
     for c in log.compiles:
         for k, v in c.versions.items():
             versions.setdefault(k, v)
         for k, v in c.config.items():
-            if _plain(v):
+            if stated and _plain(v):
                 config.setdefault(k, v)
     config["multi_kernel_hints"] = list(hints)
     config[TRACE_KEY] = one_line(source, 4096)
