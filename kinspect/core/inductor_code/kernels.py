@@ -11,10 +11,12 @@ writes `'''` inside a kernel's source, which is what tells where one ends.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 _START = re.compile(r"^(?P<var>[A-Za-z_][A-Za-z0-9_]*) = async_compile\.triton\(")
 _SCALARS = (int, float, str, bool)
@@ -83,24 +85,26 @@ def source_hash(text: str) -> str:
 class KernelFacts:
     """What a kernel's source says of it: its launch configuration and parameters."""
 
-    config: dict[str, object]
+    config: Mapping[str, object]
     """`config_args` from inductor_meta (BLOCK_M, GROUP_M, ...) and the decorator's
     num_warps and num_stages: scalars only."""
     params: tuple[str, ...]
     """The jitted function's parameter names (`in_ptr0, arg_A, arg_B, out_ptr0, ks0`)."""
 
 
+@functools.lru_cache(maxsize=256)
 def kernel_facts(src: str) -> KernelFacts:
     """Read from the source's `@triton_heuristics.template(...)` decorator and `def` line;
     empty where the source says nothing of them (registers and spills are known only to a
-    loaded kernel's launcher)."""
+    loaded kernel's launcher). Only those lines are parsed: a trace holds thousands of
+    kernels, and their bodies say nothing of this."""
     try:
-        tree = ast.parse(src)
+        tree = ast.parse(_head(src))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return KernelFacts({}, ())
+        return KernelFacts(MappingProxyType({}), ())
     fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef)), None)
     if fn is None:
-        return KernelFacts({}, ())
+        return KernelFacts(MappingProxyType({}), ())
     config: dict[str, object] = {}
     launch: dict[str, object] = {}
     for deco in fn.decorator_list:
@@ -113,7 +117,20 @@ def kernel_facts(src: str) -> KernelFacts:
             elif kw.arg == "inductor_meta" and isinstance(kw.value, ast.Dict):
                 config.update(_config_args(kw.value))
     params = tuple(a.arg for a in fn.args.args)
-    return KernelFacts({**config, **launch}, params)
+    return KernelFacts(MappingProxyType({**config, **launch}), params)
+
+
+def _head(src: str) -> str:
+    """The source's first decorated `def` with its decorators, its body left out; the whole
+    source where it has none."""
+    lines = src.splitlines()
+    first = next((i for i, line in enumerate(lines) if line.startswith("@")), None)
+    if first is None:
+        return src
+    for j in range(first, len(lines)):
+        if lines[j].startswith("def ") and lines[j].rstrip().endswith(":"):
+            return "\n".join(lines[first:j + 1]) + "\n    pass\n"
+    return src
 
 
 def launch_args(src: str) -> dict[str, object]:

@@ -152,7 +152,7 @@ def _site(mk: MultiKernel, name: str, graph: str, code: str, sizes: WrapperSizes
     for i, (key, kernel) in enumerate(zip(mk.keys, mk.kernels)):
         src = sources.get(kernel, "")
         variants.append(Variant(index=i, hint=hints[i], key=key, kernel_name=kernel, source=src,
-                                source_hash=source_hash(src) if src else "", config=kernel_facts(src).config))
+                                source_hash=source_hash(src) if src else "", config=dict(kernel_facts(src).config)))
     lines, _ = dispatch_lines(code, mk.name)
     calls = tuple(_call_site(j, n, text, specs, params) for j, (n, text) in enumerate(lines))
     op = next((op for k in mk.kernels if (op := op_of_kernel(k))), "template")
