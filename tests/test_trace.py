@@ -193,6 +193,20 @@ def test_a_saved_output_code_module_opens_as_one_graph(tmp_path, kinspect_cli):
     out = kinspect_cli("explain", path, "--shape", "s52=4 s27=100", "--site", "multi_kernel_0")
     assert out.returncode == 0, out.stderr
     assert "▶" in out.stdout and "transformer" not in out.stdout  # no Dynamo graph: no module names
+    assert {f.kind for f in s.findings} == {"key-not-true-size", "hint-size-in-kernel", "shared-cache",
+                                            "identical-variants"}  # what needs no timing, from the code alone
+
+
+def test_a_debug_folder_s_output_code_modules_open_as_its_graphs(tmp_path):
+    """TORCH_COMPILE_DEBUG=1 writes each graph's module as `output_code.py` in a folder of its own."""
+    for i, sample in enumerate(("mlp", "gemm_2d")):
+        graph = tmp_path / "torch_compile_debug" / "run_1" / "torchinductor" / f"model__{i}_inference_{i}.{i}"
+        graph.mkdir(parents=True)
+        (graph / "output_code.py").write_text(load(SAMPLES / f"{sample}.session.json").graphs[0].wrapper_code)
+    s = load(tmp_path / "torch_compile_debug")
+    assert [g.name for g in s.graphs] == ["graph_0 [model__0_inference_0.0] (inference)",
+                                         "graph_1 [model__1_inference_1.1] (inference)"]
+    assert [x.name for x in s.sites] == ["multi_kernel_0", "multi_kernel_1", "multi_kernel_0@graph_1"]
 
 
 @pytest.mark.parametrize("trace, recording", [

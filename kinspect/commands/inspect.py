@@ -24,7 +24,7 @@ from kinspect.commands.options import compile_flags, compile_options
 from kinspect.core.errors import KinspectError
 from kinspect.core.store import load
 from kinspect.core.source import RecordedSource, SessionSource
-from kinspect.core.trace.files import is_output_code, is_trace, trace_files
+from kinspect.core.trace.files import is_output_code, is_trace, output_code_files, trace_files
 from kinspect.tui.terminal_driver import driver_drawing_to
 
 SESSION_SUFFIXES = (".json", ".jsonl")
@@ -57,7 +57,7 @@ def ranks_source(paths: Sequence[str]) -> RecordedSource:
 def source_for_path(path: str, changes: dict[str, bool] | None = None) -> SessionSource:
     """The source `kinspect PATH` opens: a session file, or a model live or recorded."""
     p = Path(path)
-    if p.suffix in SESSION_SUFFIXES or is_trace(p) or (p.is_dir() and trace_files(p)) or \
+    if p.suffix in SESSION_SUFFIXES or is_trace(p) or (p.is_dir() and (trace_files(p) or output_code_files(p))) or \
             (p.suffix == ".py" and is_output_code(p)):
         return RecordedSource(load(p), p)
     if p.suffix != ".py":

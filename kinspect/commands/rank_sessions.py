@@ -15,18 +15,19 @@ from pathlib import Path
 from kinspect.core.errors import KinspectError
 from kinspect.core.ranks.merged import MergedRanks, merge
 from kinspect.core.store import load
-from kinspect.core.trace.files import ranked, trace_files
+from kinspect.core.trace.files import output_code_files, ranked, trace_files
 
 RANK_FILE = re.compile(r"\.rank(\d+)\.session\.jsonl?$")
 
 
 def is_merged(paths: Sequence[str]) -> bool:
     """Several paths, or a folder: the ranks of a job rather than one session (a folder of
-    TORCH_TRACE logs that name no ranks, or one, is one program's)."""
+    TORCH_TRACE logs that name no ranks, or one, is one program's, and so is a
+    TORCH_COMPILE_DEBUG folder of output_code.py modules)."""
     if len(paths) != 1:
         return len(paths) > 1
     folder = Path(paths[0])
-    return folder.is_dir() and (len(ranked(folder)) > 1 or not trace_files(folder))
+    return folder.is_dir() and (len(ranked(folder)) > 1 or not (trace_files(folder) or output_code_files(folder)))
 
 
 def rank_files(paths: Sequence[str]) -> list[Path]:

@@ -22,7 +22,8 @@ from kinspect.core.session.model import Session
 from kinspect.core.session.records import collector_paused
 from kinspect.core.session.format.log import load_log, looks_like_log
 from kinspect.core.session.format.document import dumps, session_from_json, session_to_json
-from kinspect.core.trace.files import is_output_code, is_trace, read_output_code, read_trace, trace_files
+from kinspect.core.trace.files import (is_output_code, is_trace, output_code_files, read_output_code, read_trace,
+                                      trace_files)
 
 RECORDING_SUFFIX = ".session.json"
 
@@ -197,7 +198,7 @@ def read(path: str | os.PathLike[str]) -> Session:
     if is_trace(path) or (path.is_dir() and trace_files(path)):
         with _collector_paused():
             return read_trace(path)
-    if path.suffix == ".py" and is_output_code(path):
+    if (path.suffix == ".py" and is_output_code(path)) or (path.is_dir() and output_code_files(path)):
         return read_output_code(path)
     text = read_text(path)
     with _collector_paused():

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import itertools
 import os
 import re
 import stat
@@ -18,13 +19,14 @@ from kinspect.core.errors import SessionError, echo
 from kinspect.core.session.model import Session
 from kinspect.core.trace.framing import Reading
 from kinspect.core.trace.log import TraceLog, read_log
-from kinspect.core.trace.sessions import session_from_code, session_from_log, trace_name
+from kinspect.core.trace.sessions import session_from_codes, session_from_log, trace_name
 
 _HEAD = re.compile(rb"^(?:\[rank\d+\]:)?[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\]\n]*\](?: \[[^\]\n]*\])* \{\"")
 _OUTPUT_CODE = (b"async_compile = AsyncCompile()", b"from torch._inductor.async_compile import AsyncCompile")
 _RANK = re.compile(r"rank_(\d+)_")
 GZIP_MAGIC = b"\x1f\x8b"
 MAX_CODE = 256 * 1024 * 1024
+MAX_GRAPHS = 10_000
 
 
 def _head(path: Path, size: int = 65536) -> bytes:
@@ -121,8 +123,26 @@ def _together(logs: list[TraceLog]) -> TraceLog:
     return TraceLog(compiles, reading, None)
 
 
+def output_code_files(folder: Path) -> list[Path]:
+    """The graphs' modules of a `TORCH_COMPILE_DEBUG=1` folder (`.../torchinductor/<graph>/output_code.py`)."""
+    try:
+        return sorted(p for p in itertools.islice(folder.rglob("output_code.py"), MAX_GRAPHS) if is_output_code(p))
+    except OSError:
+        return []
+
+
 def read_output_code(path: str | os.PathLike[str]) -> Session:
+    """A saved output-code module, or a debug folder's, each a graph named by its folder."""
     path = Path(path)
+    if path.is_dir():
+        files = output_code_files(path)
+        if not files:
+            raise SessionError(f"{path}: holds no output_code.py of Inductor's")
+        return session_from_codes([(_code_text(f), str(f), f.parent.name) for f in files], path.name, path.name)
+    return session_from_codes([(_code_text(path), path.name, "-")], path.name, path.stem)
+
+
+def _code_text(path: Path) -> str:
     try:
         with open(path, "rb") as f:
             raw = f.read(MAX_CODE + 1)
@@ -130,7 +150,7 @@ def read_output_code(path: str | os.PathLike[str]) -> Session:
         raise SessionError(f"{path}: cannot read ({e.strerror})") from None
     if len(raw) > MAX_CODE:
         raise SessionError(f"{path}: more than {MAX_CODE // 2**20} MiB, more than kinspect reads of output code")
-    return session_from_code(raw.decode("utf-8", "replace"), path.name, path.stem)
+    return raw.decode("utf-8", "replace")
 
 
 class _Gunzip(io.RawIOBase):

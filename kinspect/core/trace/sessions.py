@@ -83,12 +83,16 @@ def session_from_log(log: TraceLog, source: str, name: str) -> Session:
     return session
 
 
-def session_from_code(code: str, source: str, name: str) -> Session:
-    """A saved Inductor output-code module (a debug directory's `output_code.py`, or the
-    module in Inductor's cache) as a one-graph session: its symbols have no sources."""
-    c = Compile("-", 0)
-    c.codes.append(OutputCode(code, source, 1))
-    return session_from_log(TraceLog([c], Reading()), source, name)
+def session_from_codes(codes: Sequence[tuple[str, str, str]], source: str, name: str) -> Session:
+    """Saved Inductor output-code modules (a debug folder's `output_code.py` files, or the
+    module in Inductor's cache), each (code, path, label) a graph: its symbols have no
+    sources, nothing says which input is which parameter."""
+    compiles = []
+    for code, path, label in codes:
+        c = Compile(label, 0)
+        c.codes.append(OutputCode(code, path, 1))
+        compiles.append(c)
+    return session_from_log(TraceLog(compiles, Reading()), source, name)
 
 
 def _hints(compiles: Sequence[Compile]) -> list[int]:
