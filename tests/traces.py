@@ -27,10 +27,9 @@ def write_log(folder: Path, text: str, name: str = "dedicated_log_torch_trace_x.
     return path
 
 
-def trace_against_recording(trace, recording) -> tuple[int, list[str]]:
-    """Every dispatch a recording saw, decided on the trace's site for that multi-kernel
-    (in the trace's graph whose output code is the recording graph's, by Inductor's name):
-    how many were checked, and each way the two differ (sites, keys, kernels, hints, picks)."""
+def matched_sites(trace, recording) -> tuple[dict, list[str]]:
+    """Each recorded site's site in the trace (in the trace's graph whose output code is the
+    recording graph's, by Inductor's name), and each way the two differ."""
     wrong: list[str] = []
     graphs = {g.wrapper_code: g.name for g in trace.graphs if g.wrapper_code}
     sites = {}
@@ -50,6 +49,13 @@ def trace_against_recording(trace, recording) -> tuple[int, list[str]]:
             if [(v.key, v.kernel_name, v.hint) for v in mine.variants] != theirs:
                 wrong.append(f"{site_name}: the trace's variants differ from the recording's")
             sites[site_name] = mine
+    return sites, wrong
+
+
+def trace_against_recording(trace, recording) -> tuple[int, list[str]]:
+    """Every dispatch a recording saw, decided on the trace's site for that multi-kernel:
+    how many were checked, and each way the two differ (sites, keys, kernels, hints, picks)."""
+    sites, wrong = matched_sites(trace, recording)
     checked = 0
     for e in recording.events:
         mine = sites.get(e.site)

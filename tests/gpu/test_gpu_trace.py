@@ -19,7 +19,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from traces import trace_against_recording
+from traces import matched_sites, trace_against_recording
 
 from gpu_cases import ROOT
 
@@ -91,10 +91,12 @@ def test_the_trace_predicts_the_recorded_pick_at_every_dispatch(traced):
 
 def test_the_sizes_typed_against_the_trace_give_the_recorded_keys(traced):
     trace, recording = traced
+    sites, wrong = matched_sites(trace, recording)
+    assert wrong == []
     for e in recording.events:
-        site = next(s for s in trace.sites if s.name == e.site)
+        site = sites[e.site]
         sizes = site.symbol_values(e.key)
-        assert sizes and trace.runtime_key(site, SymbolShape(sizes)) == e.key
+        assert sizes and trace.runtime_key(site, SymbolShape(sizes)) == e.key, (e.site, e.key)
 
 
 def test_the_device_script_s_gpt2_trace_predicts_every_recorded_pick():
