@@ -55,23 +55,13 @@ MLP = textwrap.dedent('''
 ''')
 
 DDP = textwrap.dedent('''
-    import torch, torch.distributed as dist
-    from torch import nn
+    import runpy, torch, torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel
 
-    class MLP(nn.Module):  # samples/ddp.py's
-        def __init__(self):
-            super().__init__()
-            self.up = nn.Linear(1024, 4096)
-            self.down = nn.Linear(4096, 1024)
-
-        def forward(self, x):
-            return self.down(torch.relu(self.up(x)))
-
+    sample = runpy.run_path(sys.argv[1], run_name="sample")  # its MLP, before the group is joined: on the CPU
     dist.init_process_group("gloo")
     torch._inductor.config.multi_kernel_hints = [64, 256, 4096]
-    torch.manual_seed(0)
-    model = torch.compile(DistributedDataParallel(MLP().to(torch.bfloat16)))
+    model = torch.compile(DistributedDataParallel(sample["net"]))
     with torch.no_grad():
         for b in ((100, 300) if dist.get_rank() == 0 else (300, 1000)):
             x = torch.randn(b, 1024, dtype=torch.bfloat16)
@@ -79,7 +69,6 @@ DDP = textwrap.dedent('''
             model(x)
     dist.destroy_process_group()
 ''')
-
 
 CPU = textwrap.dedent('''
     import torch
@@ -160,7 +149,7 @@ def mlp() -> None:
 
 
 def ddp() -> None:
-    logs = traced(DDP, [], ranks=2)
+    logs = traced(DDP, [str(ROOT / "samples" / "ddp.py")], ranks=2)
     for rank, log in enumerate(logs):
         assert f"rank_{rank}_" in log.name, log.name
         text = spliced(log.read_text(), wrapper_codes(ROOT / "samples" / f"ddp.rank{rank}.session.json"))

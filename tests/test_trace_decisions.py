@@ -20,14 +20,6 @@ torch = pytest.importorskip("torch")
 multi_kernel = pytest.importorskip("torch._inductor.codegen.multi_kernel")
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _no_multi_kernel_cache():
-    """Without it, SizeHintMultiKernelCall.__init__ reads a disk cache keyed by real kernels."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("TORCHINDUCTOR_DISABLE_MULTI_KERNEL_CACHE", "1")
-        yield
-
-
 class Inductor:
     """Inductor's runtime class for one multi-kernel, built as the wrapper builds it."""
 
@@ -56,7 +48,8 @@ def sizes() -> list[int]:
 
 
 @pytest.mark.parametrize("trace", [MLP, DDP / "dedicated_log_torch_trace_rank_1_fixture.log.gz"], ids=["mlp", "ddp"])
-def test_a_shape_typed_against_a_trace_picks_what_inductor_picks(trace):
+def test_a_shape_typed_against_a_trace_picks_what_inductor_picks(trace, monkeypatch):
+    monkeypatch.setenv("TORCHINDUCTOR_DISABLE_MULTI_KERNEL_CACHE", "1")  # else a disk cache keyed by real kernels
     s = load(trace)
     for site in s.sites:
         (symbol,) = site.symbols
@@ -66,9 +59,10 @@ def test_a_shape_typed_against_a_trace_picks_what_inductor_picks(trace):
             assert site.decide(key).chosen == inductor.pick(key), (site.name, b)
 
 
-def test_two_typed_sizes_pick_what_inductor_picks_on_gpt2_s_code():
+def test_two_typed_sizes_pick_what_inductor_picks_on_gpt2_s_code(monkeypatch):
     """GPT-2's code (samples/generate.session.json): batch and length both dynamic, keys of
     3-D and 4-D inputs and B*S rows."""
+    monkeypatch.setenv("TORCHINDUCTOR_DISABLE_MULTI_KERNEL_CACHE", "1")
     code = load(SAMPLES / "generate.session.json").graphs[0].wrapper_code
     rng = random.Random(7)
     for site in read_graph(code, 0, "0/0", None, []).sites:
