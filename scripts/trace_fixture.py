@@ -17,7 +17,8 @@ the CPU trace's own.
 mlp: samples/mlp.py, one process. ddp: the MLP of samples/ddp.py in DistributedDataParallel,
 two ranks on gloo (torchrun), one log per rank, each gzipped, each rank's output code from
 samples/ddp.rankN.session.json. cpu: a CPU compile's own trace, nothing replaced (its GEMMs
-are extern kernels: what a trace without a multi-kernel looks like), gzipped. Needs torch
+are extern kernels: what a trace without a multi-kernel looks like; a recompile, a trained
+module's forward and backward), gzipped. Needs torch
 (scripts/test's .venv has it); takes a minute or two.
 """
 
@@ -90,6 +91,18 @@ CPU = textwrap.dedent('''
             mlp(torch.randn(b, 32))
         matmul(torch.randn(4, 8), torch.randn(8, 4))
         matmul(torch.randn(6, 8), torch.randn(8, 4))
+
+    class Head(torch.nn.Module):  # trained: a forward and a backward graph
+        def __init__(self):
+            super().__init__()
+            self.proj = torch.nn.Linear(16, 8)
+
+        def forward(self, x):
+            return self.proj(x)
+
+    head = torch.compile(Head(), dynamic=True)
+    for b in (3, 5):
+        head(torch.randn(b, 16)).sum().backward()
 ''')
 
 

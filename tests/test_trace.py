@@ -11,7 +11,7 @@ import json
 import re
 
 import pytest
-from traces import CPU, MLP, SAMPLES, text_of, trace_against_recording, write_log
+from traces import CPU, DDP, MLP, SAMPLES, text_of, trace_against_recording, write_log
 
 from kinspect.core.dispatch.shapes import SymbolShape
 from kinspect.core.errors import SessionError
@@ -57,11 +57,24 @@ def test_the_findings_that_need_no_timing_come_with_the_trace():
 def test_each_compile_keeps_its_graphs_and_a_recompile_is_a_graph_of_its_own():
     s = load(CPU)
     assert [g.name for g in s.graphs] == ["graph_0 [0/0] (inference)", "graph_1 [1/0] (inference)",
-                                         "graph_2 [1/1] (inference)"]
+                                         "graph_2 [1/1] (inference)", "graph_3 [2/0] (forward)",
+                                         "graph_4 [2/0] (backward)"]
     assert [c.rsplit(":", 1)[0] for c in s.environment.config["trace_compiles"]] == [
-        "[0/0] forward (program.py:12)", "[1/0] <lambda> (program.py:16)", "[1/1] <lambda> (program.py:16)"]
+        "[0/0] forward (program.py:12)", "[1/0] <lambda> (program.py:16)", "[1/1] <lambda> (program.py:16)",
+        "[2/0] forward (program.py:28)"]
     assert not s.sites
-    assert [sym.name for sym in s.symbols] == ["s77", "s97"]  # s27 was made a constant (32) by Dynamo
+    # s27 was made a constant (32) by Dynamo; the trained module's batch is s77 again, from the same source
+    assert [(sym.name, sym.sources) for sym in s.symbols] == [("s77", ("L['x'].size()[0]",)),
+                                                             ("s97", ("L['a'].size()[0]",))]
+    assert s.graphs[3].parameters == {"primals_1": "proj.weight", "primals_2": "proj.bias"}  # a training graph's
+
+
+def test_each_piece_ddp_split_a_graph_into_names_its_own_parameters():
+    for rank in (0, 1):
+        trace = load(DDP / f"dedicated_log_torch_trace_rank_{rank}_fixture.log.gz")
+        recorded = load(SAMPLES / f"ddp.rank{rank}.session.json")
+        assert [[c.module for c in s.call_sites] for s in trace.sites] == [["up"], ["down"]]
+        assert [[c.module for c in s.call_sites] for s in recorded.sites] == [["up"], ["down"]]
 
 
 def test_a_symbol_two_compiles_name_alike_for_other_sources_is_kept_apart(tmp_path):

@@ -43,10 +43,10 @@ def test_explain_names_each_gemm_without_a_multi_kernel_and_why(kinspect_cli):
     out = kinspect_cli("explain", CPU)
     assert out.returncode == 0, out.stderr
     assert hints_line(out.stdout) == (
-        "hints [64, 256, 4096] took no effect: no size-hint multi-kernel in 3 graphs; 4 GEMMs got none: fc1 (addmm), "
-        "fc2 (addmm), mm into buf0 in graph_2: not autotuned: max-autotune is off, so Inductor called the extern "
-        "kernel (ATen's, cuBLAS on CUDA) directly; mm into buf0 in graph_1: not a dynamic size: every size is static, "
-        "so one kernel serves them all")
+        "hints [64, 256, 4096] took no effect: no size-hint multi-kernel in 5 graphs; 6 GEMMs got none: fc1 (addmm), "
+        "fc2 (addmm), mm into buf0 in graph_2, proj (addmm) and 1 more: not autotuned: max-autotune is off, so "
+        "Inductor called the extern kernel (ATen's, cuBLAS on CUDA) directly; mm into buf0 in graph_1: not a dynamic "
+        "size: every size is static, so one kernel serves them all")
 
 
 def test_explain_json_carries_the_hints_and_the_trace(kinspect_cli):
@@ -54,9 +54,11 @@ def test_explain_json_carries_the_hints_and_the_trace(kinspect_cli):
     assert data["hints"]["sites"] == 2 and data["hints"]["without_multi_kernel"] == []
     assert data["torch_trace"] == MLP.name
     data = json.loads(kinspect_cli("explain", CPU, "--json").stdout)
-    assert [(g["name"], g["reason"].split(":")[0]) for g in data["hints"]["without_multi_kernel"]] == [
-        ("fc1", "not autotuned"), ("fc2", "not autotuned"), ("mm into buf0", "not a dynamic size"),
-        ("mm into buf0", "not autotuned")]
+    assert [(g["graph"].split()[0], g["name"], g["reason"].split(":")[0])
+            for g in data["hints"]["without_multi_kernel"]] == [
+        ("graph_0", "fc1", "not autotuned"), ("graph_0", "fc2", "not autotuned"),
+        ("graph_1", "mm into buf0", "not a dynamic size"), ("graph_2", "mm into buf0", "not autotuned"),
+        ("graph_3", "proj", "not autotuned"), ("graph_4", "mm into buf0", "not autotuned")]
 
 
 def test_a_typed_shape_is_decided_as_for_a_recording(kinspect_cli):

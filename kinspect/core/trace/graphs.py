@@ -31,7 +31,7 @@ from kinspect.core.inductor_code.sizes import WrapperSizes, arg_shape
 from kinspect.core.session.model import CallSite, Graph, Site, Variant
 
 MAX_NAME = 256
-_AOT_ID = re.compile(r"^# AOT ID: \['\d+_(?P<kind>[a-z]+)'\]", re.M)
+_AOT_ID = re.compile(r"^# AOT ID: \['(?P<id>\d+)_(?P<kind>[a-z]+)'\]", re.M)
 _INPUT_INDEX = re.compile(r"^(?:arg(?P<arg>\d+)_1|primals_(?P<primal>\d+))$")
 _CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _LINE_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -48,10 +48,17 @@ def site_name(graph_index: int, name: str) -> str:
     return name if graph_index == 0 else f"{name}@graph_{graph_index}"
 
 
-def graph_kind(code: str) -> str:
-    """inference, forward or backward, from the AOT ID comment Inductor heads its code with."""
+def aot_id(code: str) -> tuple[str, str] | None:
+    """The AOT ID comment Inductor heads its code with (`# AOT ID: ['0_forward']`): the
+    AOT graph's number, which a forward and its backward share, and inference, forward or
+    backward."""
     m = _AOT_ID.search(code[:4096])
-    return m["kind"] if m else "graph"
+    return (m["id"], m["kind"]) if m else None
+
+
+def graph_kind(code: str) -> str:
+    found = aot_id(code)
+    return found[1] if found else "graph"
 
 
 def plain(text: str) -> tuple[str, int]:

@@ -8,7 +8,9 @@ holds, in the order they were logged:
 
 - `create_symbol`: each symbol Dynamo made, with the source it came from (`L['x'].size()[0]`);
 - `dynamo_output_graph`: the FX graph Dynamo handed the backend, whose inputs are, in
-  order, the inputs Inductor's wrapper takes (`arg{i}_1`, `primals_{i+1}`);
+  order, the inputs Inductor's wrapper takes (`arg{i}_1`, `primals_{i+1}`); under
+  DistributedDataParallel, `optimize_ddp_split_child`: the pieces DDP split it into, each
+  compiled on its own, in order;
 - `inductor_output_code`: the wrapper module of each graph Inductor compiled (forward,
   backward or inference), every size-hint multi-kernel in it;
 - `compilation_metrics`: torch's and Triton's versions and Inductor's configuration.
@@ -25,7 +27,7 @@ from typing import BinaryIO
 from kinspect.core.trace.framing import Entry, Reading, entries
 
 KINDS = frozenset({"str", "dynamo_start", "create_symbol", "symbolic_shape_specialization", "dynamo_output_graph",
-                   "inductor_output_code", "compilation_metrics", "bwd_compilation_metrics"})
+                   "optimize_ddp_split_child", "inductor_output_code", "compilation_metrics", "bwd_compilation_metrics"})
 """The entry kinds read; every other kind is skipped without being decoded."""
 
 CONFIG_KEYS = ("multi_kernel_hints", "max_autotune", "max_autotune_gemm", "max_autotune_gemm_backends",
@@ -64,6 +66,8 @@ class Compile:
     """Symbols Dynamo made a constant, with why (`s27` -> `32: range_refined_to_singleton`)."""
     inputs: list[str] = field(default_factory=list)
     """The Dynamo graph's inputs in order (`L_self_modules_fc1_parameters_weight_`, `s77`, `L_x_`)."""
+    pieces: list[list[str]] = field(default_factory=list)
+    """The inputs of each piece DDP split the Dynamo graph into, in the order they compile."""
     codes: list[OutputCode] = field(default_factory=list)
     config: dict[str, object] = field(default_factory=dict)
     versions: dict[str, str] = field(default_factory=dict)
@@ -136,6 +140,8 @@ def _read(e: Entry, c: Compile, strings: dict[int, str]) -> None:
             c.specialized[name] = f"{d.get('value')}: {d.get('reason')}"
     elif e.kind == "dynamo_output_graph" and e.payload is not None:
         c.inputs = graph_inputs(e.payload)
+    elif e.kind == "optimize_ddp_split_child" and e.payload is not None:
+        c.pieces.append(graph_inputs(e.payload))
     elif e.kind == "inductor_output_code" and e.payload is not None:
         path = d.get("filename")
         c.codes.append(OutputCode(e.payload, path if isinstance(path, str) else None, e.line))

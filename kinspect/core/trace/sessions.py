@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from kinspect.core.dispatch.symbolic import SYMBOL_NAME, TensorSpec
 from kinspect.core.inductor_code.sizes import WrapperSizes
 from kinspect.core.session.model import Environment, Finding, Graph, ModelInfo, Session, Site, SymbolInfo
 from kinspect.core.trace.framing import Reading
-from kinspect.core.trace.graphs import no_site_reason, one_line, read_graph
+from kinspect.core.trace.graphs import aot_id, no_site_reason, one_line, read_graph
 from kinspect.core.trace.log import Compile, OutputCode, TraceLog, iso_time
 
 TRACE_KEY = "torch_trace"
@@ -56,11 +56,13 @@ def session_from_log(log: TraceLog, source: str, name: str) -> Session:
     notes: list[str] = []
     taken: dict[str, tuple[str, ...]] = {}
     compiled: list[tuple[Compile, list[Graph]]] = []
+    forwards: dict[str, list[str]] = {}
     for c in log.compiles:
         renames = _symbols(c, taken, symbols)
         own: list[Graph] = []
+        pieces = iter(c.pieces or [c.inputs])
         for code in c.codes:
-            read = read_graph(code.code, len(graphs), c.id, code.path, c.inputs)
+            read = read_graph(code.code, len(graphs), c.id, code.path, _inputs(code.code, pieces, forwards))
             own.append(read.graph)
             graphs.append(read.graph)
             sites += [_renamed(s, renames) for s in read.sites]
@@ -93,6 +95,19 @@ def session_from_codes(codes: Sequence[tuple[str, str, str]], source: str, name:
         c.codes.append(OutputCode(code, path, 1))
         compiles.append(c)
     return session_from_log(TraceLog(compiles, Reading()), source, name)
+
+
+def _inputs(code: str, pieces: Iterator[list[str]], forwards: dict[str, list[str]]) -> list[str]:
+    """The inputs of the graph this code was compiled from: the next of the compile's graphs
+    (Dynamo's, or each piece DDP split it into) for an inference or forward graph; for a
+    backward graph, its forward's (the same AOT id), whose inputs it names `primals_N`."""
+    found = aot_id(code)
+    if found is not None and found[1] == "backward":
+        return forwards.get(found[0], [])
+    inputs = next(pieces, [])
+    if found is not None:
+        forwards[found[0]] = inputs
+    return inputs
 
 
 def _hints(compiles: Sequence[Compile]) -> list[int]:
