@@ -10,7 +10,7 @@ from rich.text import Text
 
 from kinspect.core.quality.hints_effect import hints_effect
 from kinspect.core.session.model import Session
-from kinspect.core.trace.sessions import TRACE_NOTE, from_trace
+from kinspect.core.trace.stated import TRACE_NOTE, from_trace
 
 
 def print_hints(session: Session, console: Console) -> None:

@@ -26,7 +26,7 @@ from kinspect.core.session.compile_changes import banner_note, stated
 from kinspect.core.ranks.merged import MergedRanks
 from kinspect.core.session.runtime import Baseline, DispatchEvent, Measurement
 from kinspect.core.session.model import Session, Site
-from kinspect.core.trace.sessions import TRACE_BANNER, from_trace
+from kinspect.core.trace.stated import TRACE_BANNER, from_trace
 from kinspect.core.dispatch.shapes import Key
 
 ProgressCallback = Callable[[int, int, str], None]

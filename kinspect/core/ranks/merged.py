@@ -33,7 +33,6 @@ from typing import Any
 
 from kinspect.core.errors import KinspectError
 from kinspect.core.numbers import US, share, us, us_text
-from kinspect.core.quality.hints_effect import session_hints
 from kinspect.core.quality.overview import SizeNamer
 from kinspect.core.quality.rules import rank_rule
 from kinspect.core.session.model import Finding, Session, Site, Variant
@@ -441,6 +440,8 @@ def divergence_findings(job: MergedRanks) -> list[Finding]:
 @rank_rule("rank-hints")
 def hint_findings(job: MergedRanks) -> list[Finding]:
     """Ranks compiled with different hints: their sites offer different variants at all."""
+    from kinspect.core.quality.hints_effect import session_hints  # it reads output code: only when ranks merge
+
     ranks_by: dict[tuple[int, ...], list[int]] = {}
     for rank, s in zip(job.ranks, job.sessions):
         ranks_by.setdefault(tuple(session_hints(s)), []).append(rank)

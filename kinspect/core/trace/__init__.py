@@ -7,8 +7,9 @@ no measurements.
 - `log`: one process's compiles kept apart by compile id, with their symbols, Dynamo
   graph inputs, Inductor output code and settings;
 - `graphs`: one graph's output code read into the session's graph and sites;
-- `sessions`: a log (or a saved output-code module) as a session, and the files a path
-  names (a log, a `.gz` of one, a folder of per-rank logs).
+- `sessions`: a log (or a saved output-code module) as a session; `files`: the files a
+  path names (a log, a `.gz` of one, a folder of per-rank logs); `stated`: what such a
+  session says of its log.
 
 Nothing from a trace is executed: output code is parsed as text (`ast`), never imported.
 May import `kinspect.core.dispatch`, `kinspect.core.inductor_code` and `kinspect.core.session`.

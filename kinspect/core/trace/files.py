@@ -1,6 +1,7 @@
 """The files a user names for a trace: a log, a `.gz` of one, a folder of per-rank logs
 (`TORCH_TRACE=/dir` writes `dedicated_log_torch_trace_rank_N_*.log`), or a saved Inductor
-output-code module. A file is told by its first bytes, whatever its name.
+output-code module. A file is told by its first bytes, whatever its name. Telling is all
+that opening a session file needs of this: the readers are imported when a trace is read.
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ import zlib
 from pathlib import Path
 from typing import BinaryIO
 
+from typing import TYPE_CHECKING
+
 from kinspect.core.errors import SessionError, echo
-from kinspect.core.session.model import Session
-from kinspect.core.trace.framing import Reading
-from kinspect.core.trace.log import TraceLog, read_log
-from kinspect.core.trace.sessions import session_from_codes, session_from_log, trace_name
+
+if TYPE_CHECKING:
+    from kinspect.core.session.model import Session
+    from kinspect.core.trace.log import TraceLog
 
 _HEAD = re.compile(rb"^(?:\[rank\d+\]:)?[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\]\n]*\](?: \[[^\]\n]*\])* \{\"")
 _OUTPUT_CODE = (b"async_compile = AsyncCompile()", b"from torch._inductor.async_compile import AsyncCompile")
@@ -81,6 +84,8 @@ def read_trace(path: str | os.PathLike[str]) -> Session:
     """The session a log makes (streamed: a trace may be hundreds of MB), or a folder's
     logs that name no rank: one program's processes (a job's main process and the
     processes Inductor autotunes in), their compiles together."""
+    from kinspect.core.trace.sessions import session_from_log, trace_name
+
     path = Path(path)
     if path.is_dir():
         logs = [_log(f) for f in trace_files(path)]
@@ -91,6 +96,8 @@ def read_trace(path: str | os.PathLike[str]) -> Session:
 
 
 def _log(path: Path) -> TraceLog:
+    from kinspect.core.trace.log import read_log
+
     with _opened(path) as stream:
         log = read_log(stream)
     raw = getattr(stream, "raw", None)
@@ -104,6 +111,9 @@ def _log(path: Path) -> TraceLog:
 def _together(logs: list[TraceLog]) -> TraceLog:
     """Several processes' logs as one: compile ids name their process where more than one
     compiled a graph (both would say `[0/0]`)."""
+    from kinspect.core.trace.framing import Reading
+    from kinspect.core.trace.log import TraceLog
+
     compiling = [log for log in logs if any(c.codes for c in log.compiles)]
     if len(compiling) == 1:
         return compiling[0]
@@ -133,6 +143,8 @@ def output_code_files(folder: Path) -> list[Path]:
 
 def read_output_code(path: str | os.PathLike[str]) -> Session:
     """A saved output-code module, or a debug folder's, each a graph named by its folder."""
+    from kinspect.core.trace.sessions import session_from_codes
+
     path = Path(path)
     if path.is_dir():
         files = output_code_files(path)

@@ -4,7 +4,7 @@ The session holds what the compiled code says, as a recording would hold it: gra
 their output code, sites by the model's module paths, variants with source and config,
 hint keys, symbolic sizes named by the inputs they came from. It holds no dispatch
 events and no measurements (nothing ran under kinspect), and says so: its
-`environment.config` names the trace (`torch_trace`), which the banner and explain read.
+`environment.config` names the trace (`stated`), which the banner and explain read.
 
 Graphs are numbered in the order their code was logged, across compiles, and each name
 carries its compile's id (`graph_1 [1/1] (inference)`), so recompiles and several models
@@ -25,13 +25,8 @@ from kinspect.core.session.model import Environment, Finding, Graph, ModelInfo, 
 from kinspect.core.trace.framing import Reading
 from kinspect.core.trace.graphs import aot_id, no_site_reason, one_line, read_graph
 from kinspect.core.trace.log import Compile, OutputCode, TraceLog, iso_time
+from kinspect.core.trace.stated import COMPILES_KEY, TRACE_KEY
 
-TRACE_KEY = "torch_trace"
-"""environment.config: the log a session was read from (its file name)."""
-COMPILES_KEY = "trace_compiles"
-"""environment.config: each compile the log held, with what it compiled."""
-TRACE_NOTE = "read from a TORCH_TRACE log: compiled code only, no dispatch events and no measurements"
-TRACE_BANNER = "compiled code only: no dispatch events, no measurements"
 FINDING = "trace"
 """The kind of the findings that say what reading the trace met."""
 
@@ -39,12 +34,6 @@ _SIZE_SOURCE = re.compile(r"^.*\['(?P<name>[A-Za-z_][A-Za-z0-9_]*)'\](?:\[(?P<po
 """A size's source: the input it came from (`L['kwargs']['input_ids']`, `L['args'][0]`) and its dim."""
 _DEVICE = re.compile(r"DeviceProperties\(type='(?P<type>\w+)', index=\d+, multi_processor_count=(?P<sms>\d+), "
                      r"cc=(?P<cc>\d+)")
-
-
-def from_trace(config: Mapping[str, object]) -> str | None:
-    """The log a session was read from, if it was read from one."""
-    value = config.get(TRACE_KEY)
-    return value if isinstance(value, str) else None
 
 
 def session_from_log(log: TraceLog, source: str, name: str) -> Session:
