@@ -21,11 +21,11 @@ MULTI_KERNEL = "multi-kernel"
 EXTERN = "extern"
 TEMPLATE = "template"
 
-_EXTERN = re.compile(r"^\s*(?:[A-Za-z_]\w* = )?(?P<callee>extern_kernels\.(?P<op>baddbmm|addmm|bmm|mm)"
+_EXTERN = re.compile(r"^\s*(?:[A-Za-z_]\w* = )?(?:extern_kernels\.(?P<op>baddbmm|addmm|bmm|mm)"
                      r"|torch\.ops\.aten\.(?P<aten>baddbmm|addmm|bmm|mm)\.\w+)\(")
 _RUN = re.compile(r"^\s*(?P<callee>[A-Za-z_]\w*)\.run\(")
 _SYMBOL = re.compile(r"\b(?:s|u|ps)\d+\b")
-_SOURCE_NODES = re.compile(r"^\s*# Topologically Sorted Source Nodes: \[(?P<nodes>[^\]]*)\]"
+_SOURCE_NODES = re.compile(r"^\s*# Topologically Sorted Source Nodes: \[[^\]]*\]"
                            r"(?:, Original ATen: \[(?P<aten>[^\]]*)\])?")
 
 
@@ -35,16 +35,12 @@ class GemmCall:
     """The wrapper line that runs it (1-based)."""
     how: str
     """`multi-kernel`, `extern` or `template`."""
-    callee: str
-    """What the line calls: `multi_kernel_0`, `extern_kernels.mm`, `triton_tem_fused_mm_0`."""
     op: str
     args: tuple[str, ...]
     """The names the call passes (buffers, inputs, sizes), in order; other arguments as
     their text."""
     dynamic: bool
     """Whether a size symbol reaches the call (an argument, or a launch size)."""
-    nodes: tuple[str, ...] = ()
-    """The FX nodes Inductor's comment above the call names it from."""
 
 
 def module_of(args: Sequence[str], parameters: Mapping[str, str]) -> str | None:
@@ -73,14 +69,12 @@ def gemm_calls(code: str, multi_kernel_names: Iterable[str], sizes: WrapperSizes
         masked.update(range(span.first, span.last + 1))
     multi = set(multi_kernel_names)
     out = []
-    nodes: tuple[str, ...] = ()
     aten: str | None = None
     for n, text in enumerate(lines, 1):
         if n in masked:
             continue
         c = _SOURCE_NODES.match(text)
         if c is not None:
-            nodes = tuple(x.strip() for x in c["nodes"].split(",") if x.strip())
             aten = next((op for x in reversed((c["aten"] or "").split(",")) if (op := x.strip().removeprefix("aten."))
                          in GEMM_OPS), None)
             continue
@@ -90,7 +84,7 @@ def gemm_calls(code: str, multi_kernel_names: Iterable[str], sizes: WrapperSizes
         dynamic = call.dynamic or (sizes is not None and any(
             _SYMBOL.search(" ".join(sizes.sizes(a, n) or ())) for a in call.args if a))
         op = aten if call.how == MULTI_KERNEL and aten else call.op
-        out.append(replace(call, dynamic=dynamic, nodes=nodes, op=op))
+        out.append(replace(call, dynamic=dynamic, op=op))
     return out
 
 
@@ -125,11 +119,11 @@ def _call(n: int, text: str, multi: set[str]) -> GemmCall | None:
             how, op = TEMPLATE, op_of_kernel(callee)
         else:
             return None
-        return GemmCall(n, how, callee, op or "template", _args(text), bool(_SYMBOL.search(text[m.end():])))
+        return GemmCall(n, how, op or "template", _args(text), bool(_SYMBOL.search(text[m.end():])))
     m = _EXTERN.match(text)
     if m is None:
         return None
-    return GemmCall(n, EXTERN, m["callee"], m["op"] or m["aten"], _args(text), bool(_SYMBOL.search(text[m.end():])))
+    return GemmCall(n, EXTERN, m["op"] or m["aten"], _args(text), bool(_SYMBOL.search(text[m.end():])))
 
 
 def _args(text: str) -> tuple[str, ...]:

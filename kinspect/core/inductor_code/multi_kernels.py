@@ -46,8 +46,6 @@ class MultiKernel:
     arguments; each variant's launch grid follows), when `arg_index` says."""
     arg_index: dict[int, tuple[tuple[int, int], ...]]
     """Variant -> the (start, stop) argument ranges it runs with."""
-    line: int
-    """The line of its definition (1-based)."""
 
 
 def multi_kernel_names(code: str) -> list[str]:
@@ -108,7 +106,7 @@ def _read(lines: list[str], start: int, end: int, index_line: int | None) -> Mul
     shared = {r[0] for r in index.values() if r}
     return MultiKernel(str(name), tuple(keys), tuple(kernels),
                        shared.pop()[1] if len(shared) == 1 and next(iter(shared))[0] == 0 else None,
-                       index, start + 1)
+                       index)
 
 
 def _key(node: ast.expr | None) -> Key | None:

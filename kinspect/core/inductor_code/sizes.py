@@ -34,7 +34,6 @@ MAX_LINE = 20_000
 class _Scope:
     """One function of the wrapper: where each name got its shape, in line order."""
 
-    first: int
     indent: int
     shapes: dict[str, list[tuple[int, tuple[str, ...] | str]]] = field(default_factory=dict)
     """name -> [(line, sizes, or the name it aliases)]."""
@@ -47,7 +46,7 @@ class WrapperSizes:
     def __init__(self, code: str) -> None:
         self.lines = code.splitlines()
         masked = _in_kernels(self.lines)
-        self._scopes: list[_Scope] = [_Scope(0, -1)]
+        self._scopes: list[_Scope] = [_Scope(-1)]
         self._line_scope = [0] * (len(self.lines) + 1)
         stack = [0]
         for n, text in enumerate(self.lines, 1):
@@ -59,7 +58,7 @@ class WrapperSizes:
                 stack.pop()
             m = _DEF.match(text)
             if m is not None:
-                self._scopes.append(_Scope(n, indent))
+                self._scopes.append(_Scope(indent))
                 stack.append(len(self._scopes) - 1)
             self._line_scope[n] = stack[-1]
             scope = self._scopes[stack[-1]]

@@ -124,8 +124,6 @@ def _together(logs: list[TraceLog]) -> TraceLog:
             c.id = f"{c.pid}:{c.id}"
             compiles.append(c)
         r = log.reading
-        reading.lines += r.lines
-        reading.entries += r.entries
         reading.garbage += r.garbage
         reading.long_lines += r.long_lines
         reading.damaged += r.damaged

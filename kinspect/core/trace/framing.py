@@ -54,7 +54,6 @@ class Entry:
 class Reading:
     """What reading one log met besides its entries, for the notes a session shows."""
 
-    lines: int = 0
     garbage: int = 0
     """Lines that are neither an entry nor a payload line."""
     long_lines: int = 0
@@ -62,7 +61,6 @@ class Reading:
     """Entries whose payload did not match its digest, in words."""
     cut_short: str | None = None
     """Set when the log ends inside an entry's payload."""
-    entries: int = 0
 
 
 def entries(stream: BinaryIO, kinds: Collection[str], reading: Reading) -> Iterator[Entry]:
@@ -72,10 +70,8 @@ def entries(stream: BinaryIO, kinds: Collection[str], reading: Reading) -> Itera
     for raw in _lines(stream, reading):
         n += 1
         if raw[:1] == b"\t":
-            if current is not None:
+            if current is not None:  # else a payload of a kind not asked for
                 current.add(raw)
-            elif raw.strip():
-                pass  # a payload of a kind not asked for
             continue
         if current is not None:
             done = current.close(reading, last=False)
@@ -87,7 +83,6 @@ def entries(stream: BinaryIO, kinds: Collection[str], reading: Reading) -> Itera
             if raw.strip():
                 reading.garbage += 1
             continue
-        reading.entries += 1
         kind = _kind(raw, m.end())
         if kind not in kinds:
             continue
@@ -104,7 +99,6 @@ def entries(stream: BinaryIO, kinds: Collection[str], reading: Reading) -> Itera
         if current.digest is None:
             yield current.entry(None)
             current = None
-    reading.lines = n
     if current is not None:
         done = current.close(reading, last=True)
         if done is not None:

@@ -42,8 +42,6 @@ _VERSION = re.compile(r"[\w.+-]{1,64}")
 class OutputCode:
     code: str
     path: str | None
-    line: int
-    """Where in the log its entry starts."""
 
 
 @dataclass
@@ -76,7 +74,6 @@ class Compile:
     started: float | None = None
     """Unix time the compile started (from its metrics)."""
     failure: str | None = None
-    rank: int | None = None
 
 
 @dataclass
@@ -102,9 +99,8 @@ def read_log(stream: BinaryIO) -> TraceLog:
         if c is None:
             c = compiles[_compile_id(e)] = Compile(_compile_id(e), e.pid)
         r = e.metadata.get("rank")
-        if type(r) is int and 0 <= r < 2**31:
-            c.rank = r
-            rank = r if rank is None else rank
+        if rank is None and type(r) is int and 0 <= r < 2**31:
+            rank = r
         _read(e, c, strings)
     return TraceLog(list(compiles.values()), reading, rank)
 
@@ -144,7 +140,7 @@ def _read(e: Entry, c: Compile, strings: dict[int, str]) -> None:
         c.pieces.append(graph_inputs(e.payload))
     elif e.kind == "inductor_output_code" and e.payload is not None:
         path = d.get("filename")
-        c.codes.append(OutputCode(e.payload, path if isinstance(path, str) else None, e.line))
+        c.codes.append(OutputCode(e.payload, path if isinstance(path, str) else None))
     elif e.kind == "dynamo_start" and c.function is None:
         c.function = _user_frame(d.get("stack"), strings)
     elif e.kind in ("compilation_metrics", "bwd_compilation_metrics"):

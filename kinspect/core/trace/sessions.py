@@ -81,7 +81,7 @@ def session_from_codes(codes: Sequence[tuple[str, str, str]], source: str, name:
     compiles = []
     for code, path, label in codes:
         c = Compile(label, 0)
-        c.codes.append(OutputCode(code, path, 1))
+        c.codes.append(OutputCode(code, path))
         compiles.append(c)
     return session_from_log(TraceLog(compiles, Reading()), source, name)
 
