@@ -187,6 +187,18 @@ def test_what_is_no_trace_is_refused_in_one_line(tmp_path, kinspect_cli):
     assert result.returncode == 2 and result.stderr == f"kinspect: error: {tmp_path / 'absent.log.gz'}: no such file\n"
 
 
+def test_a_graph_without_a_site_says_why(tmp_path):
+    s = load(CPU)
+    assert [g.no_site_reason.split(":")[0] for g in s.graphs] == [
+        "not autotuned", "not a dynamic size", "not autotuned", "not autotuned", "not autotuned"]
+    assert {f.kind for f in s.findings} == {"no-site"}
+    text = text_of(CPU).replace('\\"cpp_wrapper\\": false', '\\"cpp_wrapper\\": true')
+    assert text != text_of(CPU)
+    s = read_trace(write_log(tmp_path, text))
+    assert {g.no_site_reason for g in s.graphs} == {"cpp_wrapper picks one kernel at compile time, so there is no "
+                                                    "runtime dispatch"}
+
+
 def test_hints_given_per_compile_are_read_off_the_keys(tmp_path):
     """`kinspect run --hints`, or `torch.compile(options=...)`: the process-wide settings the
     log's metrics copy hold no hints, and say nothing of what the compile ran with."""

@@ -103,6 +103,8 @@ def read_graph(code: str, index: int, label: str, path: str | None, inputs: Sequ
 
 def no_site_reason(code: str, config: Mapping[str, object], hints: Sequence[int], sizes: WrapperSizes) -> str:
     """Why a graph's code has no size-hint multi-kernel, read from its GEMM calls."""
+    if config.get("cpp_wrapper"):
+        return "cpp_wrapper picks one kernel at compile time, so there is no runtime dispatch"
     calls = gemm_calls(code, (), sizes)
     if not calls:
         return "no GEMM here (no mm, addmm, bmm or baddbmm runs in this graph)"
