@@ -114,12 +114,14 @@ def test_a_gemm_outside_any_multi_kernel_is_found_with_its_reason():
     assert {c.how for c in calls} == {MULTI_KERNEL} and len(calls) == 9  # 4 sites of 2 layers, and lm_head
     assert [c.op for c in calls].count("addmm") == 8 and calls[-1].op == "mm"
     extern = GemmCall(1, EXTERN, "mm", ("buf0", "arg1_1", "buf1"), True)
-    autotuned = {"max_autotune": True, "max_autotune_gemm_backends": "TRITON"}
+    autotuned = {"max_autotune": True, "max_autotune_gemm_backends": "ATEN,TRITON"}
     assert why_no_multi_kernel(extern, {}, []) == "no multi_kernel_hints were set"
     assert why_no_multi_kernel(extern, {"max_autotune": False, "max_autotune_gemm": False}, [64]).startswith(
         "not autotuned: max-autotune is off")
     assert why_no_multi_kernel(extern, autotuned, [64]).startswith("an extern kernel: cuBLAS beat every Triton template")
     assert "ATEN" in why_no_multi_kernel(extern, {"max_autotune": True, "max_autotune_gemm_backends": "ATEN"}, [64])
+    assert why_no_multi_kernel(extern, {"max_autotune": True, "max_autotune_gemm_backends": "TRITON"}, [64]).startswith(
+        "an extern kernel: no Triton template applied to it")
     static = GemmCall(1, TEMPLATE, "mm", ("arg0_1", "buf0"), False)
     assert why_no_multi_kernel(static, autotuned, [64]).startswith("not a dynamic size")
     dynamic = GemmCall(1, TEMPLATE, "mm", ("arg0_1", "buf0", "s0"), True)

@@ -104,6 +104,9 @@ def why_no_multi_kernel(call: GemmCall, config: Mapping[str, object], hints: Seq
     backends = config.get("max_autotune_gemm_backends")
     if isinstance(backends, str) and "TRITON" not in backends.upper():
         return f"an extern kernel: Triton is not among max_autotune_gemm_backends ({backends[:40]})"
+    if isinstance(backends, str) and "ATEN" not in backends.upper():
+        return ("an extern kernel: no Triton template applied to it (ATen is not among max_autotune_gemm_backends, "
+                "so this is Inductor's fallback)")
     if config.get("max_autotune") or config.get("max_autotune_gemm"):
         return "an extern kernel: cuBLAS beat every Triton template in autotuning, or no template applied"
     return "an extern kernel (cuBLAS); the compile's settings are not in the session"
