@@ -16,6 +16,12 @@
 #   scripts/device_session.sh run      kinspect run --hints ... --measure on samples/generate.py (an ordinary
 #                                      script compiling GPT-2 itself) as a user runs it; its session into
 #                                      $OUT/samples
+#   scripts/device_session.sh trace    kinspect run on samples/generate.py as `run` does, with TORCH_TRACE set: the
+#                                      session and the run's trace, packed into one gzip (scripts/trace_fixture.py
+#                                      --pack), into $OUT/samples; then the GPU tests that open a trace as a
+#                                      production run's and check its predicted pick against every recorded one
+#                                      (tests/gpu/test_gpu_trace.py; TRACE_TIMEOUT limits the recording;
+#                                      TRACE_RECORD=0 runs the tests alone on the committed samples/generate.trace.log.gz)
 #   scripts/device_session.sh layers   repeated layers (benchmarks/repeated_layers.py): kinspect record's
 #                                      compile of GPT-2 at 1, 2 and 4 layers, against each other and against a
 #                                      stock torch.compile at 2, with the template and fused-kernel benchmarks
@@ -87,6 +93,27 @@ run)
     gpu_tests tests/gpu/test_gpu_run.py "${@:2}"
     python3 scripts/session_table.py "$out"/samples/generate.session.json
     [ -f "$out/samples/generate.session.json" ] && COLUMNS=200 python3 -m kinspect explain "$out/samples/generate.session.json" 2>&1 | head -60
+    ;;
+trace)
+    sample="$out/samples"
+    if [ "${TRACE_RECORD:-1}" = 0 ]; then  # the tests alone, on the committed samples/generate.trace.log.gz
+        sample="samples"
+    else
+        rm -rf "$out/trace-generate"
+        TORCH_TRACE="$out/trace-generate" TORCHINDUCTOR_FORCE_DISABLE_CACHES=1 timeout "${TRACE_TIMEOUT:-420}" \
+            python3 -m kinspect run --hints 64,256,4096 --measure --fit-benchmark-tensors \
+            -o "$out/samples/generate.session.json" samples/generate.py 2>&1 | tail -c 2000000 > "$out/trace-run.log"
+        grep -E "^kinspect:|^batch" "$out/trace-run.log" | tail -12
+        ls -l "$out/trace-generate"
+        python3 scripts/trace_fixture.py --pack "$out/trace-generate" "$out/samples/generate.trace.log.gz" 15
+        rm -rf "$out/trace-generate" "$out/samples/generate.session.jsonl"  # at most 8 files come back
+    fi
+    record_dir=""  # the GPU test's own program records nothing to keep
+    export KINSPECT_TRACE_SAMPLE="$sample/generate.trace.log.gz"
+    gpu_tests tests/gpu/test_gpu_trace.py "${@:2}"
+    grep -E "dispatches checked|^trace:|^generate trace:" "$out/gpu-tests-$part.log"
+    python3 scripts/session_table.py "$sample/generate.session.json"
+    COLUMNS=200 python3 -m kinspect explain "$sample/generate.trace.log.gz" 2>&1 | head -40
     ;;
 bench)
     [ -n "${SKIP_OVERHEAD:-}" ] || timeout 60 python3 benchmarks/recorder_overhead.py 2>&1 | tee "$out/recorder-overhead.txt" | tail -14

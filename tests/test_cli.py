@@ -45,5 +45,5 @@ def test_a_word_naming_a_file_is_opened_as_a_path(capsys, monkeypatch, tmp_path)
     monkeypatch.chdir(tmp_path)
     (tmp_path / "explian").write_text("")
     assert cli.main(["explian"]) == 2
-    assert capsys.readouterr().err == ("kinspect: error: explian: expected a model file (.py) or a session file "
-                                       "(.json, .jsonl)\n")
+    assert capsys.readouterr().err == ("kinspect: error: explian: expected a model file (.py), a session file "
+                                       "(.json, .jsonl) or a TORCH_TRACE log\n")

@@ -163,7 +163,7 @@ def sessionless_dir(tmp_path):
 BAD = {
     "missing file": (["{dir}/absent.json"], "{dir}/absent.json: no such file"),
     "directory": (["{dir}"], "{dir}: holds no rank sessions (MODEL.rankN.session.json, as torchrun "
-                             "--nproc-per-node N -m kinspect record model.py writes)"),  # a folder: a job's ranks
+                             "--nproc-per-node N -m kinspect record model.py writes) and no TORCH_TRACE logs"),  # a folder: a job's ranks
     "broken JSON": (["{dir}/broken.json"], "{dir}/broken.json: not valid JSON (line 1 column 56: Expecting value)"),
     "no sites": (["{dir}/no-sites.json", "--shape", "B=1"], "this session has no size-hint sites"),
     "symbol without value": (["{session}", "--shape", "B=x"], "column 3: expected a size (non-negative integer), found 'x'"),

@@ -125,7 +125,8 @@ def test_an_autotune_time_is_held_to_kinspects_timing_of_the_kernel_at_its_key()
 
     site = _site()
     v1 = site.variants[1]  # autotuned at 8.0 µs at hint 256
-    for median, speaks in ((30.0, True), (12.0, False)):
+    # Autotuned slower than it runs is no sign of another problem (clocks, the benchmark's overhead).
+    for median, speaks in ((30.0, True), (12.0, False), (2.0, False)):
         timed = [Measurement(site.name, v1.key, 1, "cuda_events", median, samples=9)]
         found = _times(site, measurements=timed)
         assert bool(found) is speaks

@@ -172,7 +172,7 @@ def test_the_perfetto_trace_has_a_process_per_rank_lined_up_at_the_first_step(jo
     (["explain", "{job}/model.rank0.session.json", "{job}/other.session.json"],
      "{job}/other.session.json and {job}/model.rank0.session.json are both rank 0"),
     (["explain", "{empty}"], "{empty}: holds no rank sessions (MODEL.rankN.session.json, as torchrun "
-                             "--nproc-per-node N -m kinspect record model.py writes)"),
+                             "--nproc-per-node N -m kinspect record model.py writes) and no TORCH_TRACE logs"),
 ])
 def test_what_cannot_merge_is_one_line(job, tmp_path_factory, capsys, args, error):
     empty = tmp_path_factory.mktemp("empty")

@@ -53,7 +53,8 @@ def everything():
                                    TemplateMisfit(replace(misfit, path="subprocess"), "a template", ("q",), None,
                                                   False)),
                           hint_sizes=(Assignment(64, {"s0": 64}), Assignment(4096, {"s0": 512},
-                                                                               "lowered from 4096: bmm needed 9 GB")))
+                                                                               "lowered from 4096: bmm needed 9 GB")),
+                          parameters={"arg0_1": "h.0.mlp.weight"})
     calls = tuple(CallSite(i, f"buf{i}", "multi_kernel_0.run(arg0_1, buf0)", 40 + i, f"h.{i}.mlp", "Linear",
                            "/home/me/model.py", 12, "return self.fc(x)") for i in range(2))
     variants = (*variants[:2], replace(variants[2], source_path="/tmp/k.py", emitted="triton_mm_7"))

@@ -45,7 +45,9 @@ from rich.table import Table
 from rich.text import Text
 
 from kinspect.commands import recording
+from kinspect.commands.hints_view import print_hints, with_hints
 from kinspect.commands.quality_view import quality_table, what_if_table
+from kinspect.commands.range_view import print_ranges
 from kinspect.commands.rank_sessions import is_merged, load_merged
 from kinspect.commands.rank_view import print_ranks
 from kinspect.commands import terminal
@@ -65,6 +67,7 @@ from kinspect.core.session.call_sites import LayerGroup, group_layers
 from kinspect.core.session.runtime import Baseline
 from kinspect.core.session.model import Session
 from kinspect.core.store import load
+from kinspect.core.trace.files import is_output_code
 from kinspect.core.dispatch.shapes import SymbolShape, format_key, parse_shape, sizes_text
 from kinspect.core.session.timings import method_title
 from kinspect.core.quality.whatif import what_ifs
@@ -78,6 +81,9 @@ def add_args(e: argparse.ArgumentParser) -> None:
     e.add_argument("--shape", help='runtime shape: "B=1000", or with --site the whole key it sees, '
                         '"(4096,),(1000,1024),(4096,1024),(1000,4096)" for samples/mlp.py\'s first site')
     e.add_argument("--site", help="restrict to one site (needed with a full key)")
+    e.add_argument("--range", metavar="NAME=LO..HI",
+                   help="which variant runs along a range of one size, at each site, with the compiled hints and every "
+                        "subset of them (from the compiled code: no measurement needed); --shape gives the other sizes")
     from kinspect.core.dispatch.heuristics import HEURISTICS
 
     e.add_argument("--heuristic", default="inductor", metavar="NAME",
@@ -102,20 +108,23 @@ def run(args: argparse.Namespace) -> int:
     if is_merged(paths):
         return _ranks(paths, shape, measure or bool(baselines) or bool(hints), as_json)
     path = paths[0]
-    if path.endswith(".py"):
+    if path.endswith(".py") and not is_output_code(path):
         session = _model(path, shape, site, measure, hints, l2_flush, baselines)
     elif measure or baselines:
         raise KinspectError("--measure and --baselines run the model: give model.py, not a recorded session")
     else:
         session = load(path)
+    if args.range:
+        return print_ranges(session, args.range, shape, site, as_json)
     quality = model_quality(session)
     if shape is None:
         results = what_ifs(session)
         overview = overview_json(session, quality, results)
         if as_json:
-            print(json.dumps(overview, indent=1))
+            print(json.dumps(with_hints(overview, session), indent=1))
         else:
             console = terminal.table_console()
+            print_hints(session, console)
             if quality.shapes:
                 console.print(quality_table(quality, regret_spread(session), inductor_names))
             _print_overview(session, console, inductor_names)
@@ -126,9 +135,10 @@ def run(args: argparse.Namespace) -> int:
     results = explain(session, parsed, site, heuristic)
     baselines = _baselines_at(session, parsed)
     if as_json:
-        print(json.dumps(shape_json(shape, quality, results, baselines), indent=1))
+        print(json.dumps(with_hints(shape_json(shape, quality, results, baselines), session), indent=1))
     else:
         console = terminal.table_console()
+        print_hints(session, console)
         if quality.shapes:
             console.print(quality_table(quality, regret_spread(session), inductor_names))
         for r in results:

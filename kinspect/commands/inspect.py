@@ -1,4 +1,5 @@
-"""`kinspect open SESSION` and `kinspect PATH`: pick a session source, run the inspector.
+"""`kinspect open SESSION` and `kinspect PATH`: pick a session source, run the inspector
+(a session, a TORCH_TRACE log or a folder of them, or a model file).
 
 A model file runs live where CUDA is available (compiled and run by the inspector, with
 the debugger able to pause and override it); elsewhere the recording saved next to it
@@ -23,6 +24,7 @@ from kinspect.commands.options import compile_flags, compile_options
 from kinspect.core.errors import KinspectError
 from kinspect.core.store import load
 from kinspect.core.source import RecordedSource, SessionSource
+from kinspect.core.trace.files import is_output_code, is_trace, output_code_files, trace_files
 from kinspect.tui.terminal_driver import driver_drawing_to
 
 SESSION_SUFFIXES = (".json", ".jsonl")
@@ -55,10 +57,12 @@ def ranks_source(paths: Sequence[str]) -> RecordedSource:
 def source_for_path(path: str, changes: dict[str, bool] | None = None) -> SessionSource:
     """The source `kinspect PATH` opens: a session file, or a model live or recorded."""
     p = Path(path)
-    if p.suffix in SESSION_SUFFIXES:
+    if p.suffix in SESSION_SUFFIXES or is_trace(p) or (p.is_dir() and (trace_files(p) or output_code_files(p))) or \
+            (p.suffix == ".py" and is_output_code(p)):
         return RecordedSource(load(p), p)
     if p.suffix != ".py":
-        raise KinspectError(f"{path}: expected a model file (.py) or a session file (.json, .jsonl)")
+        raise KinspectError(f"{path}: expected a model file (.py), a session file (.json, .jsonl) or a "
+                            "TORCH_TRACE log")
     if not p.is_file():
         raise KinspectError(f"{path}: no such model file")
     if recording.cuda_available():

@@ -2,7 +2,8 @@
 sessions of one torchrun job (`model.rank0.session.json`, ...), merged by the core.
 
 One path that is a file stays one session, as before; a folder means the rank sessions in
-it (a rank whose recording was killed has only its `.jsonl` log, which is read instead).
+it (a rank whose recording was killed has only its `.jsonl` log, which is read instead),
+or a distributed job's TORCH_TRACE logs, one per rank (`dedicated_log_torch_trace_rank_N_*`).
 """
 
 from __future__ import annotations
@@ -14,13 +15,19 @@ from pathlib import Path
 from kinspect.core.errors import KinspectError
 from kinspect.core.ranks.merged import MergedRanks, merge
 from kinspect.core.store import load
+from kinspect.core.trace.files import output_code_files, ranked, trace_files
 
 RANK_FILE = re.compile(r"\.rank(\d+)\.session\.jsonl?$")
 
 
 def is_merged(paths: Sequence[str]) -> bool:
-    """Several paths, or a folder: the ranks of a job rather than one session."""
-    return len(paths) > 1 or (len(paths) == 1 and Path(paths[0]).is_dir())
+    """Several paths, or a folder: the ranks of a job rather than one session (a folder of
+    TORCH_TRACE logs that name no ranks, or one, is one program's, and so is a
+    TORCH_COMPILE_DEBUG folder of output_code.py modules)."""
+    if len(paths) != 1:
+        return len(paths) > 1
+    folder = Path(paths[0])
+    return folder.is_dir() and (len(ranked(folder)) > 1 or not (trace_files(folder) or output_code_files(folder)))
 
 
 def rank_files(paths: Sequence[str]) -> list[Path]:
@@ -29,10 +36,11 @@ def rank_files(paths: Sequence[str]) -> list[Path]:
         if not p.is_dir():
             out.append(p)
             continue
-        found = rank_sessions_in(p)
+        found = rank_sessions_in(p) or ranked(p)
         if not found:
             raise KinspectError(f"{p}: holds no rank sessions (MODEL.rankN.session.json, as "
-                                "torchrun --nproc-per-node N -m kinspect record model.py writes)")
+                                "torchrun --nproc-per-node N -m kinspect record model.py writes) "
+                                "and no TORCH_TRACE logs")
         out += found
     return out
 

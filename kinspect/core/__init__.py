@@ -2,6 +2,7 @@
 
 - `dispatch`: the decision itself (shapes, heuristics, symbolic sizes, operands);
 - `inductor_code`: Inductor's output code read as text;
+- `trace`: a TORCH_TRACE log read into a session of its compiled code;
 - `session`: the session model, its timings rule and its file format;
 - `quality`: dispatch quality, findings, what-if, comparison and advice;
 - `debugger`: breakpoints, conditions, replay, the live pause gate and the cursor over them;

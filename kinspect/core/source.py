@@ -26,6 +26,7 @@ from kinspect.core.session.compile_changes import CompileChanges
 from kinspect.core.ranks.merged import MergedRanks
 from kinspect.core.session.runtime import Baseline, DispatchEvent, Measurement
 from kinspect.core.session.model import Session, Site
+from kinspect.core.trace.stated import TRACE_BANNER, from_trace
 from kinspect.core.dispatch.shapes import Key
 
 ProgressCallback = Callable[[int, int, str], None]
@@ -129,8 +130,14 @@ class RecordedSource:
 
     def banner(self) -> str:
         env = self._session.environment
-        parts = [f"Recording made on {env.gpu or 'an unknown GPU'}", f"torch {env.torch or 'unknown'}", env.created]
-        if self.path is not None:
+        trace = from_trace(env.config)
+        if trace is not None:
+            parts = [f"TORCH_TRACE log {trace}", f"torch {env.torch or 'unknown'}", env.created,
+                     f"compiled for {env.gpu}" if env.gpu else "", TRACE_BANNER]
+            parts = [p for p in parts if p]
+        else:
+            parts = [f"Recording made on {env.gpu or 'an unknown GPU'}", f"torch {env.torch or 'unknown'}", env.created]
+        if self.path is not None and trace is None:
             parts.append(str(self.path))
         text = " · ".join(parts)
         if self.ranks is not None:

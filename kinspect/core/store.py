@@ -2,7 +2,8 @@
 
 `load` takes either form, a session file or a recording log (a killed recording leaves a
 log whose last line may be cut, which still opens, marked truncated), and tells them
-apart by their first line, whatever the file's extension.
+apart by their first line, whatever the file's extension; a TORCH_TRACE log opens as a
+session of its compiled code (`kinspect.core.trace`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from kinspect.core.session.model import Session
 from kinspect.core.session.records import collector_paused
 from kinspect.core.session.format.log import load_log, looks_like_log
 from kinspect.core.session.format.document import dumps, session_from_json, session_to_json
+from kinspect.core.trace.files import (is_output_code, is_trace, output_code_files, read_output_code, read_trace,
+                                      trace_files)
 
 RECORDING_SUFFIX = ".session.json"
 
@@ -189,8 +192,14 @@ def load(path: str | os.PathLike[str]) -> Session:
 
 
 def read(path: str | os.PathLike[str]) -> Session:
-    """The session exactly as the file holds it, stored findings included."""
+    """The session exactly as the file holds it, stored findings included; a TORCH_TRACE
+    log (or a gzip of one) or a saved Inductor output-code module is read into one."""
     path = Path(path)
+    if is_trace(path) or (path.is_dir() and trace_files(path)):
+        with _collector_paused():
+            return read_trace(path)
+    if (path.suffix == ".py" and is_output_code(path)) or (path.is_dir() and output_code_files(path)):
+        return read_output_code(path)
     text = read_text(path)
     with _collector_paused():
         if looks_like_log(text):

@@ -119,7 +119,7 @@ def test_a_broken_model_file_is_a_one_line_error_before_the_app_starts(tmp_path,
 
 @pytest.mark.parametrize("name,message", [
     ("missing.py", "no such model file"),
-    ("notes.txt", "expected a model file (.py) or a session file (.json, .jsonl)"),
+    ("notes.txt", "expected a model file (.py), a session file (.json, .jsonl) or a TORCH_TRACE log"),
     ("missing.json", "no such file"),
 ])
 def test_bad_paths(tmp_path, capsys, opened, no_cuda, name, message):

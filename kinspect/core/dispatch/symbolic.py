@@ -14,6 +14,7 @@ which is far faster than `subs` on every keystroke.
 
 from __future__ import annotations
 
+import ast
 import functools
 import re
 from collections.abc import Mapping
@@ -384,7 +385,11 @@ class SizeExpr:
         people who named those sizes themselves."""
         if not names or not self.symbols & names.keys():
             return self.text
-        return SizeExpr(_renamed(self.tree, names)).text
+        return self.renamed(names).text
+
+    def renamed(self, names: Mapping[str, str]) -> SizeExpr:
+        """The same expression over symbols renamed (`s27` as `s27_1`)."""
+        return SizeExpr(_renamed(self.tree, names))
 
     @classmethod
     def from_json(cls, value: Any) -> SizeExpr:
@@ -401,6 +406,19 @@ class SizeExpr:
         must not import, so they are recognised by class name.
         """
         return cls(_from_sympy(expr, 0))
+
+    @classmethod
+    def from_text(cls, text: str) -> SizeExpr:
+        """A size as Inductor printed it in its output code (`s27*s52`, `((63 + s0) // 64)`),
+        read by Python's parser alone, nothing evaluated: the text comes from a trace or
+        a file. What the tree cannot model stays as its text (`opaque`)."""
+        if len(text) > 2000:
+            return cls(_opaque(text))
+        try:
+            node = ast.parse(text.strip(), mode="eval").body
+            return cls(_from_ast(node, 0))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return cls(_opaque(text))
 
 
 def _renamed(tree: Tree, names: Mapping[str, str]) -> Tree:
@@ -449,6 +467,46 @@ def _from_sympy(expr: Any, depth: int) -> Tree:
     if name == "Min" and len(args) >= 2:
         return ("min", *args)
     return _opaque(str(expr))
+
+
+_AST_OPS = {ast.Add: "add", ast.Mult: "mul", ast.FloorDiv: "floordiv", ast.Mod: "mod", ast.Pow: "pow"}
+
+
+def _from_ast(node: ast.expr, depth: int) -> Tree:
+    """A parsed size expression as a tree; anything beyond plain integer arithmetic on
+    symbols, Max and Min is opaque."""
+    if depth > MAX_DEPTH:
+        raise ValueError("nested too deeply")
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        if abs(node.value) > MAX_SIZE:
+            raise ValueError("constant beyond 2**62")
+        return node.value
+    if isinstance(node, ast.Name):
+        if not SYMBOL_NAME.match(node.id):
+            raise ValueError("not a symbol name")
+        return node.id
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _from_ast(node.operand, depth + 1)
+        return -inner if isinstance(inner, int) else ("mul", -1, inner)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub):
+        right = _from_ast(node.right, depth + 1)
+        return ("add", _from_ast(node.left, depth + 1), -right if isinstance(right, int) else ("mul", -1, right))
+    if isinstance(node, ast.BinOp) and type(node.op) in _AST_OPS:
+        op = _AST_OPS[type(node.op)]
+        left, right = _from_ast(node.left, depth + 1), _from_ast(node.right, depth + 1)
+        if op == "pow" and not (isinstance(right, int) and right >= 0):
+            raise ValueError("not a plain power")
+        if op in ("add", "mul"):  # a + b + c is one sum, as sympy holds it
+            return (op, *_flat(left, op), *_flat(right, op))
+        return (op, left, right)
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("Max", "Min", "max", "min")
+            and len(node.args) >= 2 and not node.keywords):
+        return (node.func.id.lower(), *(_from_ast(a, depth + 1) for a in node.args))
+    raise ValueError("not a size expression")
+
+
+def _flat(tree: Tree, op: str) -> tuple[Tree, ...]:
+    return tree[1:] if isinstance(tree, tuple) and tree[0] == op else (tree,)
 
 
 @dataclass(frozen=True)

@@ -16,14 +16,16 @@ between ranks):
   noise, where picking the fastest would have shortened the step's time in that site by
   more than `STRAGGLER_SHARE` of it: that is what its pick costs every other rank;
 - a compile diverges where ranks hold different kernels for one site's variant (config or
-  source), or one rank has a site another lacks: each rank autotunes on its own, and
-  autotuning is noisy, so the same size can run different kernels on different ranks.
+  source, the GPU it was compiled for aside), or one rank has a site another lacks, or the
+  ranks ran with different hints: each rank autotunes on its own, and autotuning is
+  noisy, so the same size can run different kernels on different ranks.
 
 Every time comes from each rank's one compile, which the findings say.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -366,9 +368,14 @@ def _stragglers(step: Step, site: str) -> list[Straggler]:
 # ------------------------------------------------------------ divergence
 
 
+_DEVICE_INDEX = re.compile(r"(DeviceProperties\(type='\w+', index=)\d+")
+
+
 def _kernel(v: Variant) -> tuple[Any, ...]:
-    """What makes two ranks' variants the same kernel: its config and its source."""
-    return (tuple(sorted((k, str(x)) for k, x in v.config.items())), v.source_hash or v.source or v.kernel_name)
+    """What makes two ranks' variants the same kernel: its config and its source, but for
+    the device index its metadata names (each rank compiles for its own GPU)."""
+    source = _DEVICE_INDEX.sub(r"\1_", v.source) if v.source else v.source_hash or v.kernel_name
+    return tuple(sorted((k, str(x)) for k, x in v.config.items())), source
 
 
 def _divergence(name: str, merged: MergedRanks) -> Divergence | None:
@@ -428,6 +435,21 @@ def divergence_findings(job: MergedRanks) -> list[Finding]:
             "warning", site=d.site, variants=d.variants,
         ))
     return out
+
+
+@rank_rule("rank-hints")
+def hint_findings(job: MergedRanks) -> list[Finding]:
+    """Ranks compiled with different hints: their sites offer different variants at all."""
+    from kinspect.core.quality.hints_effect import session_hints  # it reads output code: only when ranks merge
+
+    ranks_by: dict[tuple[int, ...], list[int]] = {}
+    for rank, s in zip(job.ranks, job.sessions):
+        ranks_by.setdefault(tuple(session_hints(s)), []).append(rank)
+    if len(ranks_by) < 2:
+        return []
+    held = "; ".join(f"{_ranks_text(ranks)} {list(hints) if hints else 'none'}" for hints, ranks in ranks_by.items())
+    return [Finding("rank-hints", f"the ranks were compiled with different multi_kernel_hints ({held}): one size "
+                    "dispatches among different variants on each", "warning")]
 
 
 @rank_rule("straggler")

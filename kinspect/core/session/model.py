@@ -305,6 +305,10 @@ class Graph:
     hint_sizes: tuple[Assignment, ...] = ()
     """The size of each symbol this graph's variants were tuned, keyed and launched at, per
     hint (`--one-size-per-symbol`); none where Inductor's own rule applied."""
+    parameters: Mapping[str, str] = field(default_factory=dict)
+    """Each wrapper input that is a module's parameter, by its path in the model
+    (`arg8_1` -> `transformer.h.0.attn.c_attn.weight`), where the compile said (a trace's
+    Dynamo graph does): a GEMM is named by the module whose weight it reads."""
 
 
 SEVERITIES = ("info", "warning", "error")

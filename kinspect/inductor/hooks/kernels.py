@@ -7,60 +7,25 @@ read where present and left out otherwise (never guessed).
 
 from __future__ import annotations
 
-import ast
 import contextlib
-import hashlib
 from pathlib import Path
 from typing import Any
+
+from kinspect.core.inductor_code.kernels import kernel_sources, launch_args, source_hash
 
 _SCALARS = (int, float, str, bool)
 
 
-def source_hash(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
 def wrapper_kernel_sources(wrapper_path: str | None) -> dict[str, str]:
-    """Kernel name -> full Triton module source, read from the wrapper Inductor wrote.
-
-    The wrapper defines each kernel as `name = async_compile.triton('name', SOURCE, ...)`;
-    parsing it with `ast` (which executes nothing) yields the source with its decorator,
-    triton_meta and inductor_meta, where the loaded kernel may keep only the bare function.
-    """
+    """Kernel name -> full Triton module source, read from the wrapper Inductor wrote
+    (`kinspect.core.inductor_code.kernels`: with its decorator, triton_meta and
+    inductor_meta, where the loaded kernel may keep only the bare function)."""
     if not wrapper_path:
         return {}
     try:
-        tree = ast.parse(Path(wrapper_path).read_text())
-    except (OSError, SyntaxError, ValueError):
+        return kernel_sources(Path(wrapper_path).read_text())
+    except (OSError, UnicodeDecodeError):
         return {}
-    out = {}
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "triton" and len(node.args) >= 2):
-            continue
-        name, src = node.args[0], node.args[1]
-        if isinstance(name, ast.Constant) and isinstance(src, ast.Constant) and isinstance(src.value, str):
-            out[str(name.value)] = src.value
-    return out
-
-
-def _decorator_launch_args(src: str) -> dict[str, int]:
-    """num_warps / num_stages from the kernel's `@triton_heuristics.template(...)` line,
-    for launchers that do not expose their config."""
-    out: dict[str, int] = {}
-    try:
-        tree = ast.parse(src)
-    except (SyntaxError, ValueError):
-        return out
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef):
-            for deco in node.decorator_list:
-                if isinstance(deco, ast.Call):
-                    for kw in deco.keywords:
-                        if kw.arg in ("num_warps", "num_stages") and isinstance(kw.value, ast.Constant) \
-                                and isinstance(kw.value.value, int):
-                            out[kw.arg] = kw.value.value
-    return out
 
 
 def kernel_facts(k: Any, sources: dict[str, str]) -> dict[str, Any]:
@@ -93,7 +58,7 @@ def kernel_facts(k: Any, sources: dict[str, str]) -> dict[str, Any]:
         for name, value in (getattr(c, "kwargs", {}) or {}).items():
             if isinstance(value, _SCALARS):
                 config.setdefault(str(name), value)
-    for name, value in _decorator_launch_args(src).items():
+    for name, value in launch_args(src).items():
         config.setdefault(name, value)
     if launchers:
         for attr, key in (("n_regs", "registers"), ("n_spills", "spills"), ("shared", "shared_bytes")):

@@ -196,6 +196,8 @@ def graph_to_json(g: Graph) -> dict[str, Any]:
     if g.hint_sizes:
         out["hint_sizes"] = [{"hint": a.hint, "values": dict(a.values), "lowered_for": a.lowered_for}
                              for a in g.hint_sizes]
+    if g.parameters:
+        out["parameters"] = dict(g.parameters)
     return out
 
 
@@ -224,4 +226,12 @@ def graph_from_json(d: Any, path: str) -> Graph:
                       for i, m in enumerate(a_list(d.get("misfits", []), f"{path}.misfits", 100_000))),
         hint_sizes=tuple(assignment_from_json(a, f"{path}.hint_sizes[{i}]")
                          for i, a in enumerate(a_list(d.get("hint_sizes", []), f"{path}.hint_sizes", MAX_HINTS))),
+        parameters=_parameters(d.get("parameters", {}), f"{path}.parameters"),
     )
+
+
+def _parameters(value: Any, path: str) -> dict[str, str]:
+    d = an_object(value, path)
+    if len(d) > 100_000:
+        raise failure(path, f"holds {len(d):,} entries, more than 100,000")
+    return {a_string(k, f"{path} key"): a_string(v, f"{path}[{echo(k)}]") for k, v in d.items()}
