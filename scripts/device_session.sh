@@ -46,6 +46,8 @@
 #                                      with plain torch.compile (scripts/with_hints.py, no kinspect) and one
 #                                      recorded by kinspect run (stock mode) on the patched copy; then one program
 #                                      of the set with --one-size-per-symbol on stock torch
+#   scripts/device_session.sh training what kinspect run costs a training program's compile against stock Inductor
+#                                      with the same options, cold caches (benchmarks/training_compile.py)
 # Each ends with a short table. Copy $OUT/samples/*.session.json into samples/ to commit them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -153,6 +155,9 @@ programs)
         tar czf "$out/trace-generate.tgz" -C "$out" trace-generate generate.traced.session.json trace-generate.log \
             && rm -rf "$out/trace-generate" "$out/generate.traced.session.json"*
     fi
+    ;;
+training)
+    timeout "${TRAINING_TIMEOUT:-560}" python3 benchmarks/training_compile.py "${@:2}" 2>&1 | tail -8 | tee "$out/training-compile.txt"
     ;;
 upstream)
     torch_dir=$(python3 -c "import os, torch; print(os.path.dirname(torch.__file__))")
