@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kinspect.core.dispatch.shapes import sizes_or_key, sizes_text
-from kinspect.core.numbers import US, ratio, seconds, us
+from kinspect.core.numbers import US, ratio, seconds, share, us
 from kinspect.core.quality.advise import spread_text
 from kinspect.core.quality.comparison import TITLES, Comparison
 from kinspect.core.quality.overview import SizeNamer
@@ -93,6 +93,6 @@ def side_by_side_table(names: tuple[str, str], rows: list[Row], whole: Row) -> T
         for side in r.sides:
             cells += [Text(str(side.shapes) if side.shapes else "-"), Text(ratio(side.geomean) if side.geomean else "-"),
                       Text(ratio(side.worst) if side.worst else "-"),
-                      Text(f"{100 * side.lost:.0f}%" if side.lost is not None else "-")]
+                      Text(share(side.lost) or "-")]
         t.add_row(Text(r.label, style="bold" if r is whole else ""), *cells)
     return t
