@@ -63,6 +63,16 @@ class Program:
             return path.with_name(path.stem + ".session.json")
         return Path(f"{self.module}.session.json")
 
+    def files(self) -> tuple[str, ...]:
+        """The program's own file, which no output may replace."""
+        if self.script is not None:
+            return (self.script,)
+        try:
+            origin = getattr(importlib.util.find_spec(self.module or ""), "origin", None)
+        except (ImportError, ValueError):
+            origin = None
+        return (origin,) if origin else ()
+
     def run(self) -> None:
         """Run it as Python would, here; its exceptions (SystemExit too) propagate."""
         saved_argv, saved_path0 = list(sys.argv), sys.path[0] if sys.path else None

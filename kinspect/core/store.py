@@ -7,13 +7,16 @@ apart by their first line, whatever the file's extension.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import stat
 import tempfile
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from kinspect.core.errors import KinspectError, SessionError
 from kinspect.core.quality.findings import refreshed
@@ -57,10 +60,12 @@ def save(session: Session, path: str | os.PathLike[str]) -> None:
     write_text(target, text, sync=True)
 
 
-def output_path(name: str | os.PathLike[str]) -> Path:
+def output_path(name: str | os.PathLike[str], keep: Iterable[str | os.PathLike[str]] = ()) -> Path:
     """The file a user asked kinspect to write, checked before any work goes into it: a
     name (not empty, not `-`), in a folder that exists, and either new, a regular file
-    (through any symlinks), or a character device or pipe, which is written into."""
+    (through any symlinks) that is writable and none of the files in `keep` (what the
+    command reads: its session, its model), or a character device or pipe, which is
+    written into."""
     text = os.fspath(name)
     if text == "":
         raise KinspectError("the output file name is empty; give a file name")
@@ -83,6 +88,14 @@ def output_path(name: str | os.PathLike[str]) -> Path:
     if not (stat.S_ISREG(mode) or stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)):
         raise KinspectError(f"{path}: is not a regular file (a {_file_kind(mode)}); kinspect does not replace it")
     if stat.S_ISREG(mode):
+        for kept in keep:
+            with contextlib.suppress(OSError):
+                if os.path.samefile(path, kept):
+                    raise KinspectError(f"{path}: is {kept}, which this command reads; kinspect does not "
+                                        "replace it: name another file")
+        if not (mode & 0o222 and os.access(path, os.W_OK)):
+            raise KinspectError(f"{path}: is read-only; kinspect does not replace it (make it writable, "
+                                "or name another file)")
         _takes_files(path, Path(os.path.realpath(path)).parent)
     return path
 
@@ -103,11 +116,18 @@ def _file_kind(mode: int) -> str:
 
 
 def write_text(path: str | os.PathLike[str], text: str, sync: bool = False) -> None:
+    """`write_with` for a text known whole."""
+    write_with(path, lambda f: f.write(text.encode("utf-8")), sync)
+
+
+def write_with(path: str | os.PathLike[str], fill: Callable[[BinaryIO], object], sync: bool = False) -> None:
     """Write a file the user named (`output_path`) so that nothing is lost on the way:
-    a regular file (the one a symlink points at; the link stays) is replaced atomically
-    by a temporary file beside it renamed over it, keeping its permissions; a character
+    `fill(f)` writes it (in pieces, so a large export never is one string). A regular
+    file (the one a symlink points at; the link stays) is replaced atomically by a
+    temporary file beside it renamed over it, keeping its permissions; a character
     device or pipe (`/dev/stdout`) is written into, never replaced by a file; on failure
-    the temporary file is removed and the target is as it was."""
+    (a full disk, the file size limit) the temporary file is removed and the target is
+    as it was."""
     target = output_path(path)
     try:
         st = target.stat()
@@ -115,8 +135,8 @@ def write_text(path: str | os.PathLike[str], text: str, sync: bool = False) -> N
         st = None
     try:
         if st is not None and not stat.S_ISREG(st.st_mode):
-            with open(target, "w", encoding="utf-8") as f:
-                f.write(text)
+            with open(target, "wb") as f:
+                fill(f)
             return
         real = Path(os.path.realpath(target))
         fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent)
@@ -125,8 +145,8 @@ def write_text(path: str | os.PathLike[str], text: str, sync: bool = False) -> N
     try:
         # mkstemp makes 0600; a new session or report is meant to be shared, an existing one keeps its mode
         os.fchmod(fd, 0o644 if st is None else stat.S_IMODE(st.st_mode))
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            fill(_Limited(f))
             f.flush()
             if sync:
                 os.fsync(f.fileno())
@@ -136,6 +156,36 @@ def write_text(path: str | os.PathLike[str], text: str, sync: bool = False) -> N
         if isinstance(e, OSError):
             raise KinspectError(f"cannot write {target}: {e.strerror or e}") from None
         raise
+
+
+class _Limited:
+    """A binary file that refuses, as a full disk would, a write past the process's file
+    size limit (`ulimit -f`): the kernel's answer to one is SIGXFSZ, which kills kinspect
+    before the failure can be said."""
+
+    def __init__(self, f: BinaryIO) -> None:
+        self._f = f
+        self._limit = file_size_limit()
+        self._written = 0
+
+    def write(self, data: bytes) -> int:
+        self._written += len(data)
+        if self._limit is not None and self._written > self._limit:
+            raise OSError(errno.EFBIG, f"larger than the file size limit ({self._limit} bytes: ulimit -f)")
+        return self._f.write(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._f, name)
+
+
+def file_size_limit() -> int | None:
+    """The largest file this process may write (RLIMIT_FSIZE), None where unlimited."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    return None if soft == resource.RLIM_INFINITY else soft
 
 
 def read_text(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> str:

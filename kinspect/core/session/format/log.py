@@ -37,11 +37,14 @@ Records (one JSON value per line):
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import mmap
 import os
+import stat
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, NoReturn
@@ -109,11 +112,29 @@ class DispatchRecord(NamedTuple):
 
 
 class LiveLog:
-    def __init__(self, path: str | os.PathLike[str], session: Session) -> None:
+    """The log of one recording. `on_failure(text)` is told, once, when the log cannot
+    grow (a full disk, the file size limit): what it holds by then stays whole and opens,
+    and later records are dropped, never half-written. In a process forked from the
+    recording's (a program's `multiprocessing` workers) the log writes nothing: the
+    parent's recording owns it."""
+
+    def __init__(self, path: str | os.PathLike[str], session: Session,
+                 on_failure: Callable[[str], None] | None = None) -> None:
         self.path = Path(path)
         self._fd = _locked(self.path)
-        self._size = _CHUNK
-        os.ftruncate(self._fd, self._size)
+        self.failure: str | None = None
+        """Why the log stopped growing; None while it grows."""
+        self._on_failure = on_failure
+        self._dead = False
+        """Nothing more is written: the log failed, or this process is a fork of its own."""
+        self._child = False
+        """This process is a fork of the one writing the log."""
+        self._size = 0
+        try:
+            self._size = _room(self._fd, 0, _CHUNK)
+        except OSError as e:
+            os.close(self._fd)
+            raise SessionError(f"{self.path}: cannot record into it: {e.strerror or e}") from None
         self._mm = _mapped(self._fd, self._size)
         self._key_ids: dict[Key, int] = {}
         self._lines: dict[int, bytes] = {}
@@ -123,24 +144,50 @@ class LiveLog:
         self._feeders: list[Callable[[LiveLog], None]] = []
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        _watched(self)
         self.record(log_header(session))
 
     def _write(self, data: bytes) -> None:
         with self._lock:
+            if self._dead:
+                return
             try:
                 self._mm.write(data)
             except ValueError:
                 self._grow_and_write(data)
 
     def _grow_and_write(self, data: bytes) -> None:
-        """The mapping is full: grow the file and the mapping, then write."""
+        """The mapping is full: grow the file (its blocks allocated now, so that a full disk
+        is an error here and not a SIGBUS when a page of the map is first written), then
+        the mapping, then write."""
         pos = self._mm.tell()
-        while pos + len(data) > self._size:
-            self._size += _CHUNK
-        os.ftruncate(self._fd, self._size)
+        size = self._size
+        while pos + len(data) > size:
+            size += _CHUNK
+        try:
+            got = _room(self._fd, self._size, size)
+            if pos + len(data) > got:
+                raise OSError(errno.EFBIG, f"larger than the file size limit ({got} bytes: ulimit -f)")
+        except OSError as e:
+            self._dead = True
+            self.failure = (f"{self.path}: the recording log cannot grow ({e.strerror or e}): it keeps what was "
+                            "recorded until now, and opens")
+            if self._on_failure is not None:
+                self._on_failure(self.failure)
+            return
+        self._size = got
         self._mm.resize(self._size)
         self._mm.seek(pos)
         self._mm.write(data)
+
+    def _forked(self) -> None:
+        """In a forked child: never write the parent's log (its map is the parent's pages,
+        and the parent cuts the file at its close), and take no lock the parent's threads
+        may have held when the fork happened."""
+        self._lock = threading.RLock()
+        self._dead = True
+        self._child = True
+        self._feeders = []
 
     # ------------------------------------------------------------ held-back events
 
@@ -231,6 +278,10 @@ class LiveLog:
         with self._lock:
             if self._mm.closed:
                 return
+            if self._child:
+                self._mm.close()
+                os.close(self._fd)
+                return
             self._stop.set()
             self.record({"type": "end"})
             self._feeders.clear()
@@ -246,21 +297,85 @@ _KEY_RECORD = b'{"type":"key","id":%d,"key":"%a"}\n'
 lists costs four times as long), read back by `_key_text` as data."""
 
 
-def _locked(path: Path) -> int:
+def check_replaceable_log(path: Path) -> None:
+    """Refuse in one line a log that a new recording could not write: what `_locked`
+    refuses (a symlink, another kind of file, one being recorded into)."""
+    os.close(_locked(path, empty=False))
+
+
+def _locked(path: Path, empty: bool = True) -> int:
     """The log opened for writing, emptied only once this process holds its lock: a second
     recording onto the same log (two `kinspect record` of one model, two ranks given one
-    name) would cut the first's events off when it closes, so it is refused instead."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    name) would cut the first's events off when it closes, so it is refused instead. Only
+    a new file, an empty one or a kinspect log is written: never through a symlink, never
+    over another file."""
     try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+    except OSError as e:
+        if os.path.islink(path):
+            raise SessionError(f"{path}: is a symlink; kinspect writes its log only as a file of its own: "
+                               "record elsewhere (-o)") from None
+        raise SessionError(f"{path}: cannot record into it: {e.strerror or e}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise SessionError(f"{path}: is not a regular file; kinspect does not write its log into it: "
+                               "record elsewhere (-o)")
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if st.st_size and not looks_like_log(os.pread(fd, 1 << 16, 0).decode("utf-8", "replace")):
+            raise SessionError(f"{path}: is there and is not a kinspect log; kinspect does not replace it: "
+                               "record elsewhere (-o)")
     except BlockingIOError:
         holder = _lock_holder(fd)
         os.close(fd)
         who = f"process {holder}" if holder is not None else "another process"
         raise SessionError(f"{path}: {who} is recording into this log; wait for it to end, "
                            "or record elsewhere (-o)") from None
-    os.ftruncate(fd, 0)
+    except BaseException:
+        os.close(fd)
+        raise
+    os.set_blocking(fd, True)
+    if empty:
+        os.ftruncate(fd, 0)
     return fd
+
+
+def _room(fd: int, have: int, want: int) -> int:
+    """Grow the file from `have` to `want` bytes with its blocks allocated, or as far as
+    the file size limit lets it (RLIMIT_FSIZE: past it the kernel kills the process with
+    SIGXFSZ); the size it has now. OSError where the disk has no room."""
+    from kinspect.core.store import file_size_limit
+
+    limit = file_size_limit()
+    if limit is not None:
+        want = min(want, limit - limit % mmap.PAGESIZE)
+    if want <= have:
+        raise OSError(errno.EFBIG, f"the file size limit ({limit} bytes: ulimit -f)")
+    try:
+        os.posix_fallocate(fd, have, want - have)
+    except OSError as e:
+        if e.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
+            raise
+        os.ftruncate(fd, want)  # a file system that allocates nothing ahead: as before
+    return want
+
+
+_OPEN: weakref.WeakSet[LiveLog] = weakref.WeakSet()
+"""The logs this process writes, each disowned by a child forked from it."""
+_at_fork = False
+
+
+def _watched(log: LiveLog) -> None:
+    global _at_fork
+    if not _at_fork:
+        os.register_at_fork(after_in_child=_disown_all)
+        _at_fork = True
+    _OPEN.add(log)
+
+
+def _disown_all() -> None:
+    for log in list(_OPEN):
+        log._forked()
 
 
 def _lock_holder(fd: int) -> int | None:
