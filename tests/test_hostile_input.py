@@ -142,6 +142,55 @@ def test_a_socket_or_a_dangling_link_is_refused(tmp_path):
         sock.close()
 
 
+@pytest.mark.parametrize("fmt", ["md", "perfetto", "json"])
+def test_an_export_onto_its_own_session_is_refused_and_the_session_kept(tmp_path, capsys, fmt):
+    session = tmp_path / "S.json"
+    session.write_bytes((SAMPLES / "linear.session.json").read_bytes())
+    before = session.read_bytes()
+    line = error_line(*kinspect(capsys, "export", session, "--format", fmt, "-o", session)[::2])
+    assert line == (f"kinspect: error: {session}: is {session}, which this command reads; kinspect does not "
+                    "replace it: name another file")
+    link = tmp_path / "link.json"
+    link.symlink_to(session.name)  # the same file by another name
+    error_line(*kinspect(capsys, "export", link, "--format", fmt, "-o", session)[::2])
+    assert session.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["S.json", "link.json"]
+
+
+def test_an_export_or_a_plot_onto_a_read_only_file_is_refused(tmp_path, capsys):
+    locked = tmp_path / "report.md"
+    locked.write_text("mine\n")
+    locked.chmod(0o444)
+    line = error_line(*kinspect(capsys, "export", SAMPLES / "linear.session.json", "--format", "md",
+                                "-o", locked)[::2])
+    assert line == (f"kinspect: error: {locked}: is read-only; kinspect does not replace it (make it writable, "
+                    "or name another file)")
+    assert locked.read_text() == "mine\n" and stat.S_IMODE(locked.stat().st_mode) == 0o444
+
+
+def test_a_plot_or_a_ranks_export_onto_its_input_is_refused(tmp_path, capsys):
+    session = tmp_path / "S.png"  # a session may have any name
+    session.write_bytes((SAMPLES / "linear.session.json").read_bytes())
+    line = error_line(*kinspect(capsys, "plot", session, "-o", session)[::2])
+    assert "which this command reads; kinspect does not replace it" in line
+    ranks = [tmp_path / f"ddp.rank{r}.session.json" for r in (0, 1)]
+    for r, path in enumerate(ranks):
+        path.write_bytes((SAMPLES / f"ddp.rank{r}.session.json").read_bytes())
+    line = error_line(*kinspect(capsys, "export", tmp_path, "--format", "perfetto", "-o", ranks[1])[::2])
+    assert "which this command reads; kinspect does not replace it" in line
+    assert ranks[1].read_bytes() == (SAMPLES / "ddp.rank1.session.json").read_bytes()
+
+
+def test_a_folder_where_the_reports_image_would_go_leaves_the_report_without_it(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    (tmp_path / "report.map.png").mkdir()
+    code, out, err = kinspect(capsys, "export", SAMPLES / "linear.session.json", "--format", "md",
+                              "-o", tmp_path / "report.md")
+    assert code == 0, err
+    assert err == f"kinspect: no decision-map image: {tmp_path / 'report.map.png'}: is a directory; give a file name\n"
+    assert "map.png" not in (tmp_path / "report.md").read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.map.png", "report.md"]
+
+
 def test_a_failed_report_leaves_no_image_behind(tmp_path, capsys, monkeypatch):
     pytest.importorskip("matplotlib")
     real_replace = os.replace

@@ -42,7 +42,8 @@ def export(session: Session, fmt: str, path: str | os.PathLike[str], images: Seq
         write_text(output_path(path), render(session, fmt, images, chart, inductor_names) + "\n")
 
 
-def export_ranks(merged: MergedRanks, path: str | os.PathLike[str]) -> None:
-    """A torchrun job's rank sessions as one Perfetto trace, a process per rank."""
-    target = output_path(path)
+def export_ranks(merged: MergedRanks, path: str | os.PathLike[str], keep: Sequence[str | os.PathLike[str]] = ()) -> None:
+    """A torchrun job's rank sessions as one Perfetto trace, a process per rank; `path`
+    may be none of the files in `keep` (the rank sessions)."""
+    target = output_path(path, keep)
     write_text(target, json.dumps(perfetto.ranks_trace(merged), ensure_ascii=False, separators=(",", ":")) + "\n")
