@@ -8,11 +8,14 @@ status 2 (`--debug` keeps the traceback).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
+import threading
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from kinspect import commands
 from kinspect.commands import Command
@@ -61,6 +64,32 @@ def _command_for(words: list[str]) -> Command | None:
     return by_name[commands.DEFAULT]
 
 
+class _Terminated(BaseException):
+    """SIGTERM, raised where the command is, so that what it was writing is removed as on
+    Ctrl-C (`store.write_with`) and no temporary file is left behind."""
+
+
+_OWN_SIGTERM = frozenset({"run", "open", "inspect"})
+"""Commands that leave SIGTERM as it is: `run` hands it to the program (its log is written
+first), the inspector to Textual."""
+
+
+@contextlib.contextmanager
+def _sigterm_raises(command: Command | None) -> Iterator[None]:
+    if command is None or command.name in _OWN_SIGTERM or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminated(signum: int, frame: Any) -> None:
+        raise _Terminated
+
+    before = signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     args = None
@@ -71,7 +100,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if command is None:
             parser.print_help()
             return 2
-        return command.load().run(args)
+        with _sigterm_raises(command):
+            return command.load().run(args)
     except KinspectError as err:
         if args is not None and args.debug:
             traceback.print_exc()
@@ -80,6 +110,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("kinspect: interrupted", file=sys.stderr)
         return 130
+    except _Terminated:
+        print("kinspect: terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
 
 
 if __name__ == "__main__":

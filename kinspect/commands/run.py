@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 
 from kinspect.commands.options import compile_flags, compile_options
+from kinspect.core.errors import KinspectError
 
 
 def add_args(r: argparse.ArgumentParser) -> None:
@@ -68,7 +69,10 @@ def run(args: argparse.Namespace) -> int:
         if args.compile_layers_once and type(ended).__module__.startswith("torch._dynamo") and rec.layer_groups:
             say(f"Dynamo failed tracing the program with {', '.join(g.text for g in rec.layer_groups)} as nested "
                 "compile regions (--compile-layers-once); without the switch its blocks compile as stock Inductor's do")
-    session = rec.finish()
+    try:
+        session = rec.finish()
+    except KinspectError as e:
+        raise KinspectError(f"{e}; what was recorded is in {files.log}, which opens as the session does") from None
     if rec.forked:  # the program's own fork, returning here as its parent will
         if isinstance(ended, (SystemExit, KeyboardInterrupt)):
             raise ended
@@ -82,6 +86,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         say(f"saved {target}{how}: {len(session.sites)} sites, {len(session.events)} dispatches, "
             f"{len(session.measurements)} measurements, {len(session.findings)} findings")
+    if rec.forks:
+        say(f"the program forked {rec.forks} process{'es' if rec.forks > 1 else ''}: a recording holds its own "
+            "process's dispatches, so what they dispatched is not in the session")
     reason = rec.no_site_reason()
     if reason is not None:
         first = "" if ended is None or isinstance(ended, SystemExit) else " (the program ended before its compiles did)"

@@ -8,7 +8,6 @@ apart by their first line, whatever the file's extension.
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import os
 import stat
@@ -126,8 +125,8 @@ def write_with(path: str | os.PathLike[str], fill: Callable[[BinaryIO], object],
     file (the one a symlink points at; the link stays) is replaced atomically by a
     temporary file beside it renamed over it, keeping its permissions; a character
     device or pipe (`/dev/stdout`) is written into, never replaced by a file; on failure
-    (a full disk, the file size limit) the temporary file is removed and the target is
-    as it was."""
+    (a full disk, the file size limit, SIGTERM) the temporary file is removed and the
+    target is as it was."""
     target = output_path(path)
     try:
         st = target.stat()
@@ -146,7 +145,7 @@ def write_with(path: str | os.PathLike[str], fill: Callable[[BinaryIO], object],
         # mkstemp makes 0600; a new session or report is meant to be shared, an existing one keeps its mode
         os.fchmod(fd, 0o644 if st is None else stat.S_IMODE(st.st_mode))
         with os.fdopen(fd, "wb") as f:
-            fill(_Limited(f))
+            fill(f)
             f.flush()
             if sync:
                 os.fsync(f.fileno())
@@ -156,36 +155,6 @@ def write_with(path: str | os.PathLike[str], fill: Callable[[BinaryIO], object],
         if isinstance(e, OSError):
             raise KinspectError(f"cannot write {target}: {e.strerror or e}") from None
         raise
-
-
-class _Limited:
-    """A binary file that refuses, as a full disk would, a write past the process's file
-    size limit (`ulimit -f`): the kernel's answer to one is SIGXFSZ, which kills kinspect
-    before the failure can be said."""
-
-    def __init__(self, f: BinaryIO) -> None:
-        self._f = f
-        self._limit = file_size_limit()
-        self._written = 0
-
-    def write(self, data: bytes) -> int:
-        self._written += len(data)
-        if self._limit is not None and self._written > self._limit:
-            raise OSError(errno.EFBIG, f"larger than the file size limit ({self._limit} bytes: ulimit -f)")
-        return self._f.write(data)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._f, name)
-
-
-def file_size_limit() -> int | None:
-    """The largest file this process may write (RLIMIT_FSIZE), None where unlimited."""
-    try:
-        import resource
-    except ImportError:
-        return None
-    soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
-    return None if soft == resource.RLIM_INFINITY else soft
 
 
 def read_text(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> str:

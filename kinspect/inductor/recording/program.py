@@ -118,6 +118,9 @@ class ProgramRecording:
         """`finish` saved nothing because nothing was recorded and a file was there
         (`RecordingFiles.keeps`): its log went too."""
         self._pid = os.getpid()
+        self.forks = 0
+        """Processes the program forked while recorded: their dispatches are theirs, not in
+        this session."""
 
     @property
     def forked(self) -> bool:
@@ -245,6 +248,7 @@ class ProgramRecording:
             self._save()
         finally:
             if self.log is not None:
+                self.forks = self.log.forks
                 self.recorder.configure(log=None)
                 self.log.close()
                 self.log = None

@@ -129,6 +129,8 @@ class LiveLog:
         """Nothing more is written: the log failed, or this process is a fork of its own."""
         self._child = False
         """This process is a fork of the one writing the log."""
+        self.forks = 0
+        """How many processes this one forked (Python's `os.fork`) while writing the log."""
         self._size = 0
         try:
             self._size = _room(self._fd, 0, _CHUNK)
@@ -167,8 +169,10 @@ class LiveLog:
         try:
             got = _room(self._fd, self._size, size)
             if pos + len(data) > got:
-                raise OSError(errno.EFBIG, f"larger than the file size limit ({got} bytes: ulimit -f)")
+                raise OSError(errno.EFBIG, f"past the file size limit, {got} bytes: ulimit -f")
         except OSError as e:
+            room = data.rfind(b"\n", 0, self._size - pos) + 1  # the whole records that still fit
+            self._mm.write(data[:room])
             self._dead = True
             self.failure = (f"{self.path}: the recording log cannot grow ({e.strerror or e}): it keeps what was "
                             "recorded until now, and opens")
@@ -322,6 +326,8 @@ def _locked(path: Path, empty: bool = True) -> int:
             raise SessionError(f"{path}: is not a regular file; kinspect does not write its log into it: "
                                "record elsewhere (-o)")
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if st.st_size and not st.st_mode & 0o222:
+            raise SessionError(f"{path}: is read-only; kinspect does not replace it: record elsewhere (-o)")
         if st.st_size and not looks_like_log(os.pread(fd, 1 << 16, 0).decode("utf-8", "replace")):
             raise SessionError(f"{path}: is there and is not a kinspect log; kinspect does not replace it: "
                                "record elsewhere (-o)")
@@ -343,14 +349,13 @@ def _locked(path: Path, empty: bool = True) -> int:
 def _room(fd: int, have: int, want: int) -> int:
     """Grow the file from `have` to `want` bytes with its blocks allocated, or as far as
     the file size limit lets it (RLIMIT_FSIZE: past it the kernel kills the process with
-    SIGXFSZ); the size it has now. OSError where the disk has no room."""
-    from kinspect.core.store import file_size_limit
-
-    limit = file_size_limit()
+    SIGXFSZ where the program has not ignored it, as Python does); the size it has now.
+    OSError where the disk has no room."""
+    limit = _file_size_limit()
     if limit is not None:
         want = min(want, limit - limit % mmap.PAGESIZE)
     if want <= have:
-        raise OSError(errno.EFBIG, f"the file size limit ({limit} bytes: ulimit -f)")
+        raise OSError(errno.EFBIG, f"past the file size limit, {limit} bytes: ulimit -f")
     try:
         os.posix_fallocate(fd, have, want - have)
     except OSError as e:
@@ -358,6 +363,16 @@ def _room(fd: int, have: int, want: int) -> int:
             raise
         os.ftruncate(fd, want)  # a file system that allocates nothing ahead: as before
     return want
+
+
+def _file_size_limit() -> int | None:
+    """The largest file this process may write (RLIMIT_FSIZE), None where unlimited."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    return None if soft == resource.RLIM_INFINITY else soft
 
 
 _OPEN: weakref.WeakSet[LiveLog] = weakref.WeakSet()
@@ -368,7 +383,7 @@ _at_fork = False
 def _watched(log: LiveLog) -> None:
     global _at_fork
     if not _at_fork:
-        os.register_at_fork(after_in_child=_disown_all)
+        os.register_at_fork(after_in_child=_disown_all, after_in_parent=_count_fork)
         _at_fork = True
     _OPEN.add(log)
 
@@ -376,6 +391,11 @@ def _watched(log: LiveLog) -> None:
 def _disown_all() -> None:
     for log in list(_OPEN):
         log._forked()
+
+
+def _count_fork() -> None:
+    for log in list(_OPEN):
+        log.forks += 1
 
 
 def _lock_holder(fd: int) -> int | None:
