@@ -11,6 +11,7 @@ Usage: python benchmarks/ranks_merge.py [--ranks 8] [--steps 10000] [--sites 1]
 from __future__ import annotations
 
 import argparse
+import io
 import random
 from dataclasses import replace
 import sys
@@ -22,7 +23,7 @@ sys.path.insert(0, str(TESTS))  # the synthetic rank sessions
 
 from ranks_sessions import rank_session  # noqa: E402
 
-from kinspect.core.export.perfetto import ranks_trace  # noqa: E402
+from kinspect.core.export.perfetto import write_ranks_trace  # noqa: E402
 from kinspect.core.session.model import Session  # noqa: E402
 from kinspect.core.ranks.merged import merge  # noqa: E402
 
@@ -57,7 +58,7 @@ def main() -> None:
     merged = merge(sessions)
     for name, fn in (("steps", lambda: merged.steps), ("stragglers", lambda: merged.stragglers),
                      ("divergence", lambda: merged.divergences), ("findings", lambda: merged.findings),
-                     ("table", merged.table), ("perfetto", lambda: ranks_trace(merged))):
+                     ("table", merged.table), ("perfetto", lambda: write_ranks_trace(io.BytesIO(), merged))):
         t = time.perf_counter()
         fn()
         timings[name] = time.perf_counter() - t

@@ -21,6 +21,7 @@ from kinspect.core.errors import KinspectError, SessionError
 from kinspect.core.quality.findings import refreshed
 from kinspect.core.session.model import Session
 from kinspect.core.session.records import collector_paused
+from kinspect.core.session.format.columns import cut_events
 from kinspect.core.session.format.log import load_log, looks_like_log
 from kinspect.core.session.format.document import dumps, session_from_json, session_to_json
 
@@ -161,6 +162,16 @@ def read_text(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> str:
     """A text file's contents, refused in one line if it is missing, not a regular file
     (a FIFO would block forever, `/dev/zero` never ends while its size reads 0), larger
     than `limit` or not UTF-8."""
+    data = read_bytes(path, limit)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise SessionError(f"{path}: not UTF-8 text (byte {e.start})") from None
+
+
+def read_bytes(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> bytes:
+    """`read_text`'s file as bytes, with its checks but the decoding: a session is read
+    from them without holding its text twice."""
     path = Path(path)
     try:
         st = path.stat()
@@ -171,24 +182,26 @@ def read_text(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> str:
             raise SessionError(f"{path}: is not a regular file (a {kind}); kinspect reads files")
         if st.st_size > limit:
             raise SessionError(f"{path}: file is {st.st_size} bytes, more than kinspect reads ({limit})")
-        with open(path, encoding="utf-8") as f:
-            text = f.read(limit + 1)
-        if len(text) > limit:
+        with open(path, "rb") as f:
+            data = f.read(st.st_size + 1)  # a file that grew since: read what fits the limit, then refuse
+            if len(data) > st.st_size:
+                data += f.read(limit + 1 - len(data))
+        if len(data) > limit:
             raise SessionError(f"{path}: file is more than {limit} bytes, more than kinspect reads")
-        return text
+        return data
     except FileNotFoundError:
         raise SessionError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise SessionError(f"{path}: is a directory, not a file") from None
-    except UnicodeDecodeError as e:
-        raise SessionError(f"{path}: not UTF-8 text (byte {e.start})") from None
     except OSError as e:
         raise SessionError(f"{path}: cannot read ({e.strerror})") from None
 
 
-def _decode(text: str, where: str) -> Any:
+def _decode(text: str | bytes, where: str) -> Any:
     try:
         return json.loads(text)
+    except UnicodeDecodeError as e:
+        raise SessionError(f"{where}: not UTF-8 text (byte {e.start})") from None
     except json.JSONDecodeError as e:
         raise SessionError(f"{where}: not valid JSON (line {e.lineno} column {e.colno}: {e.msg})") from None
     except RecursionError:
@@ -210,17 +223,35 @@ def load(path: str | os.PathLike[str]) -> Session:
 def read(path: str | os.PathLike[str]) -> Session:
     """The session exactly as the file holds it, stored findings included."""
     path = Path(path)
-    text = read_text(path)
     with _collector_paused():
-        if looks_like_log(text):
-            return load_log(text, str(path))
-        data = _decode(text, str(path))
+        doc = _document(path)
+        if isinstance(doc, Session):
+            return doc
         try:
-            return session_from_json(data)
+            return session_from_json(doc)
         except SessionError as e:
             raise SessionError(f"{path}: {e}") from None
         except RecursionError:
             raise SessionError(f"{path}: JSON nested too deeply") from None
+
+
+def _document(path: Path) -> Any:
+    """A recording log's session, or a session file's JSON with its event columns read
+    compactly (`columns.cut_events`). The file's bytes are let go as soon as they are
+    read: a large session must not be held twice."""
+    data = read_bytes(path)
+    if looks_like_log(data[:1 << 16].decode("utf-8", "replace")):
+        taken = [data].pop  # the log's reader holds the only reference, and lets it go once read
+        del data
+        return load_log(taken, str(path))
+    rest, events = cut_events(data)
+    del data
+    doc = _decode(rest, str(path))
+    if events is not None and (not isinstance(doc, dict) or doc.get("events") != {}):
+        return _decode(read_bytes(path), str(path))  # the section cut was not the document's own: read it whole
+    if events is not None:
+        doc["events"] = events
+    return doc
 
 
 def _collector_paused() -> AbstractContextManager[None]:
