@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import signal
 import sys
 import threading
@@ -91,6 +92,41 @@ def _sigterm_raises(command: Command | None) -> Iterator[None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    _closed_streams_to_devnull()
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # `kinspect explain S | head`, or stderr's reader gone: nobody reads the rest
+        _closed_streams_to_devnull(broken=True)
+        return 0
+
+
+def _closed_streams_to_devnull(broken: bool = False) -> None:
+    """A closed stdout or stderr (`2>&-`) is a stream nobody reads, not a crash: what goes
+    there goes to /dev/null, and the command's status is its own. With `broken`, a stream
+    whose pipe has no reader any more goes there too, so that Python's last flush at exit
+    cannot fail either."""
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        stream = getattr(sys, name)
+        if stream is None:
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))
+        elif broken:
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                with contextlib.suppress(OSError):
+                    devnull = os.open(os.devnull, os.O_WRONLY)
+                    os.dup2(devnull, fd)
+                    os.close(devnull)
+
+
+def _say_error(text: str) -> None:
+    try:
+        print(text, file=sys.stderr)
+    except BrokenPipeError:
+        _closed_streams_to_devnull(broken=True)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     args = None
     try:
@@ -105,13 +141,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KinspectError as err:
         if args is not None and args.debug:
             traceback.print_exc()
-        print(f"kinspect: error: {shown(str(err))}", file=sys.stderr)
+        _say_error(f"kinspect: error: {shown(str(err))}")
         return 2
     except KeyboardInterrupt:
-        print("kinspect: interrupted", file=sys.stderr)
+        _say_error("kinspect: interrupted")
         return 130
     except _Terminated:
-        print("kinspect: terminated", file=sys.stderr)
+        _say_error("kinspect: terminated")
         return 128 + signal.SIGTERM
 
 

@@ -220,3 +220,25 @@ def test_a_run_onto_a_read_only_or_symlinked_target_is_one_line_before_the_progr
         assert capsys.readouterr().err == f"kinspect: error: {said}\n"
     assert sorted(os.listdir(tmp_path)) == before and locked.read_text() == "{}"
     assert (tmp_path / "mine.session.jsonl").read_text() == "my notes\n" and not (tmp_path / "nowhere").exists()
+
+
+# ---------------------------------------------------------------- streams
+
+
+def test_a_closed_or_broken_stderr_or_stdout_changes_no_exit_status(tmp_path):
+    session = str(REPO / "samples" / "linear.session.json")
+
+    def status(args: list[str], **streams: int) -> int:
+        return subprocess.run([sys.executable, "-m", "kinspect", *args], env=environment(), timeout=120,
+                              **streams).returncode
+
+    assert subprocess.run(f"{sys.executable} -m kinspect explain {session} 2>&- >&-", shell=True,
+                          env=environment()).returncode == 0
+    assert subprocess.run(f"{sys.executable} -m kinspect explain {tmp_path / 'none.json'} 2>&-", shell=True,
+                          env=environment(), stdout=subprocess.DEVNULL).returncode == 2
+    read, write = os.pipe()
+    os.close(read)  # stderr's reader is gone before the error is said
+    assert status(["explain", str(tmp_path / "none.json")], stdout=subprocess.DEVNULL, stderr=write) == 2
+    assert status(["export", session, "--format", "md", "-o", str(tmp_path / "r.md")], stdout=subprocess.DEVNULL,
+                  stderr=write) == 0
+    os.close(write)

@@ -142,10 +142,18 @@ def check_model_file(model: Path, cancel: threading.Event) -> None:
     if proc.returncode == 3:
         raise KinspectError(err.strip().splitlines()[-1])
     if proc.returncode < 0:
-        raise KinspectError(f"{model.name}: loading it killed its process ({signal.Signals(-proc.returncode).name})")
+        raise KinspectError(f"{model.name}: loading it killed its process ({signal_name(-proc.returncode)})")
     if proc.returncode != 0:
         last = err.strip().splitlines()[-1] if err.strip() else f"exit status {proc.returncode}"
         raise KinspectError(f"{model.name}: loading it failed: {last}")
+
+
+def signal_name(number: int) -> str:
+    """`SIGKILL` for 9; a signal Python has no name for (a real-time one, 40) by number."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 class ModelRecording(RecordedSource):
