@@ -32,6 +32,9 @@ def _pyplot():  # type: ignore[no-untyped-def]
     except ImportError:
         raise KinspectError("drawing images needs matplotlib: pip install 'kinspect[plot]'") from None
     matplotlib.use("Agg")
+    # Site names, symbols and sizes come from a session: `$\\foo$` in one must be drawn as
+    # the characters it is, never parsed as mathtext (a ParseException) or handed to TeX.
+    matplotlib.rcParams.update({"text.parse_math": False, "text.usetex": False})
     import matplotlib.pyplot as plt
 
     return plt
