@@ -27,7 +27,12 @@ class _Parser(argparse.ArgumentParser):
     """Usage mistakes read like every other error: one `kinspect: error:` line, status 2."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"kinspect: error: {message} (see: {self.prog} --help)\n")
+        if len(message) > _MESSAGE_LIMIT:  # argparse quotes the words it refused: a 5,000-digit one too
+            message = f"{message[:_MESSAGE_LIMIT]}… ({len(message):,} characters)"
+        self.exit(2, f"kinspect: error: {shown(message)} (see: {self.prog} --help)\n")
+
+
+_MESSAGE_LIMIT = 300
 
 
 def _parser(chosen: Command | None) -> argparse.ArgumentParser:

@@ -247,6 +247,27 @@ def test_a_5000_digit_range_is_one_line(capsys):
     assert "need 1 <= LO <= HI <= 2**62" in line and len(line) < 200
 
 
+@pytest.mark.parametrize("content", ["B=" + "9" * 5000, "B=100 x" + "9" * 5000, "B=" + "9" * 19])
+def test_a_5000_digit_size_or_count_in_a_workload_file_is_one_line(tmp_path, capsys, content):
+    workload = tmp_path / "w.txt"
+    workload.write_text(f"B=64\n{content}\n")
+    line = error_line(*kinspect(capsys, "advise", SAMPLES / "linear.py", "--range", "B=2..100", "--workload",
+                                workload)[::2])
+    assert line.startswith(f"kinspect: error: {workload.name}:2: sizes and counts are at most 2**62; got '99999")
+    assert len(line) < 250
+
+
+@pytest.mark.parametrize("args", [["record", "m.py", "--hints", "64," + "9" * 5000],
+                                  ["advise", "m.py", "--range", "B=2..100", "9" * 5000]])
+def test_a_5000_digit_word_on_the_command_line_is_one_short_line(capsys, args):
+    try:
+        code = cli.main(args)
+    except SystemExit as e:  # argparse's own refusal
+        code = e.code
+    line = error_line(code, capsys.readouterr().err)
+    assert len(line) < 400 and "characters" in line
+
+
 # ---------------------------------------------------------------- model files
 
 
