@@ -287,6 +287,23 @@ def test_a_model_file_that_escapes_loading_is_one_line(tmp_path, source, message
     assert str(err.value) == message
 
 
+@pytest.mark.parametrize("body, error", [("1 + " * 200_000 + "1", "RecursionError"), ("-" * 1_000_000 + "1", "MemoryError")],
+                         ids=["a long sum", "a million minus signs"])
+@pytest.mark.parametrize("command", [[], ["explain"], ["record"]])
+def test_a_model_file_too_deep_for_pythons_parser_is_one_line(tmp_path, capsys, monkeypatch, body, error, command):
+    """With a library it imports missing and a recording beside it, the commands read its
+    imports before anything else (this was the traceback)."""
+    from kinspect.commands import inspect, recording
+
+    monkeypatch.setattr(recording, "cuda_available", lambda: False)
+    monkeypatch.setattr(inspect, "_run", lambda source: pytest.fail("the inspector started"))
+    path = tmp_path / "m.py"
+    path.write_text(f"import no_such_library_here\nx = {body}\n")
+    (tmp_path / "m.session.json").write_bytes((SAMPLES / "linear.session.json").read_bytes())
+    line = error_line(*kinspect(capsys, *command, path)[::2])
+    assert error in line and line.startswith("kinspect: error: m.py")
+
+
 def test_a_model_file_that_loops_at_import_is_stopped(tmp_path, monkeypatch):
     path = tmp_path / "m.py"
     path.write_text("while True:\n    pass\n")

@@ -31,7 +31,7 @@ def wrapper_kernel_sources(wrapper_path: str | None) -> dict[str, str]:
         return {}
     try:
         tree = ast.parse(Path(wrapper_path).read_text())
-    except (OSError, SyntaxError, ValueError):
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
     out = {}
     for node in ast.walk(tree):
@@ -50,7 +50,7 @@ def _decorator_launch_args(src: str) -> dict[str, int]:
     out: dict[str, int] = {}
     try:
         tree = ast.parse(src)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return out
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef):
