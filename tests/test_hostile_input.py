@@ -338,6 +338,20 @@ def test_a_typed_key_beyond_the_format_limits_is_refused(text, message):
         parse_shape(text)
 
 
+@pytest.mark.parametrize("shape", [[], ["--shape", "B=1000 N=64"]])
+def test_explain_json_of_extreme_timings_is_strict_json_and_warns_of_nothing(tmp_path, capsys, shape):
+    from dataclasses import replace
+
+    s = synthetic_session(sites=1, variants=3, events=10, seed=1)
+    extreme = {0: 1e308, 1: 1e-300}
+    s.measurements = [replace(m, median_us=extreme[m.variant], p20_us=extreme[m.variant], p80_us=extreme[m.variant])
+                      if m.variant in extreme else m for m in s.measurements]
+    save(s, tmp_path / "s.json")
+    code, out, err = kinspect(capsys, "explain", tmp_path / "s.json", "--json", *shape)
+    assert (code, err) == (0, "")  # no RuntimeWarning from numpy either
+    json.loads(out, parse_constant=lambda c: pytest.fail(f"{c} in explain --json"))
+
+
 def test_explain_json_is_strict_json(capsys):
     code, out, err = kinspect(capsys, "explain", SAMPLES / "linear.session.json", "--shape", "B=100", "--json")
     assert code == 0, err

@@ -36,8 +36,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
@@ -113,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
         results = what_ifs(session)
         overview = overview_json(session, quality, results)
         if as_json:
-            print(json.dumps(overview, indent=1))
+            print(strict_json(overview))
         else:
             console = terminal.table_console()
             if quality.shapes:
@@ -126,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
     results = explain(session, parsed, site, heuristic)
     baselines = _baselines_at(session, parsed)
     if as_json:
-        print(json.dumps(shape_json(shape, quality, results, baselines), indent=1))
+        print(strict_json(shape_json(shape, quality, results, baselines)))
     else:
         console = terminal.table_console()
         if quality.shapes:
@@ -138,6 +139,22 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def strict_json(value: Any) -> str:
+    """`--json`'s text: JSON as every parser reads it, a figure too large or undefined to
+    be a JSON number (×inf regret, 1e308 µs over 1e-300) written as null."""
+    return json.dumps(_finite(value), indent=1, allow_nan=False)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
 def _ranks(paths: list[str], shape: str | None, runs: bool, as_json: bool) -> int:
     """Several rank sessions of a torchrun job (or their folder), side by side."""
     if runs:
@@ -146,7 +163,7 @@ def _ranks(paths: list[str], shape: str | None, runs: bool, as_json: bool) -> in
         raise KinspectError("--shape explains one session: give one rank's file, not several")
     merged = load_merged(paths)
     if as_json:
-        print(json.dumps(merged.to_json(), indent=1))
+        print(strict_json(merged.to_json()))
     else:
         print_ranks(merged, terminal.table_console())
     return 0
