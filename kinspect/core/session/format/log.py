@@ -501,7 +501,7 @@ def load_log(taken: Callable[[], bytes], where: str) -> Session:
             raise SessionError(f"{where}: line {n} is not valid JSON") from None
         except ValueError:
             raise SessionError(f"{where}: line {n}: holds a number too long to read") from None
-        reader.take(n, r)
+        reader.take(n, r, line)
     del lines
     if reader.head is None:
         raise SessionError(f"{where}: empty log")
@@ -523,6 +523,11 @@ def _before_padding(data: bytes) -> int:
             return start + kept
         end = start
     return 0
+
+
+_SEEN = 1 << 16
+"""Event lines remembered to read a repeated one once: two dispatches never share a line,
+since each has its own timestamp."""
 
 
 def _lines(data: bytes, size: int) -> Iterator[tuple[int, bytes, bool]]:
@@ -559,8 +564,13 @@ class _LogReader:
                         self.lines, self.steps, self.t_ns)
         self.step: Any = None
         self.t0: int | None = None
+        self.seen: dict[bytes, None] = {}
+        """The last `_SEEN` event lines: an event written twice (a log of an older kinspect
+        whose forked child wrote its parent's events again) is read once."""
+        self.measured: set[bytes] = set()
+        """Every measurement and finding line, each read once for the same reason."""
 
-    def take(self, n: int, r: Any) -> None:
+    def take(self, n: int, r: Any, line: bytes) -> None:
         where = self.where
         if self.head is None:
             head = an_object(r, f"{where}: line 1")
@@ -575,6 +585,11 @@ class _LogReader:
             }
             return
         if type(r) is list:
+            if line in self.seen:
+                return
+            self.seen[line] = None
+            if len(self.seen) > _SEEN:
+                del self.seen[next(iter(self.seen))]
             self._event(n, r)
             return
         r = an_object(r, f"{where}: line {n}")
@@ -596,7 +611,11 @@ class _LogReader:
                 a_string(r.get("name"), f"{where}: line {n}.name")
         elif kind == "step":
             self.step = an_int_or_null(r.get("step"), f"{where}: line {n}.step")
-        elif kind in ("graph", "site", "measurement", "finding"):
+        elif kind in ("measurement", "finding"):
+            if line not in self.measured:
+                self.measured.add(line)
+                d[kind + "s"].append(r.get(kind))
+        elif kind in ("graph", "site"):
             d[kind + "s"].append(r.get(kind))
         else:
             raise SessionError(f"{where}: line {n}: unknown record type {str(kind)[:40]!r}")
