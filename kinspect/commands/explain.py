@@ -209,7 +209,7 @@ def _model(path: str, shape: str | None, site: str | None, measure: bool, hints:
         raise KinspectError(recording.no_cuda(model, f"{running[0]} (it runs the model)", "kinspect explain"))
     if found is None:
         raise KinspectError(recording.no_cuda(model, "explaining a model live"))
-    session = load(found)
+    session = recording.recording_of(model, load(found), found)
     env = session.environment
     missing = recording.missing_libraries(model)
     say(f"kinspect: no CUDA GPU here: explaining the recording {found} "

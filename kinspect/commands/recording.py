@@ -36,6 +36,16 @@ def existing_recording(model: Path) -> Path | None:
     return None
 
 
+def recording_of(model: Path, session: Session, found: Path | str) -> Session:
+    """`session`, the recording found beside `model`, refused in one line where it records
+    another program (a file copied or renamed beside it), never explained as this one's."""
+    recorded = session.model.path
+    if recorded and Path(recorded).name != model.name:
+        raise KinspectError(f"{found} is a recording of {Path(recorded).name}, not of {model.name}: open it with "
+                            f"kinspect open {found}, or record {model.name} on a GPU machine (kinspect record {model})")
+    return session
+
+
 def cuda_available() -> bool:
     """Whether a model can run live here. Where no CUDA device can be present this is
     known without importing torch, which takes about 1.7 s before the first screen."""
