@@ -60,7 +60,7 @@ from kinspect.core.errors import KinspectError
 from kinspect.core.numbers import US, ratio as fmt_ratio, spread, us
 from kinspect.core.session.compile_changes import notes
 from kinspect.core.quality.explain import SiteExplanation, explain, overview_json, shape_json
-from kinspect.core.quality.finding_groups import group_findings
+from kinspect.core.quality.finding_groups import SHOWN_GROUPS, SHOWN_MEMBERS, group_findings, more_text
 from kinspect.core.quality.overview import model_quality
 from kinspect.core.session.call_sites import LayerGroup, group_layers
 from kinspect.core.session.runtime import Baseline
@@ -285,10 +285,16 @@ def _print_findings(session: Session, console: Console) -> None:
     if not groups:
         return
     console.print(Text(f"findings ({len(session.findings)}, by kind, worst first)", style="bold"))
-    for g in groups:
+    for g in groups[:SHOWN_GROUPS]:
         console.print(Text(f"  {g.title} ({g.severity})"))
-        for f in g.members:
+        for f in g.members[:SHOWN_MEMBERS]:
             console.print(Text(f"    {f.site or f.graph or ''}{': ' if f.site or f.graph else ''}{f.message}"))
+        more = more_text(len(g.members) - SHOWN_MEMBERS, f"{g.kind} findings")
+        if more:
+            console.print(Text(f"    {more}", style="dim"))
+    more = more_text(len(groups) - SHOWN_GROUPS, "kinds of finding")
+    if more:
+        console.print(Text(f"  {more}", style="dim"))
 
 
 def _call_text(g: LayerGroup) -> str:
