@@ -194,7 +194,8 @@ def test_the_inspector_opens_or_refuses_a_wrong_session(tmp_path, path, value):
     assert app.return_code in (None, 0)
 
 
-@FUZZ
+@settings(max_examples=30, derandomize=True, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(twice=st.lists(st.integers(1, len(LOG) - 1), min_size=1, max_size=4))
 def test_log_records_written_twice_read_once_or_refused_cleanly(tmp_path, twice):
     lines = list(LOG)
