@@ -61,7 +61,8 @@ def batches(stdout: str, pid: int | None = None) -> list[int]:
 
 @pytest.fixture
 def here(tmp_path: Path) -> Path:
-    shutil.copy(HOSTILE, tmp_path / "hostile.py")
+    for program in (HOSTILE, HOSTILE.with_name("standin.py")):
+        shutil.copy(program, tmp_path / program.name)
     return tmp_path
 
 
@@ -79,7 +80,7 @@ def test_a_program_that_forks_leaves_a_thread_and_changes_directory_is_recorded_
     ]
     # the session and its log where they were asked for, not in the folder the program moved to
     assert sorted(p.name for p in here.iterdir()) == ["elsewhere", "hostile.py", "rel.session.json",
-                                                      "rel.session.jsonl"]
+                                                      "rel.session.jsonl", "standin.py"]
     s = load(here / "rel.session.json")
     # the parent's dispatches, the thread's (300, after the main code) among them; none of the children's
     assert sorted(e.key[0][0] for e in s.events) == sorted(batches(done.stdout, parent)) == [100, 200, 300, 400]

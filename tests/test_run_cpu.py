@@ -29,7 +29,7 @@ torch = pytest.importorskip("torch")
 
 @pytest.fixture
 def here(tmp_path):
-    for name in ("serve.py", "pointwise.py", "ranks.py", "layers.py", "pkg"):
+    for name in ("serve.py", "standin.py", "pointwise.py", "ranks.py", "layers.py", "pkg"):
         src = PROGRAMS / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
     return tmp_path

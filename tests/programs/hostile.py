@@ -2,7 +2,7 @@
 `multiprocessing` worker and a bare `os.fork` whose child runs on to the end of the
 program), dispatch from a thread that outlives its main code, change its working
 directory. Dispatches go through Inductor's real SizeHintMultiKernelCall with stand-in
-kernels on meta tensors, as in serve.py.
+kernels on meta tensors (standin.py), as in serve.py.
 
 `HOSTILE` picks what it does, comma-separated: `fork`, `thread`, `chdir`, `many` (a
 dispatch per batch size from 1 to `MANY`, to fill the log), `sleep` (then wait for a
@@ -14,27 +14,13 @@ import os
 import sys
 import threading
 import time
-import types
 
-os.environ["TORCHINDUCTOR_DISABLE_MULTI_KERNEL_CACHE"] = "1"
+from standin import ARGS, variants  # before torch: it sets Inductor's environment
 
-import torch  # noqa: E402
-from torch._inductor.codegen.multi_kernel import SizeHintMultiKernelCall  # noqa: E402
+import torch
+from torch._inductor.codegen.multi_kernel import SizeHintMultiKernelCall
 
-
-class Kernel:
-    def __init__(self, name):
-        self.inductor_meta = {"kernel_name": name}
-        self.fn = types.SimpleNamespace(src=f"@triton.jit\ndef {name}(x_ptr, out_ptr):\n    pass\n")
-
-    def run(self, *args, **kwargs):
-        pass
-
-
-HINTS = (64, 256, 4096)
-multi_kernel_0 = SizeHintMultiKernelCall(
-    "multi_kernel_0", {((h, 1024), (h, 4096)): Kernel(f"triton_tem_fused_addmm_{i}") for i, h in enumerate(HINTS)},
-    {i: [slice(0, 2)] for i in range(len(HINTS))})
+multi_kernel_0 = SizeHintMultiKernelCall("multi_kernel_0", variants("addmm", 1024, 4096), ARGS)
 
 
 def serve(batch):
@@ -45,9 +31,7 @@ def serve(batch):
 def worker(sizes):
     """A worker that loads a graph of its own (a new multi-kernel, as a compile in the
     worker would make) and dispatches through both."""
-    own = SizeHintMultiKernelCall(
-        "multi_kernel_1", {((h, 8), (h, 8)): Kernel(f"triton_tem_fused_mm_{i}") for i, h in enumerate(HINTS)},
-        {i: [slice(0, 2)] for i in range(len(HINTS))})
+    own = SizeHintMultiKernelCall("multi_kernel_1", variants("mm", 8, 8), ARGS)
     for b in sizes:
         serve(b)
         own.run(torch.empty(b, 8, device="meta"), torch.empty(b, 8, device="meta"))
