@@ -114,3 +114,26 @@ def test_a_recording_log_reads_its_events_into_arrays(tmp_path):
     assert [e.t_ns for e in events][:3] == [0, 1, 2] and events[1].cache_hit is False
     assert session_from_json(json.loads(json.dumps(session_to_json(load(tmp_path / "m.session.jsonl"))))).events \
         == events  # written back as plain JSON, read back the same
+
+
+def test_a_saved_key_table_is_read_in_pieces_each_shape_once(recorded, monkeypatch):
+    from kinspect.core.session.format import columns
+    from kinspect.core.session.format.checks import KeyTable
+
+    _, path = recorded
+    monkeypatch.setattr(columns, "_PIECE", 64)  # a few keys a piece
+    rest, keys = columns.cut_keys(path.read_bytes())
+    assert isinstance(keys, KeyTable) and json.loads(rest)["keys"] == []
+    assert keys == [tuple(map(tuple, k)) for k in json.loads(path.read_text())["keys"]]
+    weights = {id(t) for k in keys for t in k if t == (4096, 1024)}
+    assert len(weights) == 1  # the weight's shape, in every key of the Linear site, is one tuple
+
+
+def test_a_bad_key_in_a_piece_is_named_as_before(recorded):
+    _, path = recorded
+    lines = path.read_text().split("\n")
+    n = lines.index('"keys":[') + 4
+    lines[n] = "[[-1]]" + ("," if lines[n].endswith(",") else "")
+    path.write_text("\n".join(lines))
+    with pytest.raises(SessionError, match=r"keys\[3\]\[0\]\[0\]: integer -1 outside 0\.\."):
+        load(path)

@@ -21,7 +21,7 @@ from kinspect.core.errors import KinspectError, SessionError
 from kinspect.core.quality.findings import refreshed
 from kinspect.core.session.model import Session
 from kinspect.core.session.records import collector_paused
-from kinspect.core.session.format.columns import cut_events
+from kinspect.core.session.format.columns import cut_events, cut_keys
 from kinspect.core.session.format.log import load_log, looks_like_log
 from kinspect.core.session.format.document import dumps, session_from_json, session_to_json
 
@@ -246,11 +246,15 @@ def _document(path: Path) -> Any:
         return load_log(taken, str(path))
     rest, events = cut_events(data)
     del data
+    rest, keys = cut_keys(rest)
     doc = _decode(rest, str(path))
-    if events is not None and (not isinstance(doc, dict) or doc.get("events") != {}):
-        return _decode(read_bytes(path), str(path))  # the section cut was not the document's own: read it whole
+    if (events is not None or keys is not None) and (not isinstance(doc, dict) or (
+            events is not None and doc.get("events") != {}) or (keys is not None and doc.get("keys") != [])):
+        return _decode(read_bytes(path), str(path))  # a section cut was not the document's own: read it whole
     if events is not None:
         doc["events"] = events
+    if keys is not None:
+        doc["keys"] = keys
     return doc
 
 

@@ -128,16 +128,24 @@ def a_key(value: Any, path: str) -> Key:
 def a_key_table(value: Any, path: str) -> list[Key]:
     """A list of keys (a million, in a long recording); `a_key` names the first bad entry
     when there is one."""
+    if isinstance(value, KeyTable):
+        return value
     table = a_list(value, path)
     keys = key_column(table)
     return keys if keys is not None else [a_key(k, f"{path}[{i}]") for i, k in enumerate(table)]
 
 
-def key_column(table: list[Any]) -> list[Key] | None:
+class KeyTable(list):  # type: ignore[type-arg]
+    """A key table already read and checked a piece at a time (`columns.cut_keys`)."""
+
+
+def key_column(table: list[Any], pool: dict[tuple[int, ...], tuple[int, ...]] | None = None) -> list[Key] | None:
     """The keys of a list that holds only good ones, checked a level at a time with
     whole-list operations, else None (for a reader that names the first bad one). Each
     shape becomes a tuple once and the keys are regrouped from those in C (a sweep of
-    300,000 measurements has 1,200,000 shapes)."""
+    300,000 measurements has 1,200,000 shapes); a shape met again is the same tuple (a
+    weight's in every key, `(B,)` twice in a key of tiny tensors), so the table holds
+    each distinct shape once."""
     counts = list(map(len, table)) if set(map(type, table)) <= {list} else None
     if counts is None or max(counts, default=0) > MAX_TENSORS:
         return None
@@ -150,6 +158,8 @@ def key_column(table: list[Any]) -> list[Key] | None:
     sizes = list(chain.from_iterable(shapes))
     if not set(map(type, sizes)) <= {int} or (sizes and (min(sizes) < 0 or max(sizes) > MAX_SIZE)):
         return None
+    pool = {} if pool is None else pool
+    shapes = list(map(pool.setdefault, shapes, shapes))
     if counts and counts.count(counts[0]) == len(counts) and counts[0]:
         return list(zip(*[iter(shapes)] * counts[0]))  # every key has as many tensors
     shape = iter(shapes)

@@ -125,6 +125,41 @@ def cut_events(data: bytes) -> tuple[bytes, dict[str, Column] | None]:
     return data[:start + 1] + b'"events":{}' + data[pos + 1:], columns
 
 
+_KEYS = b'\n"keys":[\n'
+
+
+def cut_keys(data: bytes) -> tuple[bytes, list[Any] | None]:
+    """The document with its key table emptied, and the table read `_PIECE` bytes of
+    lines at a time into keys (each distinct shape one tuple); (data, None) where the
+    table is not laid out as kinspect writes it, a key a line, or holds a bad key, for
+    `json.loads` and the checks to read whole and name it. A million keys of tiny
+    tensors were lists of lists (some 200 bytes a key) held with the text until checked."""
+    from kinspect.core.session.format.checks import KeyTable, key_column
+
+    start = data.find(_KEYS)
+    if start < 0:
+        return data, None
+    body = start + len(_KEYS)
+    end = data.find(b"\n]", body - 1)
+    if end < 0:
+        return data, None
+    table, pool = KeyTable(), {}
+    pos = body
+    while pos < end:
+        cut = end if end - pos <= _PIECE else data.rfind(b",\n", pos, pos + _PIECE)
+        if cut <= pos:
+            return data, None
+        try:
+            keys = key_column(json.loads(b"[" + data[pos:cut] + b"]"), pool)
+        except (ValueError, RecursionError):
+            return data, None
+        if keys is None:
+            return data, None
+        table += keys
+        pos = cut + 2
+    return data[:start + 1] + b'"keys":[]' + data[end + 2:], table
+
+
 def column(data: bytes, start: int, end: int) -> Column:
     """The values of `data[start:end]` (the inside of a JSON list), compact where they
     allow: only integers, only booleans, or integers and nulls."""
