@@ -525,7 +525,7 @@ def _before_padding(data: bytes) -> int:
     return 0
 
 
-_SEEN = 1 << 16
+_SEEN = 1 << 14
 """Event lines remembered to read a repeated one once: two dispatches never share a line,
 since each has its own timestamp."""
 
