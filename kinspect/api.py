@@ -40,12 +40,12 @@ class recording(contextlib.ContextDecorator):  # noqa: N801 - used as `with kins
 
     def __enter__(self) -> recording:
         from kinspect.core.printing import progress
-        from kinspect.core.store import rank_path
+        from kinspect.core.recording_files import recording_files
         from kinspect.inductor import torchrun, ProgramRecording, RunOptions
 
         rank = torchrun.from_environment()
-        target = self.path if rank is None else rank_path(self.path, rank.rank)
-        self._active = ProgramRecording(RunOptions(target, self.program, self.hints, self.measure, rank, progress))
+        files = recording_files(str(self.path), self.path, rank=None if rank is None else rank.rank)
+        self._active = ProgramRecording(RunOptions(files, self.program, self.hints, self.measure, rank, progress))
         self._active.__enter__()
         return self
 
@@ -53,8 +53,14 @@ class recording(contextlib.ContextDecorator):  # noqa: N801 - used as `with kins
         active, self._active = self._active, None
         active.__exit__(*exc)
         self.session = active.finish()
-        active.options.say(f"saved {active.options.target}: {len(self.session.sites)} sites, "
-                           f"{len(self.session.events)} dispatches, {len(self.session.measurements)} measurements")
+        if active.forked:
+            return
+        shown = active.options.files.shown
+        if active.kept:
+            active.options.say(f"recorded nothing: no session saved, {shown} is as it was")
+        else:
+            active.options.say(f"saved {shown}: {len(self.session.sites)} sites, "
+                               f"{len(self.session.events)} dispatches, {len(self.session.measurements)} measurements")
         reason = active.no_site_reason()
         if reason is not None:
             active.options.say(f"no size-hint multi-kernel: {reason}")

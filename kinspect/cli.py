@@ -8,11 +8,15 @@ status 2 (`--debug` keeps the traceback).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import signal
 import sys
+import threading
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from kinspect import commands
 from kinspect.commands import Command
@@ -23,7 +27,12 @@ class _Parser(argparse.ArgumentParser):
     """Usage mistakes read like every other error: one `kinspect: error:` line, status 2."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"kinspect: error: {message} (see: {self.prog} --help)\n")
+        if len(message) > _MESSAGE_LIMIT:  # argparse quotes the words it refused: a 5,000-digit one too
+            message = f"{message[:_MESSAGE_LIMIT]}… ({len(message):,} characters)"
+        self.exit(2, f"kinspect: error: {shown(message)} (see: {self.prog} --help)\n")
+
+
+_MESSAGE_LIMIT = 300
 
 
 def _parser(chosen: Command | None) -> argparse.ArgumentParser:
@@ -61,7 +70,68 @@ def _command_for(words: list[str]) -> Command | None:
     return by_name[commands.DEFAULT]
 
 
+class _Terminated(BaseException):
+    """SIGTERM, raised where the command is, so that what it was writing is removed as on
+    Ctrl-C (`store.write_with`) and no temporary file is left behind."""
+
+
+_OWN_SIGTERM = frozenset({"run", "open", "inspect"})
+"""Commands that leave SIGTERM as it is: `run` hands it to the program (its log is written
+first), the inspector to Textual."""
+
+
+@contextlib.contextmanager
+def _sigterm_raises(command: Command | None) -> Iterator[None]:
+    if command is None or command.name in _OWN_SIGTERM or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminated(signum: int, frame: Any) -> None:
+        raise _Terminated
+
+    before = signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _closed_streams_to_devnull()
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # `kinspect explain S | head`, or stderr's reader gone: nobody reads the rest
+        _closed_streams_to_devnull(broken=True)
+        return 0
+
+
+def _closed_streams_to_devnull(broken: bool = False) -> None:
+    """A closed stdout or stderr (`2>&-`) is a stream nobody reads, not a crash: what goes
+    there goes to /dev/null, and the command's status is its own. With `broken`, a stream
+    whose pipe has no reader any more goes there too, so that Python's last flush at exit
+    cannot fail either."""
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        stream = getattr(sys, name)
+        if stream is None:
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))
+        elif broken:
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                with contextlib.suppress(OSError):
+                    devnull = os.open(os.devnull, os.O_WRONLY)
+                    os.dup2(devnull, fd)
+                    os.close(devnull)
+
+
+def _say_error(text: str) -> None:
+    try:
+        print(text, file=sys.stderr)
+    except BrokenPipeError:
+        _closed_streams_to_devnull(broken=True)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     args = None
     try:
@@ -71,15 +141,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         if command is None:
             parser.print_help()
             return 2
-        return command.load().run(args)
+        with _sigterm_raises(command):
+            return command.load().run(args)
     except KinspectError as err:
         if args is not None and args.debug:
             traceback.print_exc()
-        print(f"kinspect: error: {shown(str(err))}", file=sys.stderr)
+        _say_error(f"kinspect: error: {shown(str(err))}")
         return 2
     except KeyboardInterrupt:
-        print("kinspect: interrupted", file=sys.stderr)
+        _say_error("kinspect: interrupted")
         return 130
+    except _Terminated:
+        _say_error("kinspect: terminated")
+        return 128 + signal.SIGTERM
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from kinspect.core.dispatch.shapes import sizes_text
 from kinspect.core.errors import KinspectError
 from kinspect.core.numbers import US, ratio
 from kinspect.core.session.model import Session
+from kinspect.core.store import write_with
 
 FORMATS = (".png", ".svg")
 UNMEASURED = "#d9d9d9"
@@ -31,6 +32,9 @@ def _pyplot():  # type: ignore[no-untyped-def]
     except ImportError:
         raise KinspectError("drawing images needs matplotlib: pip install 'kinspect[plot]'") from None
     matplotlib.use("Agg")
+    # Site names, symbols and sizes come from a session: `$\\foo$` in one must be drawn as
+    # the characters it is, never parsed as mathtext (a ParseException) or handed to TeX.
+    matplotlib.rcParams.update({"text.parse_math": False, "text.usetex": False})
     import matplotlib.pyplot as plt
 
     return plt
@@ -146,11 +150,10 @@ def _heatmap(fig, ax, m: Heatmap) -> None:  # type: ignore[no-untyped-def]
 
 
 def _save(plt: Any, fig: Any, out: Path) -> None:
-    """Write the figure; an unwritable path is a one-line error, and the figure is freed either way."""
+    """Write the figure as every file kinspect writes (`write_with`: whole or not at all, a
+    file that is there replaced only where it may be); the figure is freed either way."""
     fig.tight_layout()
     try:
-        fig.savefig(out)
-    except OSError as e:
-        raise KinspectError(f"{out}: cannot write ({e.strerror or e})") from None
+        write_with(out, lambda f: fig.savefig(f, format=out.suffix.lower()[1:]))
     finally:
         plt.close(fig)

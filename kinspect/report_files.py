@@ -11,6 +11,8 @@ so a report that fails leaves no image behind and never links one that is not th
 from __future__ import annotations
 
 import os
+import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,10 +34,12 @@ class Written:
     """One line per image that could not be drawn (no matplotlib, nothing to draw)."""
 
 
-def write(session: Session, fmt: str, out: str | os.PathLike[str], inductor_names: bool = False) -> Written:
-    """Export `session` as `fmt` into `out`; a Markdown report gets its images beside it
-    (only beside a regular file: a device or a pipe has no folder to put them in)."""
-    target = output_path(out)
+def write(session: Session, fmt: str, out: str | os.PathLike[str], inductor_names: bool = False,
+          keep: Sequence[str | os.PathLike[str]] = ()) -> Written:
+    """Export `session` as `fmt` into `out`, which may be none of the files in `keep` (the
+    session's own file); a Markdown report gets its images beside it (only beside a
+    regular file: a device or a pipe has no folder to put them in)."""
+    target = output_path(out, keep)
     written = Written()
     beside = fmt == "md" and (not target.exists() or target.is_file())
     drawn: list[tuple[Path, Path]] = []
@@ -57,8 +61,13 @@ def write(session: Session, fmt: str, out: str | os.PathLike[str], inductor_name
 
 
 def _temporary(final: Path, drawn: list[tuple[Path, Path]]) -> Path:
-    """Where an image is drawn until the report is written (a draw that fails may leave it)."""
-    tmp = final.with_name(f".{final.stem}.{os.getpid()}{final.suffix}")
+    """Where an image is drawn until the report is written: a new file of this process's
+    own beside it. The image's own name is checked first, as the report's is: a folder
+    or a read-only file there is said in a note, and the report goes without it."""
+    output_path(final)
+    fd, name = tempfile.mkstemp(prefix=f".{final.stem}.", suffix=final.suffix, dir=final.parent)
+    os.close(fd)
+    tmp = Path(name)
     drawn.append((tmp, final))
     return tmp
 

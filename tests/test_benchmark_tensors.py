@@ -360,6 +360,11 @@ def test_the_reproducer_is_a_standalone_script_and_the_report_holds_it(seen_bmm,
     # Once per site and hint: a second call writes nothing, and never over the files there.
     done = {("multi_kernel_0", 4096)}
     assert reproducer.write_beside(tmp_path / "attn.py", [_graph_record(seen_bmm)], [], [64], env, done, said.append) == []
+    # A name taken by a link that points nowhere is passed over, never written through.
+    (tmp_path / "attn.hint-repro" / "multi_kernel_0-hint4096-2.py").symlink_to(tmp_path / "elsewhere.py")
+    again = reproducer.write_beside(tmp_path / "attn.py", [_graph_record(seen_bmm)], [], [64, 256, 4096], env, set(),
+                                    said.append)
+    assert again[0].script.name == "multi_kernel_0-hint4096-3.py" and not (tmp_path / "elsewhere.py").exists()
 
 
 def test_a_view_no_plain_call_makes_gets_a_report_without_a_script(seen_bmm):

@@ -114,6 +114,18 @@ def test_without_cuda_explain_model_falls_back_to_its_recording_with_a_note(no_c
     assert "multi_kernel_0 (addmm) · 0 (Linear) at" in out and "multi_kernel_1 (addmm) · 2 (Linear) at" in out
 
 
+@pytest.mark.parametrize("command", [["explain"], []])
+def test_without_cuda_a_recording_of_another_model_beside_it_is_refused(tmp_path, no_cuda, capsys, command):
+    model = tmp_path / "linear.py"
+    model.write_text(LINEAR.read_text())
+    (tmp_path / "linear.session.json").write_bytes(MLP.with_name("mlp.session.json").read_bytes())
+    assert cli.main([*command, str(model)]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"kinspect: error: {tmp_path / 'linear.session.json'} is a recording of mlp.py, not of linear.py: "
+                   f"open it with kinspect open {tmp_path / 'linear.session.json'}, or record linear.py on a GPU "
+                   f"machine (kinspect record {model})\n")
+
+
 @pytest.mark.parametrize("args, what, instead", [
     (["record", str(MLP)], "kinspect record", "kinspect open"),
     (["explain", str(MLP), "--shape", "B=1000", "--measure"], "--measure (it runs the model)", "kinspect explain"),

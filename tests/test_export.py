@@ -299,7 +299,8 @@ def test_kinspect_export_writes_each_format(kinspect_cli, session_file, tmp_path
          "kinspect: error: -: kinspect writes a file, not standard output; give a file name (or /dev/stdout)\n"),
         (("--format", "json", "-o", ""), "kinspect: error: the output file name is empty; give a file name\n"),
         (("--format", "perfetto", "-o", "/proc/version"),
-         "kinspect: error: cannot write /proc/version: its folder /proc takes no new file (No such file or directory)\n"),
+         "kinspect: error: /proc/version: is read-only; kinspect does not replace it (make it writable, or name "
+         "another file)\n"),
         (("--format", "md", "-o", "{tmp}"), "kinspect: error: {tmp}: is a directory; give a file name\n"),
     ],
 )

@@ -29,13 +29,21 @@ from kinspect.core.session.format.log import LiveLog
 from kinspect.core.session.format.document import session_to_json
 from kinspect.core.store import load
 
+HUGE = "@@a 5000-digit integer@@"
+"""Stands for an integer of 5,000 digits, which `json.dumps` will not write (`dumped`)."""
+
 WRONG: list[Any] = [
     None, True, -1, 0, 2**62 + 1, 2**200, 1.5, math.nan, math.inf, -math.inf, "", "x" * 300,
     "\x1b]0;PWN\x1b\\", "a\u202eb\u200b", "[bold]x[/]", "__import__('os')", [], {}, [[1, 2]], [None], {"a": 1},
     ["pow", ["pow", ["pow", 2**62, 62], 62], 62], ["max", *["s0"] * 300], ["mod", "s0", 0],
+    HUGE, "$\\foo$ $$", "\u202eexe.txt\u2066", ["max", *[f"s{i}" for i in range(63)]],
 ]
 """Wrong values of every kind: types, ranges, non-finite numbers, escapes, markup, code,
-size trees that blow up when displayed."""
+size trees that blow up when displayed, huge integers, mathtext and bidi controls."""
+
+
+def dumped(doc: Any) -> str:
+    return json.dumps(doc).replace(json.dumps(HUGE), "9" * 5000)
 
 
 def _base() -> dict[str, Any]:
@@ -117,7 +125,7 @@ FUZZ = settings(max_examples=120, derandomize=True, deadline=None, database=None
 @given(path=st.sampled_from(PATHS), value=st.sampled_from(WRONG))
 def test_a_wrong_value_in_any_session_field_is_refused_or_read_cleanly(tmp_path, path, value):
     file = tmp_path / "s.json"
-    file.write_text(json.dumps(mutated(path, value)), encoding="utf-8")
+    file.write_text(dumped(mutated(path, value)), encoding="utf-8")
     check_every_reader(file, tmp_path)
 
 
@@ -156,7 +164,7 @@ def test_a_wrong_value_in_any_log_record_is_refused_or_read_cleanly(tmp_path, fi
     for p in path[:-1]:
         node = node[p]
     node[path[-1]] = copy.deepcopy(value)
-    lines = [*LOG[:line], json.dumps(record), *LOG[line + 1:]]
+    lines = [*LOG[:line], dumped(record), *LOG[line + 1:]]
     file = tmp_path / "m.session.jsonl"
     file.write_text("\n".join(lines) + "\n", encoding="utf-8")
     check_every_reader(file, tmp_path)
@@ -171,7 +179,7 @@ def test_the_inspector_opens_or_refuses_a_wrong_session(tmp_path, path, value):
     from kinspect.tui.app import InspectorApp
 
     file = tmp_path / "s.json"
-    file.write_text(json.dumps(mutated(path, value)), encoding="utf-8")
+    file.write_text(dumped(mutated(path, value)), encoding="utf-8")
     try:
         session = load(file)
     except KinspectError:
@@ -184,3 +192,38 @@ def test_the_inspector_opens_or_refuses_a_wrong_session(tmp_path, path, value):
 
     asyncio.run(first_screen())
     assert app.return_code in (None, 0)
+
+
+@settings(max_examples=30, derandomize=True, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(twice=st.lists(st.integers(1, len(LOG) - 1), min_size=1, max_size=4))
+def test_log_records_written_twice_read_once_or_refused_cleanly(tmp_path, twice):
+    lines = list(LOG)
+    for i in sorted(twice, reverse=True):
+        lines.insert(i + 1, lines[i])
+    file = tmp_path / "m.session.jsonl"
+    file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    check_every_reader(file, tmp_path)
+    once = tmp_path / "once.session.jsonl"
+    once.write_text("\n".join(LOG) + "\n", encoding="utf-8")
+    assert len(load(file).events) == len(load(once).events) and load(file).measurements == load(once).measurements
+
+
+@settings(max_examples=40, derandomize=True, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(ranks=st.lists(st.tuples(st.integers(-1, 9), st.sampled_from([None, 0, 1, 2, 3, 2**21, HUGE])), min_size=2,
+                      max_size=3))
+def test_rank_sessions_whose_ranks_and_world_sizes_disagree_are_refused_or_merged_cleanly(tmp_path, ranks):
+    files = []
+    for i, (rank, world) in enumerate(ranks):
+        doc = copy.deepcopy(BASE)
+        doc["environment"].update(rank=rank, world_size=world)
+        files.append(tmp_path / f"m.rank{i}.session.json")
+        files[-1].write_text(dumped(doc), encoding="utf-8")
+    code, out, err = kinspect("explain", *map(str, files), "--json")
+    if code == 2:
+        assert err.startswith("kinspect: error: ") and err.count("\n") == 1, err
+        return
+    assert code == 0, err
+    merged = strict_json(out)
+    assert all(0 <= r["rank"] < merged["world_size"] for r in merged["ranks"])

@@ -230,6 +230,8 @@ LIMITS = {
     "an alias that is no identifier": (_set("symbols", 0, "alias", "B C"),
                                        "symbols[0].alias: 'B C' is not a size name (an identifier, not starting with __)"),
     "a null pick": (_set("events", "picked", 0, None), "events.picked[0]: expected an integer, got null"),
+    "rank 7 of 2": (lambda d: d["environment"].update(rank=7, world_size=2),
+                    "environment.rank: rank 7 of a job of 2 (ranks run 0 to 1)"),
 }
 
 

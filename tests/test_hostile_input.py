@@ -142,6 +142,55 @@ def test_a_socket_or_a_dangling_link_is_refused(tmp_path):
         sock.close()
 
 
+@pytest.mark.parametrize("fmt", ["md", "perfetto", "json"])
+def test_an_export_onto_its_own_session_is_refused_and_the_session_kept(tmp_path, capsys, fmt):
+    session = tmp_path / "S.json"
+    session.write_bytes((SAMPLES / "linear.session.json").read_bytes())
+    before = session.read_bytes()
+    line = error_line(*kinspect(capsys, "export", session, "--format", fmt, "-o", session)[::2])
+    assert line == (f"kinspect: error: {session}: is {session}, which this command reads; kinspect does not "
+                    "replace it: name another file")
+    link = tmp_path / "link.json"
+    link.symlink_to(session.name)  # the same file by another name
+    error_line(*kinspect(capsys, "export", link, "--format", fmt, "-o", session)[::2])
+    assert session.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["S.json", "link.json"]
+
+
+def test_an_export_or_a_plot_onto_a_read_only_file_is_refused(tmp_path, capsys):
+    locked = tmp_path / "report.md"
+    locked.write_text("mine\n")
+    locked.chmod(0o444)
+    line = error_line(*kinspect(capsys, "export", SAMPLES / "linear.session.json", "--format", "md",
+                                "-o", locked)[::2])
+    assert line == (f"kinspect: error: {locked}: is read-only; kinspect does not replace it (make it writable, "
+                    "or name another file)")
+    assert locked.read_text() == "mine\n" and stat.S_IMODE(locked.stat().st_mode) == 0o444
+
+
+def test_a_plot_or_a_ranks_export_onto_its_input_is_refused(tmp_path, capsys):
+    session = tmp_path / "S.png"  # a session may have any name
+    session.write_bytes((SAMPLES / "linear.session.json").read_bytes())
+    line = error_line(*kinspect(capsys, "plot", session, "-o", session)[::2])
+    assert "which this command reads; kinspect does not replace it" in line
+    ranks = [tmp_path / f"ddp.rank{r}.session.json" for r in (0, 1)]
+    for r, path in enumerate(ranks):
+        path.write_bytes((SAMPLES / f"ddp.rank{r}.session.json").read_bytes())
+    line = error_line(*kinspect(capsys, "export", tmp_path, "--format", "perfetto", "-o", ranks[1])[::2])
+    assert "which this command reads; kinspect does not replace it" in line
+    assert ranks[1].read_bytes() == (SAMPLES / "ddp.rank1.session.json").read_bytes()
+
+
+def test_a_folder_where_the_reports_image_would_go_leaves_the_report_without_it(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    (tmp_path / "report.map.png").mkdir()
+    code, out, err = kinspect(capsys, "export", SAMPLES / "linear.session.json", "--format", "md",
+                              "-o", tmp_path / "report.md")
+    assert code == 0, err
+    assert err == f"kinspect: no decision-map image: {tmp_path / 'report.map.png'}: is a directory; give a file name\n"
+    assert "map.png" not in (tmp_path / "report.md").read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.map.png", "report.md"]
+
+
 def test_a_failed_report_leaves_no_image_behind(tmp_path, capsys, monkeypatch):
     pytest.importorskip("matplotlib")
     real_replace = os.replace
@@ -198,6 +247,27 @@ def test_a_5000_digit_range_is_one_line(capsys):
     assert "need 1 <= LO <= HI <= 2**62" in line and len(line) < 200
 
 
+@pytest.mark.parametrize("content", ["B=" + "9" * 5000, "B=100 x" + "9" * 5000, "B=" + "9" * 19])
+def test_a_5000_digit_size_or_count_in_a_workload_file_is_one_line(tmp_path, capsys, content):
+    workload = tmp_path / "w.txt"
+    workload.write_text(f"B=64\n{content}\n")
+    line = error_line(*kinspect(capsys, "advise", SAMPLES / "linear.py", "--range", "B=2..100", "--workload",
+                                workload)[::2])
+    assert line.startswith(f"kinspect: error: {workload.name}:2: sizes and counts are at most 2**62; got '99999")
+    assert len(line) < 250
+
+
+@pytest.mark.parametrize("args", [["record", "m.py", "--hints", "64," + "9" * 5000],
+                                  ["advise", "m.py", "--range", "B=2..100", "9" * 5000]])
+def test_a_5000_digit_word_on_the_command_line_is_one_short_line(capsys, args):
+    try:
+        code = cli.main(args)
+    except SystemExit as e:  # argparse's own refusal
+        code = e.code
+    line = error_line(code, capsys.readouterr().err)
+    assert len(line) < 400 and "characters" in line
+
+
 # ---------------------------------------------------------------- model files
 
 
@@ -217,6 +287,23 @@ def test_a_model_file_that_escapes_loading_is_one_line(tmp_path, source, message
     assert str(err.value) == message
 
 
+@pytest.mark.parametrize("body, error", [("1 + " * 200_000 + "1", "RecursionError"), ("-" * 1_000_000 + "1", "MemoryError")],
+                         ids=["a long sum", "a million minus signs"])
+@pytest.mark.parametrize("command", [[], ["explain"], ["record"]])
+def test_a_model_file_too_deep_for_pythons_parser_is_one_line(tmp_path, capsys, monkeypatch, body, error, command):
+    """With a library it imports missing and a recording beside it, the commands read its
+    imports before anything else (this was the traceback)."""
+    from kinspect.commands import inspect, recording
+
+    monkeypatch.setattr(recording, "cuda_available", lambda: False)
+    monkeypatch.setattr(inspect, "_run", lambda source: pytest.fail("the inspector started"))
+    path = tmp_path / "m.py"
+    path.write_text(f"import no_such_library_here\nx = {body}\n")
+    (tmp_path / "m.session.json").write_bytes((SAMPLES / "linear.session.json").read_bytes())
+    line = error_line(*kinspect(capsys, *command, path)[::2])
+    assert error in line and line.startswith("kinspect: error: m.py")
+
+
 def test_a_model_file_that_loops_at_import_is_stopped(tmp_path, monkeypatch):
     path = tmp_path / "m.py"
     path.write_text("while True:\n    pass\n")
@@ -225,14 +312,15 @@ def test_a_model_file_that_loops_at_import_is_stopped(tmp_path, monkeypatch):
         load_model_file(path)
 
 
-def test_a_model_whose_check_process_dies_by_a_signal_says_so(tmp_path):
+@pytest.mark.parametrize("number, said", [(9, "SIGKILL"), (40, "signal 40")])
+def test_a_model_whose_check_process_dies_by_a_signal_says_so(tmp_path, number, said):
     import threading
 
     from kinspect.commands.recording import check_model_file
 
     path = tmp_path / "m.py"
-    path.write_text("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
-    with pytest.raises(KinspectError, match=r"m.py: loading it killed its process \(SIGKILL\)"):
+    path.write_text(f"import os\nos.kill(os.getpid(), {number})\n")
+    with pytest.raises(KinspectError, match=rf"m.py: loading it killed its process \({said}\)$"):
         check_model_file(path, threading.Event())
 
 
@@ -248,6 +336,20 @@ def test_a_typed_key_beyond_the_format_limits_is_refused(text, message):
 
     with pytest.raises(KinspectError, match=message):
         parse_shape(text)
+
+
+@pytest.mark.parametrize("shape", [[], ["--shape", "B=1000 N=64"]])
+def test_explain_json_of_extreme_timings_is_strict_json_and_warns_of_nothing(tmp_path, capsys, shape):
+    from dataclasses import replace
+
+    s = synthetic_session(sites=1, variants=3, events=10, seed=1)
+    extreme = {0: 1e308, 1: 1e-300}
+    s.measurements = [replace(m, median_us=extreme[m.variant], p20_us=extreme[m.variant], p80_us=extreme[m.variant])
+                      if m.variant in extreme else m for m in s.measurements]
+    save(s, tmp_path / "s.json")
+    code, out, err = kinspect(capsys, "explain", tmp_path / "s.json", "--json", *shape)
+    assert (code, err) == (0, "")  # no RuntimeWarning from numpy either
+    json.loads(out, parse_constant=lambda c: pytest.fail(f"{c} in explain --json"))
 
 
 def test_explain_json_is_strict_json(capsys):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -65,3 +66,17 @@ def test_a_plotted_heatmaps_unmeasured_cells_look_unlike_its_x1_cells():
     assert fastest and unmeasured
     apart = min(sum(abs(a - b) for a, b in zip(u, f)) for u in unmeasured for f in fastest)
     assert apart > 60, (unmeasured[:3], fastest[:3])  # more than a tint (blank read as the palest red)
+
+
+@pytest.mark.parametrize("name", ["$$", r"$\foo$", "a$b\u202ec$"])
+def test_mathtext_and_bidi_in_a_site_name_are_drawn_and_reported_as_text(tmp_path, capsys, name):
+    pytest.importorskip("matplotlib")
+    text = (SAMPLES / "linear.session.json").read_text(encoding="utf-8")
+    path = tmp_path / "s.json"
+    path.write_text(text.replace('"multi_kernel_0"', json.dumps(name, ensure_ascii=False)), encoding="utf-8")
+    assert cli.main(["plot", str(path), "-o", str(tmp_path / "m.svg")]) == 0, capsys.readouterr().err
+    assert cli.main(["export", str(path), "--format", "md", "-o", str(tmp_path / "r.md")]) == 0
+    report = (tmp_path / "r.md").read_text(encoding="utf-8")
+    assert "\u202e" not in report and name.replace("$", "\\$").replace("\\f", "\\\\f").replace(
+        "\u202e", "\\\\u202e") in report
+    assert (tmp_path / "r.map.png").stat().st_size > 0

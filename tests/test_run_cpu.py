@@ -29,7 +29,7 @@ torch = pytest.importorskip("torch")
 
 @pytest.fixture
 def here(tmp_path):
-    for name in ("serve.py", "pointwise.py", "ranks.py", "layers.py", "pkg"):
+    for name in ("serve.py", "standin.py", "pointwise.py", "ranks.py", "layers.py", "pkg"):
         src = PROGRAMS / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
     return tmp_path
@@ -124,6 +124,30 @@ def test_a_module_runs_with_dash_m_and_saves_beside_the_working_directory(here):
     assert s.model.path == "-m pkg.serve" and dispatches(s) == [(64, False, 0, 0)]
 
 
+def test_a_run_replaces_no_session_it_was_not_told_to(here):
+    """The README's `kinspect run --hints 64,256,4096 samples/generate.py` where the program
+    records nothing (without transformers, as on the CPU machine) keeps the shipped
+    recording; a run that records something beside one takes a free name."""
+    shipped = (REPO / "samples" / "linear.session.json").read_bytes()
+    (here / "generate.py").write_text("raise ModuleNotFoundError(\"No module named 'transformers'\")\n")
+    for name in ("generate.session.json", "serve.session.json"):
+        (here / name).write_bytes(shipped)
+    done = kinspect(here, "run", "--hints", "64,256,4096", "generate.py")
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[0] == ("kinspect: generate.session.json is there: recording into "
+                                           "generate.1.session.json (-o generate.session.json replaces it)")
+    assert ("kinspect: recorded nothing (the program raised ModuleNotFoundError): no session saved, "
+            "generate.session.json is as it was") in done.stderr.splitlines()
+    assert (here / "generate.session.json").read_bytes() == shipped
+    assert sorted(p.name for p in here.glob("generate*")) == ["generate.py", "generate.session.json"]
+    done = kinspect(here, "run", "serve.py", "100")
+    assert done.returncode == 0, done.stderr
+    assert "kinspect: saved serve.1.session.json: 1 sites, 1 dispatches, 0 measurements, 1 findings" in done.stderr
+    assert (here / "serve.session.json").read_bytes() == shipped
+    assert [e.key[0][0] for e in load(here / "serve.1.session.json").events] == [100]
+    assert load(here / "serve.1.session.jsonl").events == load(here / "serve.1.session.json").events
+
+
 def test_a_program_that_is_not_there_is_one_line(here):
     assert kinspect(here, "run", "nothere.py").stderr == "kinspect: error: 'nothere.py': no such file\n"
     done = kinspect(here, "run", "-m", "pkg.nothere")
@@ -131,8 +155,7 @@ def test_a_program_that_is_not_there_is_one_line(here):
     (here / "taken.session.json").mkdir()
     done = kinspect(here, "run", "-o", "taken.session.json", "serve.py", "100")
     assert (done.returncode, done.stdout) == (2, "")  # refused before the program ran
-    assert done.stderr == ("kinspect: error: 'taken.session.json' is there and is not a regular file: "
-                           "name another with -o\n")
+    assert done.stderr == "kinspect: error: taken.session.json: is a directory; give a file name\n"
     assert not list(here.glob("*.session.json?*")) and (here / "taken.session.json").is_dir()
 
 

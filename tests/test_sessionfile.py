@@ -223,6 +223,19 @@ def test_a_killed_recording_without_end_record_opens_marked_truncated(tmp_path):
     assert loaded.events == session.events and loaded.sites == session.sites
 
 
+def test_records_written_twice_in_a_log_are_read_once(tmp_path):
+    session = everything()
+    path = tmp_path / "rec.jsonl"
+    write_log(path, session)
+    lines = path.read_bytes().split(b"\n")
+    twice = [line for line in lines if line.startswith((b'["', b'{"type":"measurement"', b'{"type":"finding"'))]
+    end = lines.index(b'{"type":"end"}')
+    path.write_bytes(b"\n".join(lines[:end] + twice + lines[end:]))  # as a forked child wrote them again
+    loaded = read(path)
+    assert loaded.events == session.events and loaded.measurements == session.measurements
+    assert loaded.findings == session.findings
+
+
 def test_a_log_broken_before_its_last_line_is_refused(tmp_path):
     path = tmp_path / "rec.jsonl"
     write_log(path, everything())

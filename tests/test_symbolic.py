@@ -310,3 +310,22 @@ def test_tensors_are_named_by_their_part_in_the_op():
     # an op kinspect does not know, or inputs the op does not take: Inductor's names
     assert operand_names("convolution", addmm) == ["arg1_1", "arg3_1", "arg0_1", "buf0"]
     assert operand_names("mm", addmm) == ["arg1_1", "arg3_1", "arg0_1", "buf0"]
+
+
+@pytest.mark.parametrize("tree, shown", [
+    (("max", *[f"s{i}" for i in range(63)]), "Max(s0, s1, s2, s3, s4"),  # 3.5 s in sympy
+    (("min", *[("add", f"s{i}", 1) for i in range(8)]), "Min(s0 + 1, s1 + 1, s2 + 1"),
+    (("mod", ("mul", *[f"s{i}" for i in range(12)]), 7), "Mod(s0*s1*s2*s3"),
+])
+def test_sizes_sympy_is_slow_on_are_written_as_they_are_never_given_to_it(monkeypatch, tree, shown):
+    from kinspect.core.dispatch import symbolic
+
+    monkeypatch.setattr(symbolic, "_sympy", lambda: pytest.fail("sympy was asked to print it"))
+    symbolic._text.cache_clear()
+    assert SizeExpr(tree).text.startswith(shown)
+    assert SizeExpr(tree).text_with({"s0": "B"}).startswith(shown.replace("s0", "B", 1))
+
+
+def test_small_max_and_min_are_still_sympys():
+    assert SizeExpr(("max", 1, "s0")).text == "Max(1, s0)"
+    assert SizeExpr(("mod", ("add", "s0", 1), 8)).text == str(sympy.Mod(sympy.Symbol("s0", integer=True, nonnegative=True) + 1, 8))

@@ -22,7 +22,8 @@ from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.quality import advise
 from kinspect.core.errors import KinspectError
 from kinspect.core.numbers import ratio
-from kinspect.core.store import output_path, read_text
+from kinspect.core.recording_files import recording_files
+from kinspect.core.store import read_text
 from kinspect.core.quality.sweep_plan import parse_ranges
 
 if TYPE_CHECKING:
@@ -84,10 +85,13 @@ def run(args: argparse.Namespace) -> int:
     mf.check_names({k for s, _ in load.points for k in s}, "--workload")
     if not recording.cuda_available():
         raise KinspectError(recording.no_cuda(mf.path, "kinspect advise"))
-    target = output_path(out) if out is not None else mf.path.with_name(mf.path.stem + ".advise.session.json")
+    files = recording_files(out, mf.path.with_name(mf.path.stem + ".advise.session.json"), [mf.path])
+    if files.taken is not None:
+        progress(files.taken_text())
+    target = files.shown
     progress(f"workload: {load.source}")
     progress(f"candidate hints: {cands} (one variant each, compiled together)")
-    options = Options(hints=cands, log_path=target.with_suffix(".jsonl"), progress=progress,
+    options = Options(hints=cands, log_path=files.log, progress=progress,
                                failure_log=log_path_for(mf.path), **compile_options(args))
     with LivePipeline(mf, options) as live, tempfile.TemporaryDirectory(prefix="kinspect-") as work:
         try:
@@ -95,13 +99,14 @@ def run(args: argparse.Namespace) -> int:
         except KinspectError as e:
             if not live.session.sites:
                 raise
-            live.save(target)
+            live.save(files.session)
             raise KinspectError(f"{e} (what was compiled and timed is saved in {target})") from e
         except BaseException:  # Ctrl-C, a crash: what was timed is kept all the same
             if live.session.sites:
-                live.save(target)
+                live.save(files.session)
             raise
-        live.save(target)
+        live.save(files.session)
+    files.settle()
     progress(f"saved {target} (the candidate compile, its sweep and the verification compiles)")
     console = terminal.table_console()
     console.print(f"workload: {advice.workload.source}", markup=False, soft_wrap=True)

@@ -20,7 +20,8 @@ from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.quality.boundaries import log_grid
 from kinspect.core.quality.comparison import comparison
 from kinspect.core.errors import KinspectError
-from kinspect.core.store import output_path, recording_path
+from kinspect.core.recording_files import recording_files
+from kinspect.core.store import recording_path
 from kinspect.core.quality.sweep_plan import axis_points, parse_ranges
 from kinspect.core.quality.variance import unstable_autotune
 
@@ -76,16 +77,20 @@ def run(args: argparse.Namespace) -> int:
     mf.check_names({k for s in sizes for k in s}, "--range" if ranges else "--shapes")
     if not recording.cuda_available():
         raise KinspectError(recording.no_cuda(mf.path, "kinspect compare"))
-    target = output_path(out) if out is not None else recording_path(mf.path)
-    options = Options(hints=hint_list, log_path=target.with_suffix(".jsonl"), progress=progress,
+    files = recording_files(out, recording_path(mf.path), [mf.path])
+    if files.taken is not None:
+        progress(files.taken_text())
+    target = files.shown
+    options = Options(hints=hint_list, log_path=files.log, progress=progress,
                                failure_log=log_path_for(mf.path), **compile_options(args))
     with LivePipeline(mf, options) as live, tempfile.TemporaryDirectory(prefix="kinspect-") as work:
         live.compile()
         try:
             phases = run_compare(live, sizes, compiles, work, progress)
         finally:
-            live.save(target)
+            live.save(files.session)
         session = live.session
+    files.settle()
     progress(f"saved {target}: {len(sizes)} shapes, {compiles} compile{'s' if compiles > 1 else ''}")
     console = terminal.table_console()
     c = comparison(session)

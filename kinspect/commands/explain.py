@@ -36,8 +36,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
@@ -61,7 +62,7 @@ from kinspect.core.errors import KinspectError
 from kinspect.core.numbers import US, ratio as fmt_ratio, spread, us
 from kinspect.core.session.compile_changes import notes, tuned_lines
 from kinspect.core.quality.explain import SiteExplanation, explain, overview_json, shape_json
-from kinspect.core.quality.finding_groups import group_findings
+from kinspect.core.quality.finding_groups import SHOWN_GROUPS, SHOWN_MEMBERS, group_findings, more_text
 from kinspect.core.quality.overview import model_quality
 from kinspect.core.session.call_sites import LayerGroup, group_layers
 from kinspect.core.session.runtime import Baseline
@@ -121,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
         results = what_ifs(session)
         overview = overview_json(session, quality, results)
         if as_json:
-            print(json.dumps(with_hints(overview, session), indent=1))
+            print(strict_json(with_hints(overview, session)))
         else:
             console = terminal.table_console()
             print_hints(session, console)
@@ -135,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
     results = explain(session, parsed, site, heuristic)
     baselines = _baselines_at(session, parsed)
     if as_json:
-        print(json.dumps(with_hints(shape_json(shape, quality, results, baselines), session), indent=1))
+        print(strict_json(with_hints(shape_json(shape, quality, results, baselines), session)))
     else:
         console = terminal.table_console()
         print_hints(session, console)
@@ -148,6 +149,22 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def strict_json(value: Any) -> str:
+    """`--json`'s text: JSON as every parser reads it, a figure too large or undefined to
+    be a JSON number (×inf regret, 1e308 µs over 1e-300) written as null."""
+    return json.dumps(_finite(value), indent=1, allow_nan=False)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
 def _ranks(paths: list[str], shape: str | None, runs: bool, as_json: bool) -> int:
     """Several rank sessions of a torchrun job (or their folder), side by side."""
     if runs:
@@ -156,7 +173,7 @@ def _ranks(paths: list[str], shape: str | None, runs: bool, as_json: bool) -> in
         raise KinspectError("--shape explains one session: give one rank's file, not several")
     merged = load_merged(paths)
     if as_json:
-        print(json.dumps(merged.to_json(), indent=1))
+        print(strict_json(merged.to_json()))
     else:
         print_ranks(merged, terminal.table_console())
     return 0
@@ -202,7 +219,7 @@ def _model(path: str, shape: str | None, site: str | None, measure: bool, hints:
         raise KinspectError(recording.no_cuda(model, f"{running[0]} (it runs the model)", "kinspect explain"))
     if found is None:
         raise KinspectError(recording.no_cuda(model, "explaining a model live"))
-    session = load(found)
+    session = recording.recording_of(model, load(found), found)
     env = session.environment
     missing = recording.missing_libraries(model)
     say(f"kinspect: no CUDA GPU here: explaining the recording {found} "
@@ -280,10 +297,16 @@ def _print_findings(session: Session, console: Console) -> None:
     if not groups:
         return
     console.print(Text(f"findings ({len(session.findings)}, by kind, worst first)", style="bold"))
-    for g in groups:
+    for g in groups[:SHOWN_GROUPS]:
         console.print(Text(f"  {g.title} ({g.severity})"))
-        for f in g.members:
+        for f in g.members[:SHOWN_MEMBERS]:
             console.print(Text(f"    {f.site or f.graph or ''}{': ' if f.site or f.graph else ''}{f.message}"))
+        more = more_text(len(g.members) - SHOWN_MEMBERS, f"{g.kind} findings")
+        if more:
+            console.print(Text(f"    {more}", style="dim"))
+    more = more_text(len(groups) - SHOWN_GROUPS, "kinds of finding")
+    if more:
+        console.print(Text(f"  {more}", style="dim"))
 
 
 def _call_text(g: LayerGroup) -> str:

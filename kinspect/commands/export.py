@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 
 from kinspect.core.errors import KinspectError
-from kinspect.commands.rank_sessions import is_merged, load_merged
+from kinspect.commands.rank_sessions import is_merged, load_merged, rank_files
 from kinspect.core.printing import say
 from kinspect.core.export import export_ranks
 from kinspect.core.store import load
@@ -32,12 +32,12 @@ def run(args: argparse.Namespace) -> int:
             raise KinspectError(f"--format {fmt} takes one session; a torchrun job's rank sessions export "
                                 "together as --format perfetto (a process per rank)")
         merged = load_merged(paths)
-        export_ranks(merged, out)
+        export_ranks(merged, out, keep=rank_files(paths))
         events = sum(len(s.events) for s in merged.sessions)
         say(f"wrote {out} (perfetto, ranks {', '.join(map(str, merged.ranks))}, {events} events)")
         return 0
     session = load(paths[0])
-    written = write(session, fmt, out, args.inductor_names)
+    written = write(session, fmt, out, args.inductor_names, keep=paths)
     for note in written.notes:
         say(f"kinspect: {note}", err=True)
     images, chart = written.images, written.chart

@@ -78,8 +78,8 @@ def source_for_path(path: str, changes: dict[str, bool] | None = None) -> Sessio
     check_syntax(p)  # the rest of the check imports torch: the app runs it as the recording shows
     if ranks:  # a torchrun job's: the lowest rank, the others in the Ranks tab
         merged = load_merged([str(r) for r in ranks])
-        return recording.ModelRecording(p, merged.lead(), ranks[0], merged)
-    return recording.ModelRecording(p, load(found), found)
+        return recording.ModelRecording(p, recording.recording_of(p, merged.lead(), ranks[0]), ranks[0], merged)
+    return recording.ModelRecording(p, recording.recording_of(p, load(found), found), found)
 
 
 def _live_source(model: Path, changes: dict[str, bool]) -> SessionSource:

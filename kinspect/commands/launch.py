@@ -13,6 +13,7 @@ import importlib.util
 import os
 import runpy
 import sys
+import threading
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,8 +64,19 @@ class Program:
             return path.with_name(path.stem + ".session.json")
         return Path(f"{self.module}.session.json")
 
+    def files(self) -> tuple[str, ...]:
+        """The program's own file, which no output may replace."""
+        if self.script is not None:
+            return (self.script,)
+        try:
+            origin = getattr(importlib.util.find_spec(self.module or ""), "origin", None)
+        except (ImportError, ValueError):
+            origin = None
+        return (origin,) if origin else ()
+
     def run(self) -> None:
-        """Run it as Python would, here; its exceptions (SystemExit too) propagate."""
+        """Run it as Python would, here, and wait for the threads it leaves running as
+        Python does before it exits; its exceptions (SystemExit too) propagate."""
         saved_argv, saved_path0 = list(sys.argv), sys.path[0] if sys.path else None
         if self.script is not None:
             sys.argv = [self.script, *self.argv]
@@ -74,6 +86,7 @@ class Program:
             finally:
                 sys.argv = saved_argv
                 _set_path0(saved_path0)
+                _wait_for_threads()
             return
         sys.argv = [self.module or "", *self.argv]  # run_module puts the module's file first
         _set_path0(os.getcwd())
@@ -82,6 +95,20 @@ class Program:
         finally:
             sys.argv = saved_argv
             _set_path0(saved_path0)
+            _wait_for_threads()
+
+
+def _wait_for_threads() -> None:
+    """Wait for the program's non-daemon threads, as Python does once `__main__` ends: what
+    they dispatch meanwhile is the program's, and recorded. The threads of a pool
+    (`concurrent.futures`) are left out: Python tells them to stop at exit first, and an
+    idle one would wait forever."""
+    me = threading.current_thread()
+    for t in threading.enumerate():
+        made_by = (getattr(getattr(t, "_target", None), "__module__", None) or type(t).__module__ or "")
+        if t is me or t.daemon or made_by.startswith("concurrent.futures"):
+            continue
+        t.join()
 
 
 def _set_path0(value: str | None) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from kinspect.core.errors import KinspectError, echo
 from kinspect.core.session.compile_changes import CompileChanges
-from kinspect.core.dispatch.shapes import SymbolShape, parse_shape
+from kinspect.core.dispatch.shapes import MAX_SIZE, SymbolShape, parse_shape
 from kinspect.core.quality.sweep_plan import MAX_POINTS
 
 
@@ -47,12 +47,12 @@ def parse_baselines(text: str | None) -> list[str]:
 
 
 def parse_hints(text: str) -> list[int]:
-    try:
-        hints = [int(h) for h in text.replace(" ", "").split(",") if h]
-    except ValueError:
-        raise KinspectError(f"--hints takes comma-separated positive integers, got {echo(text)}") from None
-    if not hints or any(h <= 0 for h in hints):
-        raise KinspectError(f"--hints takes comma-separated positive integers, got {echo(text)}")
+    words = [h for h in text.replace(" ", "").split(",") if h]
+    if not all(w.isdigit() and len(w) <= len(str(MAX_SIZE)) for w in words):  # before int(): 4,300 digits at most
+        raise KinspectError(f"--hints takes comma-separated positive integers up to 2**62, got {echo(text)}")
+    hints = [int(h) for h in words]
+    if not hints or any(h <= 0 or h > MAX_SIZE for h in hints):
+        raise KinspectError(f"--hints takes comma-separated positive integers up to 2**62, got {echo(text)}")
     return hints
 
 

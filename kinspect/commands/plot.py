@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 from kinspect.core.printing import say
-from kinspect.core.store import load
+from kinspect.core.store import load, output_path
 
 
 def add_args(pl: argparse.ArgumentParser) -> None:
@@ -17,6 +17,7 @@ def run(args: argparse.Namespace) -> int:
     from kinspect.images import draw
 
     out = args.output
+    output_path(out, keep=[args.session])
     n = draw(load(args.session), out, args.site)
     say(f"wrote {out} ({n} map{'s' if n != 1 else ''})")
     return 0

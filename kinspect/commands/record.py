@@ -15,7 +15,8 @@ from kinspect.commands.model_output import model_output
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.dispatch.shapes import sizes_text
 from kinspect.core.errors import KinspectError
-from kinspect.core.store import output_path, rank_path, recording_path
+from kinspect.core.recording_files import recording_files
+from kinspect.core.store import rank_path, recording_path
 
 if TYPE_CHECKING:
     from kinspect.inductor import Rank
@@ -74,15 +75,17 @@ def _record(model: str, out: str | None, hint_list: list[int] | None, steps: lis
         raise KinspectError(recording.no_cuda(Path(model), "kinspect record"))
     mf = load_model_file(model)
     mf.check_names({k for s in steps or [] for k in s}, "--shapes")
-    target = output_path(out) if out is not None else recording_path(mf.path)
-    failure_log = log_path_for(mf.path)
+    failure_log = log_path_for(mf.path).absolute()
     say = progress
     if rank is not None:  # one file each, and each line says whose
-        target, failure_log = rank_path(target, rank.rank), rank_path(failure_log, rank.rank)
+        failure_log = rank_path(failure_log, rank.rank)
         say = lambda text: progress(f"rank {rank.rank}: {text}")  # noqa: E731
+    files = recording_files(out, recording_path(mf.path), [mf.path], None if rank is None else rank.rank)
+    if files.taken is not None:
+        say(files.taken_text())
     options = Options(
         hints=hint_list, train=train,
-        allow_caches=allow_caches, log_path=target.with_suffix(".jsonl"), progress=say,
+        allow_caches=allow_caches, log_path=files.log, progress=say,
         failure_log=failure_log, rank=rank, **changes,
     )
     with LivePipeline(mf, options) as live:
@@ -97,10 +100,17 @@ def _record(model: str, out: str | None, hint_list: list[int] | None, steps: lis
                 live.time_at(sizes, measure=measure, kinds=kinds, l2_flush=l2_flush)
             except KinspectError as e:  # e.g. too large to measure: say so, keep going
                 say(f"not measured at {sizes_text(sizes)}: {e}")
-        live.save(target)
+        kept = files.keeps(live.session)
+        if not kept:
+            live.save(files.session)
     for r in results:
         if r.error:
             say(f"step {r.step} ({sizes_text(r.sizes)}): {r.error}")
     s = live.session
-    say(f"saved {target}: {len(s.sites)} sites, {len(s.events)} dispatches, {len(s.findings)} findings")
+    if kept:
+        files.discard()
+        say(f"recorded nothing: no session saved, {files.taken or files.shown} is as it was")
+        return 0
+    files.settle()
+    say(f"saved {files.shown}: {len(s.sites)} sites, {len(s.events)} dispatches, {len(s.findings)} findings")
     return 0

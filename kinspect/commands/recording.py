@@ -36,6 +36,16 @@ def existing_recording(model: Path) -> Path | None:
     return None
 
 
+def recording_of(model: Path, session: Session, found: Path | str) -> Session:
+    """`session`, the recording found beside `model`, refused in one line where it records
+    another program (a file copied or renamed beside it), never explained as this one's."""
+    recorded = session.model.path
+    if recorded and Path(recorded).name != model.name:
+        raise KinspectError(f"{found} is a recording of {Path(recorded).name}, not of {model.name}: open it with "
+                            f"kinspect open {found}, or record {model.name} on a GPU machine (kinspect record {model})")
+    return session
+
+
 def cuda_available() -> bool:
     """Whether a model can run live here. Where no CUDA device can be present this is
     known without importing torch, which takes about 1.7 s before the first screen."""
@@ -142,10 +152,18 @@ def check_model_file(model: Path, cancel: threading.Event) -> None:
     if proc.returncode == 3:
         raise KinspectError(err.strip().splitlines()[-1])
     if proc.returncode < 0:
-        raise KinspectError(f"{model.name}: loading it killed its process ({signal.Signals(-proc.returncode).name})")
+        raise KinspectError(f"{model.name}: loading it killed its process ({signal_name(-proc.returncode)})")
     if proc.returncode != 0:
         last = err.strip().splitlines()[-1] if err.strip() else f"exit status {proc.returncode}"
         raise KinspectError(f"{model.name}: loading it failed: {last}")
+
+
+def signal_name(number: int) -> str:
+    """`SIGKILL` for 9; a signal Python has no name for (a real-time one, 40) by number."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 class ModelRecording(RecordedSource):

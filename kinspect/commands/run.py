@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 
 from kinspect.commands.options import compile_flags, compile_options
+from kinspect.core.errors import KinspectError
 
 
 def add_args(r: argparse.ArgumentParser) -> None:
@@ -38,9 +39,7 @@ def add_args(r: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from kinspect.core.store import rank_path
+    from kinspect.core.recording_files import recording_files
     from kinspect.commands.launch import Program, print_program_traceback
     from kinspect.commands.options import parse_hints
     from kinspect.core.printing import progress
@@ -49,14 +48,16 @@ def run(args: argparse.Namespace) -> int:
     program = Program.parse(args.module, args.program)
     hints = parse_hints(args.hints) if args.hints else None
     rank = torchrun.from_environment()
-    target = Path(args.output) if args.output else program.session_path()
     say = progress
     if rank is not None:  # one file each, and each line says whose
-        target = rank_path(target, rank.rank)
         say = lambda text: progress(type(text)(f"rank {rank.rank}: {text}"))  # noqa: E731  (a passing line stays one)
+    files = recording_files(args.output, program.session_path(), program.files(), None if rank is None else rank.rank)
+    if files.taken is not None:
+        say(files.taken_text())
+    target = files.shown
     from kinspect.inductor import ProgramRecording, RunOptions
 
-    rec = ProgramRecording(RunOptions(target, program.name, hints, args.measure, rank, say, **compile_options(args)))
+    rec = ProgramRecording(RunOptions(files, program.name, hints, args.measure, rank, say, **compile_options(args)))
     ended: BaseException | None = None
     with rec:
         try:
@@ -68,13 +69,26 @@ def run(args: argparse.Namespace) -> int:
         if args.compile_layers_once and type(ended).__module__.startswith("torch._dynamo") and rec.layer_groups:
             say(f"Dynamo failed tracing the program with {', '.join(g.text for g in rec.layer_groups)} as nested "
                 "compile regions (--compile-layers-once); without the switch its blocks compile as stock Inductor's do")
-    session = rec.finish()
+    try:
+        session = rec.finish()
+    except KinspectError as e:
+        raise KinspectError(f"{e}; what was recorded is in {files.log}, which opens as the session does") from None
+    if rec.forked:  # the program's own fork, returning here as its parent will
+        if isinstance(ended, (SystemExit, KeyboardInterrupt)):
+            raise ended
+        return 0 if ended is None else 1
     how = "" if ended is None else (
         f" (the program exited with status {_status(ended)})" if isinstance(ended, SystemExit)
         else " (interrupted)" if isinstance(ended, KeyboardInterrupt)
         else f" (the program raised {type(ended).__name__})")
-    say(f"saved {target}{how}: {len(session.sites)} sites, {len(session.events)} dispatches, "
-        f"{len(session.measurements)} measurements, {len(session.findings)} findings")
+    if rec.kept:
+        say(f"recorded nothing{how}: no session saved, {files.taken or target} is as it was")
+    else:
+        say(f"saved {target}{how}: {len(session.sites)} sites, {len(session.events)} dispatches, "
+            f"{len(session.measurements)} measurements, {len(session.findings)} findings")
+    if rec.forks:
+        say(f"the program forked {rec.forks} process{'es' if rec.forks > 1 else ''}: a recording holds its own "
+            "process's dispatches, so what they dispatched is not in the session")
     reason = rec.no_site_reason()
     if reason is not None:
         first = "" if ended is None or isinstance(ended, SystemExit) else " (the program ended before its compiles did)"

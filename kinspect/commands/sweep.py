@@ -17,7 +17,8 @@ from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.dispatch.shapes import sizes_text
 from kinspect.core.errors import KinspectError
 from kinspect.core.numbers import seconds
-from kinspect.core.store import output_path, recording_path
+from kinspect.core.recording_files import recording_files
+from kinspect.core.store import recording_path
 from kinspect.core.quality.overview import model_quality
 from kinspect.core.quality.sweep_plan import describe, parse_ranges
 from kinspect.core.quality.whatif import what_ifs
@@ -50,8 +51,11 @@ def run(args: argparse.Namespace) -> int:
     mf.check_names(spans, "--range")  # before minutes of compiling, and before anything is saved
     if not recording.cuda_available():
         raise KinspectError(recording.no_cuda(mf.path, "kinspect sweep"))
-    target = output_path(out) if out is not None else recording_path(mf.path)
-    options = Options(hints=hint_list, log_path=target.with_suffix(".jsonl"), progress=say,
+    files = recording_files(out, recording_path(mf.path), [mf.path])
+    if files.taken is not None:
+        say(files.taken_text())
+    target = files.shown
+    options = Options(hints=hint_list, log_path=files.log, progress=say,
                                failure_log=log_path_for(mf.path), **compile_options(args))
     cancel = threading.Event()
     with LivePipeline(mf, options) as live:
@@ -61,9 +65,10 @@ def run(args: argparse.Namespace) -> int:
         try:
             sweep = run_sweep(live, spans, points, say, cancel)
         finally:
-            live.save(target)
+            live.save(files.session)
         took = time.perf_counter() - started
         session = live.session
+    files.settle()
     kept = len(sweep.points)
     say(f"saved {target}: {describe(spans, kept)} in {seconds(took)}" +
         (f"; {len(sweep.skipped)} skipped" if sweep.skipped else ""))

@@ -8,18 +8,21 @@ session of its compiled code (`kinspect.core.trace`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
 import tempfile
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from kinspect.core.errors import KinspectError, SessionError
 from kinspect.core.quality.findings import refreshed
 from kinspect.core.session.model import Session
 from kinspect.core.session.records import collector_paused
+from kinspect.core.session.format.columns import cut_events, cut_keys
 from kinspect.core.session.format.log import load_log, looks_like_log
 from kinspect.core.session.format.document import dumps, session_from_json, session_to_json
 from kinspect.core.trace.files import (is_output_code, is_trace, output_code_files, read_output_code, read_trace,
@@ -60,10 +63,12 @@ def save(session: Session, path: str | os.PathLike[str]) -> None:
     write_text(target, text, sync=True)
 
 
-def output_path(name: str | os.PathLike[str]) -> Path:
+def output_path(name: str | os.PathLike[str], keep: Iterable[str | os.PathLike[str]] = ()) -> Path:
     """The file a user asked kinspect to write, checked before any work goes into it: a
     name (not empty, not `-`), in a folder that exists, and either new, a regular file
-    (through any symlinks), or a character device or pipe, which is written into."""
+    (through any symlinks) that is writable and none of the files in `keep` (what the
+    command reads: its session, its model), or a character device or pipe, which is
+    written into."""
     text = os.fspath(name)
     if text == "":
         raise KinspectError("the output file name is empty; give a file name")
@@ -86,6 +91,14 @@ def output_path(name: str | os.PathLike[str]) -> Path:
     if not (stat.S_ISREG(mode) or stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)):
         raise KinspectError(f"{path}: is not a regular file (a {_file_kind(mode)}); kinspect does not replace it")
     if stat.S_ISREG(mode):
+        for kept in keep:
+            with contextlib.suppress(OSError):
+                if os.path.samefile(path, kept):
+                    raise KinspectError(f"{path}: is {kept}, which this command reads; kinspect does not "
+                                        "replace it: name another file")
+        if not (mode & 0o222 and os.access(path, os.W_OK)):
+            raise KinspectError(f"{path}: is read-only; kinspect does not replace it (make it writable, "
+                                "or name another file)")
         _takes_files(path, Path(os.path.realpath(path)).parent)
     return path
 
@@ -106,11 +119,18 @@ def _file_kind(mode: int) -> str:
 
 
 def write_text(path: str | os.PathLike[str], text: str, sync: bool = False) -> None:
+    """`write_with` for a text known whole."""
+    write_with(path, lambda f: f.write(text.encode("utf-8")), sync)
+
+
+def write_with(path: str | os.PathLike[str], fill: Callable[[BinaryIO], object], sync: bool = False) -> None:
     """Write a file the user named (`output_path`) so that nothing is lost on the way:
-    a regular file (the one a symlink points at; the link stays) is replaced atomically
-    by a temporary file beside it renamed over it, keeping its permissions; a character
+    `fill(f)` writes it (in pieces, so a large export never is one string). A regular
+    file (the one a symlink points at; the link stays) is replaced atomically by a
+    temporary file beside it renamed over it, keeping its permissions; a character
     device or pipe (`/dev/stdout`) is written into, never replaced by a file; on failure
-    the temporary file is removed and the target is as it was."""
+    (a full disk, the file size limit, SIGTERM) the temporary file is removed and the
+    target is as it was."""
     target = output_path(path)
     try:
         st = target.stat()
@@ -118,8 +138,8 @@ def write_text(path: str | os.PathLike[str], text: str, sync: bool = False) -> N
         st = None
     try:
         if st is not None and not stat.S_ISREG(st.st_mode):
-            with open(target, "w", encoding="utf-8") as f:
-                f.write(text)
+            with open(target, "wb") as f:
+                fill(f)
             return
         real = Path(os.path.realpath(target))
         fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent)
@@ -128,8 +148,8 @@ def write_text(path: str | os.PathLike[str], text: str, sync: bool = False) -> N
     try:
         # mkstemp makes 0600; a new session or report is meant to be shared, an existing one keeps its mode
         os.fchmod(fd, 0o644 if st is None else stat.S_IMODE(st.st_mode))
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            fill(f)
             f.flush()
             if sync:
                 os.fsync(f.fileno())
@@ -145,6 +165,16 @@ def read_text(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> str:
     """A text file's contents, refused in one line if it is missing, not a regular file
     (a FIFO would block forever, `/dev/zero` never ends while its size reads 0), larger
     than `limit` or not UTF-8."""
+    data = read_bytes(path, limit)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise SessionError(f"{path}: not UTF-8 text (byte {e.start})") from None
+
+
+def read_bytes(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> bytes:
+    """`read_text`'s file as bytes, with its checks but the decoding: a session is read
+    from them without holding its text twice."""
     path = Path(path)
     try:
         st = path.stat()
@@ -155,24 +185,26 @@ def read_text(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> str:
             raise SessionError(f"{path}: is not a regular file (a {kind}); kinspect reads files")
         if st.st_size > limit:
             raise SessionError(f"{path}: file is {st.st_size} bytes, more than kinspect reads ({limit})")
-        with open(path, encoding="utf-8") as f:
-            text = f.read(limit + 1)
-        if len(text) > limit:
+        with open(path, "rb") as f:
+            data = f.read(st.st_size + 1)  # a file that grew since: read what fits the limit, then refuse
+            if len(data) > st.st_size:
+                data += f.read(limit + 1 - len(data))
+        if len(data) > limit:
             raise SessionError(f"{path}: file is more than {limit} bytes, more than kinspect reads")
-        return text
+        return data
     except FileNotFoundError:
         raise SessionError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise SessionError(f"{path}: is a directory, not a file") from None
-    except UnicodeDecodeError as e:
-        raise SessionError(f"{path}: not UTF-8 text (byte {e.start})") from None
     except OSError as e:
         raise SessionError(f"{path}: cannot read ({e.strerror})") from None
 
 
-def _decode(text: str, where: str) -> Any:
+def _decode(text: str | bytes, where: str) -> Any:
     try:
         return json.loads(text)
+    except UnicodeDecodeError as e:
+        raise SessionError(f"{where}: not UTF-8 text (byte {e.start})") from None
     except json.JSONDecodeError as e:
         raise SessionError(f"{where}: not valid JSON (line {e.lineno} column {e.colno}: {e.msg})") from None
     except RecursionError:
@@ -200,17 +232,39 @@ def read(path: str | os.PathLike[str]) -> Session:
             return read_trace(path)
     if (path.suffix == ".py" and is_output_code(path)) or (path.is_dir() and output_code_files(path)):
         return read_output_code(path)
-    text = read_text(path)
     with _collector_paused():
-        if looks_like_log(text):
-            return load_log(text, str(path))
-        data = _decode(text, str(path))
+        doc = _document(path)
+        if isinstance(doc, Session):
+            return doc
         try:
-            return session_from_json(data)
+            return session_from_json(doc)
         except SessionError as e:
             raise SessionError(f"{path}: {e}") from None
         except RecursionError:
             raise SessionError(f"{path}: JSON nested too deeply") from None
+
+
+def _document(path: Path) -> Any:
+    """A recording log's session, or a session file's JSON with its event columns read
+    compactly (`columns.cut_events`). The file's bytes are let go as soon as they are
+    read: a large session must not be held twice."""
+    data = read_bytes(path)
+    if looks_like_log(data[:1 << 16].decode("utf-8", "replace")):
+        taken = [data].pop  # the log's reader holds the only reference, and lets it go once read
+        del data
+        return load_log(taken, str(path))
+    rest, events = cut_events(data)
+    del data
+    rest, keys = cut_keys(rest)
+    doc = _decode(rest, str(path))
+    if (events is not None or keys is not None) and (not isinstance(doc, dict) or (
+            events is not None and doc.get("events") != {}) or (keys is not None and doc.get("keys") != [])):
+        return _decode(read_bytes(path), str(path))  # a section cut was not the document's own: read it whole
+    if events is not None:
+        doc["events"] = events
+    if keys is not None:
+        doc["keys"] = keys
+    return doc
 
 
 def _collector_paused() -> AbstractContextManager[None]:

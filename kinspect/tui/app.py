@@ -543,7 +543,8 @@ class InspectorApp(LiveWork, App[None]):
                                     + (f"; {beside}" if beside else "")), markup=False)
 
         path = getattr(self.source, "path", None) or self.session.model.path
-        self.push_screen(ExportScreen(self.session, export_stem(str(path) if path else None), fmt), written)
+        keep = [str(p) for p in (getattr(self.source, "path", None), self.session.model.path) if p]
+        self.push_screen(ExportScreen(self.session, export_stem(str(path) if path else None), fmt, keep), written)
 
 
 def _action(action: str) -> tuple[str, tuple[object, ...]]:

@@ -8,7 +8,7 @@ is good or the user presses escape, so a typo never costs the user what they typ
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from rich.text import Text
@@ -181,12 +181,14 @@ class ExportScreen(ModalScreen[tuple[str, str, str] | None]):
                 tooltip="Choose the format below"),
     ]
 
-    def __init__(self, session: Session, stem: str, fmt: str = "json") -> None:
+    def __init__(self, session: Session, stem: str, fmt: str = "json", keep: Sequence[str] = ()) -> None:
         from kinspect.core.export import FORMATS  # the exporters: imported when asked for, not for the first screen
 
         super().__init__()
         self._formats = FORMATS
         self._session = session
+        self._keep = keep
+        """Files the export may not replace: the recording shown, the model."""
         self._stem = stem
         self._fmt = fmt
         self._edited = False
@@ -245,7 +247,7 @@ class ExportScreen(ModalScreen[tuple[str, str, str] | None]):
         was written beside it, or why an image was not."""
         from kinspect.report_files import write
 
-        written = write(self._session, fmt, Path(path).expanduser())
+        written = write(self._session, fmt, Path(path).expanduser(), keep=self._keep)
         beside = [f"with {name}" for name in (*written.images, *([written.chart] if written.chart else []))]
         return fmt, path, "; ".join(beside + written.notes)
 

@@ -3,28 +3,15 @@ serves its own batch sizes through a compiled module (one call per request) that
 dispatches through Inductor's real SizeHintMultiKernelCall (stand-in kernels, called
 eagerly from the compiled forward), and the ranks all-reduce a count."""
 
-import os
+from standin import ARGS, variants  # before torch: it sets Inductor's environment
 
-os.environ["TORCHINDUCTOR_DISABLE_MULTI_KERNEL_CACHE"] = "1"
-
-import torch  # noqa: E402
-import torch.distributed as dist  # noqa: E402
-from torch._inductor.codegen.multi_kernel import SizeHintMultiKernelCall  # noqa: E402
-
-
-class Kernel:
-    def __init__(self, name):
-        self.inductor_meta = {"kernel_name": name}
-
-    def run(self, *args, **kwargs):
-        pass
-
+import torch
+from torch._inductor.codegen.multi_kernel import SizeHintMultiKernelCall
+import torch.distributed as dist
 
 dist.init_process_group("gloo")
 rank = dist.get_rank()
-multi_kernel_0 = SizeHintMultiKernelCall(
-    "multi_kernel_0", {((h, 1024), (h, 4096)): Kernel(f"triton_tem_fused_mm_{i}") for i, h in enumerate((64, 256, 4096))},
-    {i: [slice(0, 2)] for i in range(3)})
+multi_kernel_0 = SizeHintMultiKernelCall("multi_kernel_0", variants("mm", 1024, 4096), ARGS)
 
 
 @torch._dynamo.disable

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from synthetic import synthetic_session
 
 from kinspect import cli
 from kinspect.commands import inspect, recording
+from kinspect.core.session.model import Session
 from kinspect.core.store import save
 from kinspect.core.session.format.log import log_header
 from kinspect.tui.app import InspectorApp
@@ -31,6 +33,12 @@ def no_cuda(monkeypatch):
     monkeypatch.setattr(recording, "cuda_available", lambda: False)
 
 
+def model_recording(sites: int, variants: int) -> Session:
+    """A synthetic session as model.py's recording (it names the model it records)."""
+    s = synthetic_session(sites, variants)
+    return replace(s, model=replace(s.model, path="model.py"))
+
+
 def a_model(tmp_path) -> Path:
     """A valid model file (checked before any recording opens)."""
     model = tmp_path / "model.py"
@@ -48,7 +56,7 @@ def test_open_a_session_file(tmp_path, opened):
 
 def test_a_model_without_cuda_opens_the_recording_beside_it(tmp_path, opened, no_cuda):
     model = a_model(tmp_path)
-    save(synthetic_session(2, 2), tmp_path / "model.session.json")
+    save(model_recording(2, 2), tmp_path / "model.session.json")
     assert cli.main([str(model)]) == 0
     assert opened[0].banner().startswith("Recording made on synthetic · torch synthetic")
     assert opened[0].banner().endswith("model.session.json")
@@ -58,7 +66,8 @@ def test_a_torchrun_models_rank_recordings_open_together_without_cuda(tmp_path, 
     model = a_model(tmp_path)
     samples = Path(__file__).resolve().parents[2] / "samples"
     for rank in (1, 0):
-        (tmp_path / f"model.rank{rank}.session.json").write_bytes((samples / f"ddp.rank{rank}.session.json").read_bytes())
+        (tmp_path / f"model.rank{rank}.session.json").write_text(
+            (samples / f"ddp.rank{rank}.session.json").read_text().replace("samples/ddp.py", "samples/model.py"))
     (tmp_path / "model.rankX.session.json").write_text("not a rank")
     assert cli.main([str(model)]) == 0
     source = opened[0]
@@ -72,7 +81,7 @@ def test_a_torchrun_models_rank_recordings_open_together_without_cuda(tmp_path, 
 def test_a_killed_recording_opens_from_its_log_marked_truncated(tmp_path, opened, no_cuda):
     model = a_model(tmp_path)
     # a recording killed right after its header: no end record
-    (tmp_path / "model.session.jsonl").write_text(json.dumps(log_header(synthetic_session(1, 2))) + "\n")
+    (tmp_path / "model.session.jsonl").write_text(json.dumps(log_header(model_recording(1, 2))) + "\n")
     assert cli.main([str(model)]) == 0
     assert "truncated: the recording stopped before its end record" in opened[0].banner()
 
@@ -89,7 +98,7 @@ def test_a_model_without_cuda_or_recording_is_a_one_line_error(tmp_path, capsys,
 def test_without_cuda_a_broken_model_file_says_what_is_wrong_though_a_recording_exists(tmp_path, capsys, opened, no_cuda):
     model = tmp_path / "model.py"
     model.write_text((FIXTURES / "broken.py").read_text())
-    save(synthetic_session(2, 2), tmp_path / "model.session.json")
+    save(model_recording(2, 2), tmp_path / "model.session.json")
     assert cli.main([str(model)]) == 2
     assert capsys.readouterr().err == "kinspect: error: model.py:7: syntax error: expected ':'\n"
     assert not opened
@@ -99,7 +108,7 @@ def test_with_cuda_a_model_opens_live_and_compiles_in_the_inspector(tmp_path, op
     monkeypatch.setattr(recording, "cuda_available", lambda: True)
     model = tmp_path / "model.py"
     model.write_text((FIXTURES / "linear.py").read_text())
-    save(synthetic_session(1, 2), tmp_path / "model.session.json")  # not opened: the model runs
+    save(model_recording(1, 2), tmp_path / "model.session.json")  # not opened: the model runs
     assert cli.main([str(model)]) == 0
     (source,) = opened
     assert source.live and not source.prepared and not source.can_measure
@@ -134,7 +143,7 @@ def test_without_cuda_a_model_that_parses_opens_its_recording_before_loading(tmp
     monkeypatch.setattr(modelfile, "load_model_file", lambda path: pytest.fail("loaded before the recording opened"))
     model = tmp_path / "model.py"
     model.write_text("import torch\nmodel = 3\n")
-    save(synthetic_session(2, 2), tmp_path / "model.session.json")
+    save(model_recording(2, 2), tmp_path / "model.session.json")
     assert cli.main([str(model)]) == 0
     assert opened[0].banner().endswith("model.session.json")
 
@@ -162,7 +171,7 @@ async def _checked(app: InspectorApp, shown: str | None = None) -> str:
 async def test_without_cuda_a_model_that_fails_to_load_says_so_over_its_recording(tmp_path, no_cuda):
     model = tmp_path / "model.py"
     model.write_text("import torch\nraise ValueError('no weights file')\n")
-    save(synthetic_session(2, 2), tmp_path / "model.session.json")
+    save(model_recording(2, 2), tmp_path / "model.session.json")
     app = InspectorApp(inspect.source_for_path(str(model)))
     text = await _checked(app)
     first = text.splitlines()[0]
@@ -189,7 +198,7 @@ async def test_without_cuda_a_builder_that_fails_says_so_over_the_recording(tmp_
     model = tmp_path / "model.py"
     model.write_text("import torch\nmodel = torch.nn.Linear(1024, 64)\n"
                      "def inputs(B=1000):\n    raise RuntimeError('tokenizer missing')\n")
-    save(synthetic_session(2, 2), tmp_path / "model.session.json")
+    save(model_recording(2, 2), tmp_path / "model.session.json")
     text = await _checked(InspectorApp(inspect.source_for_path(str(model))))
     assert text.splitlines()[0].startswith(" model.py: inputs(B=1000) failed: RuntimeError: tokenizer missing")
 
@@ -201,7 +210,7 @@ MISSING = "from a_library_not_installed_here import Net\n"
 async def test_without_its_library_a_models_recording_opens_with_a_quiet_note_not_a_red_error(tmp_path, no_cuda):
     model = tmp_path / "model.py"
     model.write_text("import torch\n" + MISSING + "model = Net()\n")
-    save(synthetic_session(2, 2), tmp_path / "model.session.json")
+    save(model_recording(2, 2), tmp_path / "model.session.json")
     app = InspectorApp(inspect.source_for_path(str(model)))
     text = await _checked(app, shown="runs live only with")
     banner = " ".join(line.strip() for line in text.splitlines()[:3])
@@ -213,7 +222,7 @@ async def test_without_its_library_a_models_recording_opens_with_a_quiet_note_no
 def test_without_its_library_explain_explains_the_recording_and_record_names_it(tmp_path, capsys, no_cuda):
     model = tmp_path / "model.py"
     model.write_text("import torch\n" + MISSING + "model = Net()\n")
-    save(synthetic_session(2, 2), tmp_path / "model.session.json")
+    save(model_recording(2, 2), tmp_path / "model.session.json")
     assert cli.main(["explain", str(model)]) == 0
     out, err = capsys.readouterr()
     assert "multi_kernel_1" in out and "import failed" not in err
@@ -229,7 +238,7 @@ def test_without_its_library_explain_explains_the_recording_and_record_names_it(
 
 async def test_without_cuda_a_model_that_loads_leaves_its_recording_as_it_was(tmp_path, no_cuda):
     model = a_model(tmp_path)
-    save(synthetic_session(2, 2), tmp_path / "model.session.json")
+    save(model_recording(2, 2), tmp_path / "model.session.json")
     app = InspectorApp(inspect.source_for_path(str(model)))
     text = await _checked(app)
     assert text.splitlines()[0].startswith(" Recording made on synthetic · torch synthetic")

@@ -233,6 +233,20 @@ async def test_export_is_named_after_the_file_asks_before_replacing_and_marks_th
     assert "linear.map.png" in (tmp_path / "linear.md").read_text() and (tmp_path / "linear.map.png").stat().st_size > 0
 
 
+async def test_export_onto_the_recording_it_shows_is_refused_on_screen(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    recording = tmp_path / "linear.session.json"
+    recording.write_bytes((SAMPLES / "linear.session.json").read_bytes())
+    app = InspectorApp(RecordedSource(load(recording), recording.name))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("e", "down")
+        field = app.screen.query_one("#export-path", Input)
+        field.value = recording.name
+        await pilot.press("enter", "enter")
+        await wait_until(pilot, lambda: "kinspect does not replace it" in screen_text(app))
+    assert recording.read_bytes() == (SAMPLES / "linear.session.json").read_bytes()
+
+
 # 8. help and palette
 
 

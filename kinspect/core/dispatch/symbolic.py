@@ -127,10 +127,37 @@ def _nodes(tree: Tree, limit: int = SYMPY_NODES + 1) -> int:
     return n
 
 
-def _has_pow(tree: Tree) -> bool:
-    """sympy evaluates a product of integer powers (`2 * (2**62)**62**62` has billions of
-    digits), however `evaluate=False` the powers were built: never hand it one."""
-    return isinstance(tree, tuple) and tree[0] != "opaque" and (tree[0] == "pow" or any(map(_has_pow, tree[1:])))
+SYMPY_MINMAX_ARGS = 4
+"""Arguments of Max and Min, in all, that sympy is given: it compares them pairwise under
+its assumptions (a Max of 63 symbols took it 3.5 s, of 8 sums 0.3 s)."""
+SYMPY_MOD_NODES = 8
+"""The largest Mod sympy is given, and only one: it looks for common factors under it."""
+
+
+def _sympy_fits(tree: Tree) -> bool:
+    """Whether sympy displays the tree in bounded time (benchmarks/symbolic_display.py
+    prints the slowest it found against its target). Never a power: sympy evaluates a
+    product of integer powers (`2 * (2**62)**62**62` has billions of digits), however
+    `evaluate=False` the powers were built."""
+    if _nodes(tree) > SYMPY_NODES:
+        return False
+    minmax = mods = 0
+    stack = [tree]
+    while stack:
+        t = stack.pop()
+        if not isinstance(t, tuple) or t[0] == "opaque":
+            continue
+        op = t[0]
+        if op == "pow":
+            return False
+        if op in ("max", "min"):
+            minmax += len(t) - 1
+        elif op == "mod":
+            mods += 1
+            if _nodes(t, SYMPY_MOD_NODES + 1) > SYMPY_MOD_NODES:
+                return False
+        stack.extend(t[1:])
+    return minmax <= SYMPY_MINMAX_ARGS and mods <= 1
 
 
 def _capped_text(tree: Tree) -> str:
@@ -363,19 +390,7 @@ class SizeExpr:
 
     @cached_property
     def text(self) -> str:
-        if isinstance(self.tree, (int, str)):
-            return str(self.tree)
-        if self.tree[0] == "opaque":
-            return self.tree[1]
-        plain = _plain_text(self.tree)
-        if plain is not None:
-            return plain
-        if _nodes(self.tree) > SYMPY_NODES or _has_pow(self.tree):
-            return _capped_text(self.tree)
-        try:
-            return _sympy().sp.sstr(self.to_sympy())
-        except (ArithmeticError, ValueError, RecursionError):  # Mod(x, 0), integers past 4300 digits
-            return _capped_text(self.tree)
+        return _text(self.tree)
 
     def __str__(self) -> str:
         return self.text
@@ -419,6 +434,25 @@ class SizeExpr:
             return cls(_from_ast(node, 0))
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return cls(_opaque(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _text(tree: Tree) -> str:
+    """The tree's display text: sympy's where it is cheap (`_sympy_fits`), else written
+    as is, cut at `MAX_TEXT`; once per tree, as the inspector redraws at every keystroke."""
+    if isinstance(tree, (int, str)):
+        return str(tree)
+    if tree[0] == "opaque":
+        return tree[1]
+    plain = _plain_text(tree)
+    if plain is not None:
+        return plain
+    if not _sympy_fits(tree):
+        return _capped_text(tree)
+    try:
+        return _sympy().sp.sstr(_to_sympy(tree))
+    except (ArithmeticError, ValueError, RecursionError):  # Mod(x, 0), Max of an uncomparable
+        return _capped_text(tree)
 
 
 def _renamed(tree: Tree, names: Mapping[str, str]) -> Tree:

@@ -2,7 +2,9 @@
 
 Names, messages and config values in a session come from anywhere; in a report they
 must render as the characters they are: a `|` must not split a table cell, a newline
-must not end a row, `<script>` must not become HTML, `**` must not become bold.
+must not end a row, `<script>` must not become HTML, `**` must not become bold, `$x$`
+must not become math, and a bidi override (U+202E) must not make text read as other
+text (it is written as its escape, as on a terminal: `kinspect.core.errors.shown`).
 """
 
 from __future__ import annotations
@@ -11,13 +13,16 @@ import re
 from collections.abc import Iterable, Sequence
 from urllib.parse import quote as _url_quote
 
+from kinspect.core.errors import shown
+
 _BREAKS = re.compile(r"[\r\n\t\x0b\x0c\x85\u2028\u2029]+")
-_PROSE_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&])")
+_PROSE_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&$])")
 
 
 def flat(text: str) -> str:
-    """One line: every line break or tab becomes a single space."""
-    return _BREAKS.sub(" ", text)
+    """One line: every line break or tab becomes a single space, and every other hidden
+    character its escape."""
+    return shown(_BREAKS.sub(" ", text))
 
 
 def prose(text: str) -> str:

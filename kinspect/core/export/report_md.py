@@ -21,7 +21,7 @@ from kinspect.core.export.markdown import code, prose, quote, table
 from kinspect.core.numbers import gbps, ratio, ratio_range, share, spread, tflops, us, us_text
 from kinspect.core.session.compile_changes import notes, tuned_lines
 from kinspect.core.quality.comparison import TITLES, Row, comparison
-from kinspect.core.quality.finding_groups import group_findings
+from kinspect.core.quality.finding_groups import SHOWN_GROUPS, SHOWN_MEMBERS, group_findings, more_text
 from kinspect.core.quality.overview import SizeNamer, model_quality
 from kinspect.core.quality.variance import regret_spread, spreads, widest
 from kinspect.core.quality.whatif import current, what_ifs
@@ -270,10 +270,15 @@ def _identical(site: Site) -> list[str]:
 def _findings(r: _Names) -> list[str]:
     """Grouped by kind, worst first: each group's line, then its members."""
     out: list[str] = []
-    for g in group_findings(r.session.findings):
+    groups = group_findings(r.session.findings)
+    for g in groups[:SHOWN_GROUPS]:
         out.append(f"- **{prose(g.title)}** ({prose(g.severity)})")
         out += [f"  - {code(f.site or f.graph or '', in_table=False)}: {prose(f.message)}" if f.site or f.graph
-                else f"  - {prose(f.message)}" for f in g.members]
+                else f"  - {prose(f.message)}" for f in g.members[:SHOWN_MEMBERS]]
+        more = more_text(len(g.members) - SHOWN_MEMBERS, f"{g.kind} findings")
+        out += [f"  - {prose(more)}"] if more else []
+    more = more_text(len(groups) - SHOWN_GROUPS, "kinds of finding")
+    out += [f"- {prose(more)}"] if more else []
     return out + [""] if out else []
 
 

@@ -27,7 +27,7 @@ from kinspect.core.errors import KinspectError, ShapeError, echo
 from kinspect.core.numbers import ratio, ratio_range
 from kinspect.core.session.runtime import Measurement, Recompile
 from kinspect.core.session.model import Session, Site
-from kinspect.core.dispatch.shapes import Key, format_key, sizes_text
+from kinspect.core.dispatch.shapes import MAX_SIZE, Key, format_key, sizes_text
 from kinspect.core.session.timings import KeyTimings, first_of_kernel, geomean, key_timings
 from kinspect.core.quality.model_calls import ModelCalls
 from kinspect.core.quality.whatif import distance_matrix
@@ -118,8 +118,8 @@ def parse_workload_file(text: str, name: str) -> Workload:
         m = _LINE.match(line)
         if m is None:
             raise ShapeError(f"{name}:{n}: a line reads B=1000 or B=1000 x40 (a count); got {echo(line[:60])}")
-        sizes = {k: int(v) for k, v in _SIZE.findall(m[1])}
-        count = int(m[2]) if m[2] else 1
+        sizes = {k: _number(v, f"{name}:{n}") for k, v in _SIZE.findall(m[1])}
+        count = _number(m[2], f"{name}:{n}") if m[2] else 1
         if count < 1 or any(v < 1 for v in sizes.values()):
             raise ShapeError(f"{name}:{n}: sizes and counts are positive; got {echo(line[:60])}")
         k = tuple(sorted(sizes.items()))
@@ -128,6 +128,15 @@ def parse_workload_file(text: str, name: str) -> Workload:
     if not counts:
         raise ShapeError(f"{name}: no sizes (one per line, e.g. B=1000 x40)")
     return Workload(tuple((dict(k), w) for k, w in counts.items()), f"the file {name} ({calls} calls, {len(counts)} sizes)")
+
+
+def _number(digits: str, where: str) -> int:
+    """A size or a count of the file, at most 2**62 as every size is (refused before
+    `int()`, which refuses more than 4,300 digits with a traceback of its own)."""
+    value = int(digits) if len(digits.lstrip("0")) <= len(str(MAX_SIZE)) else MAX_SIZE + 1
+    if value > MAX_SIZE:
+        raise ShapeError(f"{where}: sizes and counts are at most 2**62; got {echo(digits)}")
+    return value
 
 
 def within(workload: Workload, name: str, span: tuple[int, int]) -> Workload:

@@ -45,9 +45,22 @@ def group_findings(findings: Iterable[Finding]) -> list[FindingGroup]:
         by_kind.setdefault(f.kind, []).append(f)
     groups = []
     for kind, members in by_kind.items():
-        order = list(dict.fromkeys(f.site or "" for f in members))
-        members.sort(key=lambda f: order.index(f.site or ""))
+        order = {site: i for i, site in enumerate(dict.fromkeys(f.site or "" for f in members))}
+        members.sort(key=lambda f: order[f.site or ""])
         worst = max((f.severity for f in members), key=_rank)
         groups.append(FindingGroup(kind, worst, tuple(members)))
     groups.sort(key=lambda g: (-_rank(g.severity), -len(g.sites), -len(g.members), g.kind))
     return groups
+
+
+SHOWN_GROUPS = 50
+"""Kinds a listing shows; a hand-made session may hold thousands."""
+SHOWN_MEMBERS = 20
+"""Findings of a kind a listing shows: a session of 100,000 findings printed every one."""
+
+
+def more_text(hidden: int, what: str) -> str | None:
+    """The line standing for what a listing leaves out, or None."""
+    if hidden <= 0:
+        return None
+    return f"… and {hidden:,} more {what} (kinspect explain --json and the JSON export hold every one)"

@@ -147,6 +147,11 @@ def what_ifs(session: Session, timings: Mapping[tuple[str, Key], KeyTimings] | N
 
 
 def _evaluate(tables: list[_SiteTable], heuristic: str, subset: set[int]) -> tuple[int, float, float, float | None] | None:
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # 1e308 us against 1e-300: ×inf, said so
+        return _evaluated(tables, heuristic, subset)
+
+
+def _evaluated(tables: list[_SiteTable], heuristic: str, subset: set[int]) -> tuple[int, float, float, float | None] | None:
     logs, worst, lost, best_total = [], 1.0, 0.0, 0.0
     for t in tables:
         cols = [v for v, h in enumerate(t.hints) if h is None or h in subset]

@@ -178,14 +178,13 @@ class MergedRanks:
 
     @cached_property
     def site_names(self) -> list[str]:
-        out: list[str] = []
-        for s in self.sessions:
-            out += [x.name for x in s.sites if x.name not in out]
-        return out
+        """Every site of the job, in the order the ranks first name them."""
+        return list(dict.fromkeys(x.name for s in self.sessions for x in s.sites))
 
     @cached_property
     def divergences(self) -> list[Divergence]:
-        return [d for name in self.site_names if (d := _divergence(name, self)) is not None]
+        by_name = [{x.name: x for x in s.sites} for s in self.sessions]
+        return [d for name in self.site_names if (d := _divergence(name, self.ranks, by_name)) is not None]
 
     @cached_property
     def stragglers(self) -> list[Straggler]:
@@ -378,11 +377,12 @@ def _kernel(v: Variant) -> tuple[Any, ...]:
     return tuple(sorted((k, str(x)) for k, x in v.config.items())), source
 
 
-def _divergence(name: str, merged: MergedRanks) -> Divergence | None:
+def _divergence(name: str, ranks: Sequence[int], sites_by_name: Sequence[Mapping[str, Site]]) -> Divergence | None:
+    """`name`'s kernels compared across the ranks (each rank's sites by name)."""
     compiles: dict[tuple[Any, ...], list[int]] = {}
     held: dict[tuple[Any, ...], Site | None] = {}
-    for rank, s in zip(merged.ranks, merged.sessions):
-        site = next((x for x in s.sites if x.name == name), None)
+    for rank, by_name in zip(ranks, sites_by_name):
+        site = by_name.get(name)
         sig = ("none",) if site is None else tuple(_kernel(v) for v in site.variants)
         compiles.setdefault(sig, []).append(rank)
         held.setdefault(sig, site)
@@ -398,20 +398,25 @@ def _divergence(name: str, merged: MergedRanks) -> Divergence | None:
         return Divergence(name, (), groups)
     n = counts.pop()
     differ = tuple(i for i in range(n) if len({_kernel(s.variants[i]) for s in present}) > 1)
-    groups = tuple((tuple(ranks), _describe(held[sig], present, differ))  # type: ignore[arg-type]
+    keys = {i: _differing_config(present, i) for i in differ}
+    groups = tuple((tuple(ranks), _describe(held[sig], keys))  # type: ignore[arg-type]
                    for sig, ranks in compiles.items())
     return Divergence(name, differ, groups)
 
 
-def _describe(site: Site, all_sites: Sequence[Site], differ: Sequence[int]) -> str:
+def _differing_config(sites: Sequence[Site], i: int) -> list[str]:
+    """The config entries of variant `i` that differ between the ranks' compiles."""
+    others = [s.variants[i] for s in sites]
+    keys = sorted({k for o in others for k in o.config}, key=str)
+    return [k for k in keys if len({str(o.config.get(k)) for o in others}) > 1]
+
+
+def _describe(site: Site, differing: Mapping[int, Sequence[str]]) -> str:
     """What one rank's compile holds at the variants that differ: the config entries that
-    differ between ranks, else the source's hash."""
+    differ between ranks (`differing`, per variant), else the source's hash."""
     parts = []
-    for i in differ:
+    for i, diff in differing.items():
         v = site.variants[i]
-        others = [s.variants[i] for s in all_sites]
-        keys = sorted({k for o in others for k in o.config}, key=str)
-        diff = [k for k in keys if len({str(o.config.get(k)) for o in others}) > 1]
         text = ", ".join(f"{k}={v.config.get(k)}" for k in diff) if diff else \
             f"source {v.source_hash or v.kernel_name}"
         parts.append(f"{v.label}: {text}")

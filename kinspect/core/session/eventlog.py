@@ -73,6 +73,13 @@ class EventLog(Sequence[DispatchEvent]):
                 none if self.call_site is None else self.call_site))
         return iter(self._all)
 
+    def each(self) -> Iterator[DispatchEvent]:
+        """Every event in order, made one at a time and not kept: a pass over a recording
+        of millions of events that need not hold them all (an export)."""
+        if self._all is not None:
+            return iter(self._all)
+        return map(self.__getitem__, range(len(self)))
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
             return NotImplemented

@@ -198,7 +198,7 @@ def missing_imports(path: str | Path) -> list[str]:
     path = Path(path)
     try:
         tree = ast.parse(path.read_bytes(), str(path))
-    except (OSError, SyntaxError, ValueError):
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return []  # the full check reports these
     names: list[str] = []
     for node in tree.body:
@@ -230,6 +230,9 @@ def check_syntax(path: str | Path) -> None:
         raise _syntax_error(path, e) from e
     except ValueError as e:  # a NUL byte (Python 3.11 raises this, not a SyntaxError)
         raise _syntax_error(path, SyntaxError(str(e))) from e
+    except (RecursionError, MemoryError) as e:  # `1 + 1 + ...` 200,000 times, a million `-` in a row
+        raise ModelFileError(f"{path.name}: nested too deeply for Python's parser ({type(e).__name__}): "
+                             "not a model file Python can compile") from None
 
 
 def _syntax_error(path: Path, e: SyntaxError) -> ModelFileError:
@@ -312,7 +315,8 @@ def _import(path: Path) -> Any:
         raise
     except BaseException as e:  # the user's code may raise anything, BaseException subclasses included
         line = _user_line(e, path)
-        raise ModelFileError(f"{path.name}{line}: {type(e).__name__} while loading: {_first_line(e)}") from e
+        said = _first_line(e)
+        raise ModelFileError(f"{path.name}{line}: {type(e).__name__} while loading" + (f": {said}" if said else "")) from e
     return module
 
 

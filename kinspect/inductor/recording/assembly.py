@@ -129,8 +129,9 @@ class SessionLog:
     (a reader keeps the last symbols record), the measurements as they are taken.
     `writer` is what the recorder appends the dispatches to."""
 
-    def __init__(self, path: str | os.PathLike[str], session: Session) -> None:
-        self.writer = LiveLog(path, session)
+    def __init__(self, path: str | os.PathLike[str], session: Session,
+                 on_failure: Callable[[str], None] | None = None) -> None:
+        self.writer = LiveLog(path, session, on_failure)
         self._symbols: list[SymbolInfo] = []
         self._graphs: set[str] = set()
         self._sites: set[str] = set()

@@ -172,7 +172,7 @@ class LivePipeline:
         self._configure_inductor()
         self._compiled = torch.compile(fresh_entry(model))
         if self.options.log_path is not None:
-            self._log = SessionLog(self.options.log_path, self.session)
+            self._log = SessionLog(self.options.log_path, self.session, self.options.progress)
         self.recorder.configure(log=None if self._log is None else self._log.writer)
         self._say(f"compiling {self.mf.path.name} with hints {self.hints} (max-autotune: this takes a while)")
         self.run_sizes(self._examples, step=None, what="compile")

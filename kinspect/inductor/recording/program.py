@@ -46,9 +46,9 @@ from typing import Any
 from kinspect.core.inductor_code.calls import dispatch_lines
 from kinspect.core.dispatch.operands import OPERANDS
 from kinspect.core.dispatch.symbolic import SizeExpr, TensorSpec
-from kinspect.core.errors import KinspectError, echo
 from kinspect.core.quality.findings import derive_findings
 from kinspect.core.session.compile_changes import BlockGroup, CompileChanges, layers_config, marked_text
+from kinspect.core.recording_files import RecordingFiles
 from kinspect.core.session.format.log import LiveLog
 from kinspect.core.session.model import (
     CallSite,
@@ -75,8 +75,8 @@ FROM_CACHE = "from-cache"
 
 @dataclass
 class RunOptions:
-    target: Path
-    """The session file; its crash-safe log is beside it (`.jsonl`)."""
+    files: RecordingFiles
+    """The session file and its crash-safe log."""
     program: str
     """What the session names as its model: the script's path or the module's name."""
     hints: Sequence[int] | None = None
@@ -114,13 +114,27 @@ class ProgramRecording:
         self._stack = contextlib.ExitStack()
         self.log: LiveLog | None = None
         self.layer_groups: list[BlockGroup] = []
+        self.saved = False
+        self.kept = False
+        """`finish` saved nothing because nothing was recorded and a file was there
+        (`RecordingFiles.keeps`): its log went too."""
+        self._pid = os.getpid()
+        self.forks = 0
+        """Processes the program forked while recorded: their dispatches are theirs, not in
+        this session."""
+
+    @property
+    def forked(self) -> bool:
+        """This process is a fork of the recorded one (the program's own `os.fork`): the
+        recording is its parent's."""
+        return os.getpid() != self._pid
 
     def __enter__(self) -> ProgramRecording:
-        log_path = self.options.target.with_suffix(".jsonl")
-        for path in (self.options.target, log_path):
-            if path.exists() and not path.is_file():
-                raise KinspectError(f"{echo(str(path))} is there and is not a regular file: name another with -o")
-        self.log = LiveLog(log_path, self.session)
+        try:
+            self.log = LiveLog(self.options.files.log, self.session, on_failure=self.options.say)
+        except BaseException:
+            self.options.files.discard()
+            raise
         self.recorder.configure(log=self.log)
         try:
             changes = self.options.changes
@@ -228,6 +242,8 @@ class ProgramRecording:
         """Assemble the session from what was captured and recorded, measure if asked
         (Ctrl-C keeps what was measured), save it and close the log."""
         say = self.options.say
+        if self.forked:
+            return self.session
         try:
             self._assemble()
             if self.snapshots is not None:
@@ -240,9 +256,14 @@ class ProgramRecording:
             self._save()
         finally:
             if self.log is not None:
+                self.forks = self.log.forks
                 self.recorder.configure(log=None)
                 self.log.close()
                 self.log = None
+            if self.saved:
+                self.options.files.settle()
+            elif self.kept:
+                self.options.files.discard()
         return self.session
 
     def _assemble(self) -> None:
@@ -291,7 +312,11 @@ class ProgramRecording:
     def _save(self) -> None:
         from kinspect.core.store import save
 
-        save(self.session, self.options.target)
+        if self.options.files.keeps(self.session):
+            self.kept = True
+            return
+        save(self.session, self.options.files.session)
+        self.saved = True
         if self.log is not None:  # the log ends as the session does: every site with its sources
             for site in self.session.sites:
                 self.log.site(site)

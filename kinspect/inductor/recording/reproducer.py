@@ -14,7 +14,8 @@ The text is built from plain facts (`Operand`, `Misfit`), so it is tested withou
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping, Sequence
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -201,26 +202,35 @@ def hint_list(hints: Sequence[int]) -> str:
     return "[" + ", ".join(map(str, hints)) + "]"
 
 
-def _free(path: Path) -> Path:
-    """`path`, or `name-2.py`, `name-3.py`... where something is already there."""
-    if not path.exists():
-        return path
+def _names(path: Path) -> Iterator[Path]:
+    """`path`, then `name-2.py`, `name-3.py`..."""
+    yield path
     for n in itertools.count(2):
-        other = path.with_name(f"{path.stem}-{n}{path.suffix}")
-        if not other.exists():
-            return other
+        yield path.with_name(f"{path.stem}-{n}{path.suffix}")
+
+
+def _new_file(path: Path, text: str | None) -> Path:
+    """`text` in a new file at the first of `_names(path)` where nothing is (None: that
+    name, unwritten): never over a file, never through a symlink, a dangling one included."""
+    for candidate in _names(path):
+        if text is None:
+            if not os.path.lexists(candidate):
+                return candidate
+            continue
+        try:
+            with open(candidate, "x", encoding="utf-8") as f:
+                f.write(text)
+            return candidate
+        except FileExistsError:
+            continue
     raise AssertionError
 
 
 def write(folder: Path, stem: str, code: str | None, text: str) -> Files:
     """The script (when there is one) and the report in `folder`, never over an existing file."""
     folder.mkdir(parents=True, exist_ok=True)
-    report_path = _free(folder / f"{stem}.md")
-    script_path = _free(folder / f"{stem}.py")
-    if code is not None:
-        script_path.write_text(code, encoding="utf-8")
-    report_path.write_text(text, encoding="utf-8")
-    return Files(script_path, report_path)
+    report_path = _new_file(folder / f"{stem}.md", text)
+    return Files(_new_file(folder / f"{stem}.py", code), report_path)
 
 
 def write_for(graphs: Sequence[GraphRecord], symbols: Sequence[SymbolInfo], hints: Sequence[int],

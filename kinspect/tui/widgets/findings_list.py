@@ -8,7 +8,7 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from kinspect.core.quality.finding_groups import FindingGroup, group_findings
+from kinspect.core.quality.finding_groups import SHOWN_GROUPS, SHOWN_MEMBERS, FindingGroup, group_findings, more_text
 from kinspect.core.session.model import Finding
 from kinspect.tui.text import literal
 
@@ -56,14 +56,21 @@ class FindingsList(OptionList):
             return [Option(Text("No findings in this session.", style="dim"), disabled=True)]
         index = {id(f): i for i, f in enumerate(self._findings)}
         out = []
-        for g in self._groups:
+        for g in self._groups[:SHOWN_GROUPS]:
             if len(g.members) == 1:
                 out.append(Option(finding_prompt(g.members[0]), id=f"f{index[id(g.members[0])]}"))
                 continue
             is_open = g.kind in self._open
             out.append(Option(group_prompt(g, is_open), id=f"g{g.kind}"))
             if is_open:
-                out += [Option(Text("  ").append_text(finding_prompt(f)), id=f"f{index[id(f)]}") for f in g.members]
+                out += [Option(Text("  ").append_text(finding_prompt(f)), id=f"f{index[id(f)]}")
+                        for f in g.members[:SHOWN_MEMBERS]]
+                more = more_text(len(g.members) - SHOWN_MEMBERS, f"{g.kind} findings")
+                if more:
+                    out.append(Option(Text("  " + literal(more), style="dim"), disabled=True))
+        more = more_text(len(self._groups) - SHOWN_GROUPS, "kinds of finding")
+        if more:
+            out.append(Option(Text(literal(more), style="dim"), disabled=True))
         return out
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:

@@ -13,11 +13,13 @@ known to hold one.
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Mapping, Sequence
 from itertools import chain, islice
 from typing import Any
 
 from kinspect.core.errors import SessionError, echo
+from kinspect.core.session.format.columns import Bools, Column, Nullable, highest, lowest
 from kinspect.core.session.model import Site
 from kinspect.core.dispatch.shapes import MAX_RANK, MAX_SIZE, MAX_TENSORS, Key
 
@@ -126,16 +128,24 @@ def a_key(value: Any, path: str) -> Key:
 def a_key_table(value: Any, path: str) -> list[Key]:
     """A list of keys (a million, in a long recording); `a_key` names the first bad entry
     when there is one."""
+    if isinstance(value, KeyTable):
+        return value
     table = a_list(value, path)
     keys = key_column(table)
     return keys if keys is not None else [a_key(k, f"{path}[{i}]") for i, k in enumerate(table)]
 
 
-def key_column(table: list[Any]) -> list[Key] | None:
+class KeyTable(list):  # type: ignore[type-arg]
+    """A key table already read and checked a piece at a time (`columns.cut_keys`)."""
+
+
+def key_column(table: list[Any], pool: dict[tuple[int, ...], tuple[int, ...]] | None = None) -> list[Key] | None:
     """The keys of a list that holds only good ones, checked a level at a time with
     whole-list operations, else None (for a reader that names the first bad one). Each
     shape becomes a tuple once and the keys are regrouped from those in C (a sweep of
-    300,000 measurements has 1,200,000 shapes)."""
+    300,000 measurements has 1,200,000 shapes); a shape met again is the same tuple (a
+    weight's in every key, `(B,)` twice in a key of tiny tensors), so the table holds
+    each distinct shape once."""
     counts = list(map(len, table)) if set(map(type, table)) <= {list} else None
     if counts is None or max(counts, default=0) > MAX_TENSORS:
         return None
@@ -148,6 +158,8 @@ def key_column(table: list[Any]) -> list[Key] | None:
     sizes = list(chain.from_iterable(shapes))
     if not set(map(type, sizes)) <= {int} or (sizes and (min(sizes) < 0 or max(sizes) > MAX_SIZE)):
         return None
+    pool = {} if pool is None else pool
+    shapes = list(map(pool.setdefault, shapes, shapes))
     if counts and counts.count(counts[0]) == len(counts) and counts[0]:
         return list(zip(*[iter(shapes)] * counts[0]))  # every key has as many tensors
     shape = iter(shapes)
@@ -234,33 +246,46 @@ def number_values(col: list[Any]) -> list[Any] | None:
     return col
 
 
-def int_column(col: list[Any], path: str, hi: int, nullable: bool = False) -> list[int]:
+def a_column(value: Any, path: str) -> Column:
+    """A column as the file holds it: a list, or read compactly (`columns`)."""
+    if isinstance(value, (array, Bools, Nullable)):
+        return value
+    return a_list(value, path)
+
+
+def int_column(col: Column, path: str, hi: int, nullable: bool = False) -> Sequence[int]:
     """Check a column of integers in 0..hi; returns its non-null values."""
-    types = set(map(type, col))
-    values = col
+    if isinstance(col, array):
+        types, values = {int}, col
+    elif isinstance(col, Nullable):
+        values = col.non_null()
+        types = {int} if len(values) == len(col) else {int, type(None)}
+    else:
+        types, values = set(map(type, col)), col
     if nullable and type(None) in types:
         types.discard(type(None))
-        values = [x for x in col if x is not None]
-    if not (types <= {int} and (not values or (min(values) >= 0 and max(values) <= hi))):
+        if not isinstance(col, Nullable):
+            values = [x for x in col if x is not None]
+    if not (types <= {int} and (not len(values) or (0 <= lowest(values) and highest(values) <= hi))):
         check = an_int_or_null if nullable else an_int
         for i, x in enumerate(col):  # raises at the first bad value
             check(x, f"{path}[{i}]", 0, hi)
     return values
 
 
-def ref_column(col: list[Any], path: str, what: str, table: str, size: int) -> None:
+def ref_column(col: Column, path: str, what: str, table: str, size: int) -> None:
     """Check a column of indices into a table of `size` entries."""
     int_column(col, path, MAX_SIZE)
-    if col and max(col) >= size:
+    if len(col) and highest(col) >= size:
         i = next(i for i, x in enumerate(col) if x >= size)
         raise failure(f"{path}[{i}]", f"no {what} {col[i]} ({table} has {size})")
 
 
-def variant_column(col: list[Any], path: str, site: list[int], sites: Sequence[Site], counts: list[int],
+def variant_column(col: Column, path: str, site: Sequence[int], sites: Sequence[Site], counts: list[int],
                     what: str = "variant", hi: int = 255, nullable: bool = True) -> None:
     """Variant (or call site) indices, each below its own event's site's count."""
     values = int_column(col, path, hi, nullable=nullable)
-    if not values or max(values) < min(counts):
+    if not len(values) or highest(values) < min(counts):
         return
     for i, (v, s) in enumerate(zip(col, site)):
         if v is not None and v >= counts[s]:

@@ -14,11 +14,12 @@ from typing import Any
 
 from kinspect.core.errors import SessionError
 from kinspect.core.session.eventlog import EventLog
+from kinspect.core.session.format.columns import Bools
 from kinspect.core.session.runtime import DispatchEvent
 from kinspect.core.session.model import Site
 from kinspect.core.session.format.checks import (
     a_bool,
-    a_list,
+    a_column,
     an_object,
     failure,
     int_column,
@@ -55,7 +56,7 @@ def events_from_json(value: Any, sites: Sequence[Site], keys: Sequence[Key]) -> 
     cols: dict[str, list[Any] | None] = {}
     for name in EVENT_COLUMNS:
         col = d.get(name)
-        cols[name] = None if col is None and name in _NULLABLE else a_list(col, f"events.{name}")
+        cols[name] = None if col is None and name in _NULLABLE else a_column(col, f"events.{name}")
     n = len(cols["seq"] or ())
     for name, col in cols.items():
         if col is not None and len(col) != n:
@@ -64,7 +65,7 @@ def events_from_json(value: Any, sites: Sequence[Site], keys: Sequence[Key]) -> 
     int_column(seq, "events.seq", MAX_SIZE)
     ref_column(site, "events.site", "site", "sites", len(sites))
     ref_column(key, "events.key", "key", "keys", len(keys))
-    if not set(map(type, hit)) <= {bool}:
+    if not isinstance(hit, Bools) and not set(map(type, hit)) <= {bool}:
         for i, x in enumerate(hit):
             a_bool(x, f"events.hit[{i}]")
     for name, col in (("step", step), ("t_ns", t_ns)):

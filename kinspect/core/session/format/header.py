@@ -57,6 +57,10 @@ def environment_from_json(d: Any) -> Environment:
         a_string(k, "environment.peaks key"): a_number(v, f"environment.peaks.{k}")
         for k, v in an_object(d.get("peaks", {}), "environment.peaks").items()
     }
+    rank = an_int_or_null(d.get("rank"), "environment.rank", 0, MAX_RANKS - 1)
+    world_size = an_int_or_null(d.get("world_size"), "environment.world_size", 1, MAX_RANKS)
+    if rank is not None and world_size is not None and rank >= world_size:
+        raise SessionError(f"environment.rank: rank {rank} of a job of {world_size} (ranks run 0 to {world_size - 1})")
     return Environment(
         created=a_string(d.get("created"), "environment.created"),
         torch=a_string_or_null(d.get("torch"), "environment.torch"),
@@ -67,8 +71,8 @@ def environment_from_json(d: Any) -> Environment:
         platform=a_string_or_null(d.get("platform"), "environment.platform"),
         config=a_scalar_map(d.get("config", {}), "environment.config"),
         peaks=peaks,
-        rank=an_int_or_null(d.get("rank"), "environment.rank", 0, MAX_RANKS - 1),
-        world_size=an_int_or_null(d.get("world_size"), "environment.world_size", 1, MAX_RANKS),
+        rank=rank,
+        world_size=world_size,
         local_rank=an_int_or_null(d.get("local_rank"), "environment.local_rank", 0, MAX_RANKS - 1),
     )
 

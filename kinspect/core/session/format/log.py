@@ -37,17 +37,23 @@ Records (one JSON value per line):
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import mmap
 import os
+import stat
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import weakref
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import compress
 from pathlib import Path
 from typing import Any, NamedTuple, NoReturn
 
 from kinspect.core.errors import SessionError
 from kinspect.core.session.eventlog import EventLog
+from kinspect.core.session.format.columns import Column, Growing
 from kinspect.core.session.model import FORMAT, VERSION, Finding, Graph, Session, Site, SymbolInfo
 from kinspect.core.session.runtime import Measurement
 from kinspect.core.session.format.checks import an_int, a_key, a_list, an_object, an_int_or_null, a_string
@@ -109,11 +115,31 @@ class DispatchRecord(NamedTuple):
 
 
 class LiveLog:
-    def __init__(self, path: str | os.PathLike[str], session: Session) -> None:
+    """The log of one recording. `on_failure(text)` is told, once, when the log cannot
+    grow (a full disk, the file size limit): what it holds by then stays whole and opens,
+    and later records are dropped, never half-written. In a process forked from the
+    recording's (a program's `multiprocessing` workers) the log writes nothing: the
+    parent's recording owns it."""
+
+    def __init__(self, path: str | os.PathLike[str], session: Session,
+                 on_failure: Callable[[str], None] | None = None) -> None:
         self.path = Path(path)
         self._fd = _locked(self.path)
-        self._size = _CHUNK
-        os.ftruncate(self._fd, self._size)
+        self.failure: str | None = None
+        """Why the log stopped growing; None while it grows."""
+        self._on_failure = on_failure
+        self._dead = False
+        """Nothing more is written: the log failed, or this process is a fork of its own."""
+        self._child = False
+        """This process is a fork of the one writing the log."""
+        self.forks = 0
+        """How many processes this one forked (Python's `os.fork`) while writing the log."""
+        self._size = 0
+        try:
+            self._size = _room(self._fd, 0, _CHUNK)
+        except OSError as e:
+            os.close(self._fd)
+            raise SessionError(f"{self.path}: cannot record into it: {e.strerror or e}") from None
         self._mm = _mapped(self._fd, self._size)
         self._key_ids: dict[Key, int] = {}
         self._lines: dict[int, bytes] = {}
@@ -123,24 +149,52 @@ class LiveLog:
         self._feeders: list[Callable[[LiveLog], None]] = []
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        _watched(self)
         self.record(log_header(session))
 
     def _write(self, data: bytes) -> None:
         with self._lock:
+            if self._dead:
+                return
             try:
                 self._mm.write(data)
             except ValueError:
                 self._grow_and_write(data)
 
     def _grow_and_write(self, data: bytes) -> None:
-        """The mapping is full: grow the file and the mapping, then write."""
+        """The mapping is full: grow the file (its blocks allocated now, so that a full disk
+        is an error here and not a SIGBUS when a page of the map is first written), then
+        the mapping, then write."""
         pos = self._mm.tell()
-        while pos + len(data) > self._size:
-            self._size += _CHUNK
-        os.ftruncate(self._fd, self._size)
+        size = self._size
+        while pos + len(data) > size:
+            size += _CHUNK
+        try:
+            got = _room(self._fd, self._size, size)
+            if pos + len(data) > got:
+                raise OSError(errno.EFBIG, f"past the file size limit, {got} bytes: ulimit -f")
+        except OSError as e:
+            room = data.rfind(b"\n", 0, self._size - pos) + 1  # the whole records that still fit
+            self._mm.write(data[:room])
+            self._dead = True
+            self.failure = (f"{self.path}: the recording log cannot grow ({e.strerror or e}): it keeps what was "
+                            "recorded until now, and opens")
+            if self._on_failure is not None:
+                self._on_failure(self.failure)
+            return
+        self._size = got
         self._mm.resize(self._size)
         self._mm.seek(pos)
         self._mm.write(data)
+
+    def _forked(self) -> None:
+        """In a forked child: never write the parent's log (its map is the parent's pages,
+        and the parent cuts the file at its close), and take no lock the parent's threads
+        may have held when the fork happened."""
+        self._lock = threading.RLock()
+        self._dead = True
+        self._child = True
+        self._feeders = []
 
     # ------------------------------------------------------------ held-back events
 
@@ -231,6 +285,10 @@ class LiveLog:
         with self._lock:
             if self._mm.closed:
                 return
+            if self._child:
+                self._mm.close()
+                os.close(self._fd)
+                return
             self._stop.set()
             self.record({"type": "end"})
             self._feeders.clear()
@@ -246,21 +304,101 @@ _KEY_RECORD = b'{"type":"key","id":%d,"key":"%a"}\n'
 lists costs four times as long), read back by `_key_text` as data."""
 
 
-def _locked(path: Path) -> int:
+def check_replaceable_log(path: Path) -> None:
+    """Refuse in one line a log that a new recording could not write: what `_locked`
+    refuses (a symlink, another kind of file, one being recorded into)."""
+    os.close(_locked(path, empty=False))
+
+
+def _locked(path: Path, empty: bool = True) -> int:
     """The log opened for writing, emptied only once this process holds its lock: a second
     recording onto the same log (two `kinspect record` of one model, two ranks given one
-    name) would cut the first's events off when it closes, so it is refused instead."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    name) would cut the first's events off when it closes, so it is refused instead. Only
+    a new file, an empty one or a kinspect log is written: never through a symlink, never
+    over another file."""
     try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+    except OSError as e:
+        if os.path.islink(path):
+            raise SessionError(f"{path}: is a symlink; kinspect writes its log only as a file of its own: "
+                               "record elsewhere (-o)") from None
+        raise SessionError(f"{path}: cannot record into it: {e.strerror or e}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise SessionError(f"{path}: is not a regular file; kinspect does not write its log into it: "
+                               "record elsewhere (-o)")
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if st.st_size and not st.st_mode & 0o222:
+            raise SessionError(f"{path}: is read-only; kinspect does not replace it: record elsewhere (-o)")
+        if st.st_size and not looks_like_log(os.pread(fd, 1 << 16, 0).decode("utf-8", "replace")):
+            raise SessionError(f"{path}: is there and is not a kinspect log; kinspect does not replace it: "
+                               "record elsewhere (-o)")
     except BlockingIOError:
         holder = _lock_holder(fd)
         os.close(fd)
         who = f"process {holder}" if holder is not None else "another process"
         raise SessionError(f"{path}: {who} is recording into this log; wait for it to end, "
                            "or record elsewhere (-o)") from None
-    os.ftruncate(fd, 0)
+    except BaseException:
+        os.close(fd)
+        raise
+    os.set_blocking(fd, True)
+    if empty:
+        os.ftruncate(fd, 0)
     return fd
+
+
+def _room(fd: int, have: int, want: int) -> int:
+    """Grow the file from `have` to `want` bytes with its blocks allocated, or as far as
+    the file size limit lets it (RLIMIT_FSIZE: past it the kernel kills the process with
+    SIGXFSZ where the program has not ignored it, as Python does); the size it has now.
+    OSError where the disk has no room."""
+    limit = _file_size_limit()
+    if limit is not None:
+        want = min(want, limit - limit % mmap.PAGESIZE)
+    if want <= have:
+        raise OSError(errno.EFBIG, f"past the file size limit, {limit} bytes: ulimit -f")
+    try:
+        os.posix_fallocate(fd, have, want - have)
+    except OSError as e:
+        if e.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
+            raise
+        os.ftruncate(fd, want)  # a file system that allocates nothing ahead: as before
+    return want
+
+
+def _file_size_limit() -> int | None:
+    """The largest file this process may write (RLIMIT_FSIZE), None where unlimited."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
+_OPEN: weakref.WeakSet[LiveLog] = weakref.WeakSet()
+"""The logs this process writes, each disowned by a child forked from it."""
+_at_fork = False
+
+
+def _watched(log: LiveLog) -> None:
+    global _at_fork
+    if not _at_fork:
+        os.register_at_fork(after_in_child=_disown_all, after_in_parent=_count_fork)
+        _at_fork = True
+    _OPEN.add(log)
+
+
+def _disown_all() -> None:
+    for log in list(_OPEN):
+        log._forked()
+
+
+def _count_fork() -> None:
+    for log in list(_OPEN):
+        log.forks += 1
 
 
 def _lock_holder(fd: int) -> int | None:
@@ -330,97 +468,210 @@ def looks_like_log(text: str) -> bool:
     return isinstance(head, dict) and head.get("format") == LOG_FORMAT
 
 
-def load_log(text: str, where: str) -> Session:
+def load_log(taken: Callable[[], bytes], where: str) -> Session:
+    """A recording log as the session it recorded, read a line at a time: its events go
+    straight into compact columns (`columns.Growing`), never a list of records (a 205 MB
+    log took 3.2 GB when it was one). `taken()` gives the log's bytes, which are let go
+    once every line is read."""
+    data = taken()
     # A killed recording leaves the rest of its memory-mapped file as NUL bytes, and the
     # write it was killed in may hold some of its bytes and not others (a copy need not go
     # front to back): a NUL, which a JSON line never holds, is where the recording stopped.
-    text = text.rstrip("\x00")
-    hole = text.find("\x00")
-    holed: int | None = None
+    end = _before_padding(data)
+    hole = data.find(b"\x00", 0, end)
+    truncated: str | None = None
     if hole >= 0:
-        text = text[:text.rfind("\n", 0, hole) + 1]
-        holed = text.count("\n") + 1
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    truncated: str | None = None if holed is None else (
-        f"the records from line {holed} on were cut short (the write the recording stopped in)")
-    records = []
-    for n, line in enumerate(lines, 1):
+        end = data.rfind(b"\n", 0, hole) + 1
+        whole = data.count(b"\n", 0, end)
+        truncated = f"the records from line {whole + 1} on were cut short (the write the recording stopped in)"
+    reader = _LogReader(where)
+    lines = _lines(data, end)
+    del data
+    for n, line, last in lines:
         try:
-            records.append(json.loads(line))
+            r = json.loads(line)
         except RecursionError:
             raise SessionError(f"{where}: line {n}: JSON nested too deeply") from None
+        except UnicodeDecodeError as e:
+            raise SessionError(f"{where}: line {n}: not UTF-8 text (byte {e.start})") from None
         except json.JSONDecodeError:
-            if n == len(lines):
+            if last:
                 truncated = f"the last record (line {n}) was cut short"
                 break
             raise SessionError(f"{where}: line {n} is not valid JSON") from None
         except ValueError:
             raise SessionError(f"{where}: line {n}: holds a number too long to read") from None
-    if not records:
+        reader.take(n, r, line)
+    del lines
+    if reader.head is None:
         raise SessionError(f"{where}: empty log")
-    head = an_object(records[0], f"{where}: line 1")
-    if head.get("type") != "header":
-        raise SessionError(f"{where}: line 1 is not a kinspect log header")
-    check_version(head, LOG_FORMAT, (LOG_VERSION,), "log")
-    d: dict[str, Any] = {
-        "format": FORMAT, "version": VERSION,
-        "environment": head.get("environment"), "model": head.get("model"),
-        "symbols": [], "graphs": [], "sites": [], "keys": [], "measurements": [], "findings": [],
-    }
-    key_rows: dict[int, int] = {}
-    """A log's key id -> its row in the session's key table."""
-    runtime_sites: dict[int, str] = {}
-    events: list[list[Any]] = []
-    sites: list[str] = []
-    keys: list[int] = []
-    steps: list[int | None] = []
-    step = None
-    ended = False
-    for n, r in enumerate(records[1:], 2):
+    if not reader.ended and truncated is None:
+        truncated = "the recording stopped before its end record (was it killed?)"
+    session = reader.session()
+    session.truncated = truncated
+    return session
+
+
+def _before_padding(data: bytes) -> int:
+    """Where the NUL padding at the end of a killed recording's log starts (its length
+    if there is none), found a piece at a time: never a copy of the whole."""
+    end = len(data)
+    while end > 0:
+        start = max(0, end - (1 << 20))
+        kept = len(data[start:end].rstrip(b"\x00"))
+        if kept:
+            return start + kept
+        end = start
+    return 0
+
+
+_SEEN = 1 << 14
+"""Event lines remembered to read a repeated one once: two dispatches never share a line,
+since each has its own timestamp."""
+
+
+def _lines(data: bytes, size: int) -> Iterator[tuple[int, bytes, bool]]:
+    """(number, line, whether it is the last) for each line of `data[:size]`, one at a time."""
+    pos, n = 0, 0
+    while pos < size:
+        end = data.find(b"\n", pos, size)
+        if end < 0:
+            end = size
+        n += 1
+        yield n, data[pos:end], end >= size - 1
+        pos = end + 1
+
+
+class _LogReader:
+    """A log's records taken in order, the events into columns as they come."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self.head: dict[str, Any] | None = None
+        self.ended = False
+        self.d: dict[str, Any] = {}
+        self.key_rows: dict[int, int] = {}
+        """A log's key id -> its row in the session's key table."""
+        self.runtime_sites: dict[int, str] = {}
+        self.names: dict[str, int] = {}
+        """Each runtime site name an event named -> its number in `name_ids`."""
+        self.name_ids = Growing()
+        self.key_ids = Growing()
+        self.picked, self.predicted, self.hit = Growing(), Growing(), Growing()
+        self.unpredicted = bytearray()
+        self.override, self.lines, self.steps, self.t_ns = Growing(), Growing(), Growing(), Growing()
+        self.columns = (self.name_ids, self.key_ids, self.picked, self.predicted, self.hit, self.override,
+                        self.lines, self.steps, self.t_ns)
+        self.step: Any = None
+        self.t0: int | None = None
+        self.seen: dict[bytes, None] = {}
+        """The last `_SEEN` event lines: an event written twice (a log of an older kinspect
+        whose forked child wrote its parent's events again) is read once."""
+        self.measured: set[bytes] = set()
+        """Every measurement and finding line, each read once for the same reason."""
+
+    def take(self, n: int, r: Any, line: bytes) -> None:
+        where = self.where
+        if self.head is None:
+            head = an_object(r, f"{where}: line 1")
+            if head.get("type") != "header":
+                raise SessionError(f"{where}: line 1 is not a kinspect log header")
+            check_version(head, LOG_FORMAT, (LOG_VERSION,), "log")
+            self.head = dict(head)
+            self.d = {
+                "format": FORMAT, "version": VERSION,
+                "environment": head.get("environment"), "model": head.get("model"),
+                "symbols": [], "graphs": [], "sites": [], "keys": [], "measurements": [], "findings": [],
+            }
+            return
         if type(r) is list:
-            e = DispatchRecord.from_json(r)
-            if e is not None and type(e[0]) is int and type(e[1]) is int and e[0] in runtime_sites and e[1] in key_rows:
-                events.append(e)
-                sites.append(runtime_sites[e[0]])
-                keys.append(key_rows[e[1]])
-                steps.append(step)
-                continue
-            _refuse_event(r, e, f"{where}: line {n}", runtime_sites, key_rows)
+            if line in self.seen:
+                return
+            self.seen[line] = None
+            if len(self.seen) > _SEEN:
+                del self.seen[next(iter(self.seen))]
+            self._event(n, r)
+            return
         r = an_object(r, f"{where}: line {n}")
         kind = r.get("type")
+        d = self.d
         if kind == "end":
-            ended = True
+            self.ended = True
         elif kind == "symbols":
             d["symbols"] = a_list(r.get("symbols"), f"{where}: line {n}.symbols", 1024)
         elif kind == "key":
-            key_rows[an_int(r.get("id"), f"{where}: line {n}.id")] = len(d["keys"])
+            self.key_rows[an_int(r.get("id"), f"{where}: line {n}.id")] = len(d["keys"])
             key = r.get("key")
             if isinstance(key, str):
                 key = _key_text(key, f"{where}: line {n}.key")
             a_key(key, f"{where}: line {n}.key")  # named by its line, not its row
             d["keys"].append(key)
         elif kind == "runtime_site":
-            runtime_sites[an_int(r.get("index"), f"{where}: line {n}.index")] = a_string(r.get("name"), f"{where}: line {n}.name")
+            self.runtime_sites[an_int(r.get("index"), f"{where}: line {n}.index")] = \
+                a_string(r.get("name"), f"{where}: line {n}.name")
         elif kind == "step":
-            step = an_int_or_null(r.get("step"), f"{where}: line {n}.step")
-        elif kind in ("graph", "site", "measurement", "finding"):
+            self.step = an_int_or_null(r.get("step"), f"{where}: line {n}.step")
+        elif kind in ("measurement", "finding"):
+            if line not in self.measured:
+                self.measured.add(line)
+                d[kind + "s"].append(r.get(kind))
+        elif kind in ("graph", "site"):
             d[kind + "s"].append(r.get(kind))
         else:
             raise SessionError(f"{where}: line {n}: unknown record type {str(kind)[:40]!r}")
-    if not ended and truncated is None:
-        truncated = "the recording stopped before its end record (was it killed?)"
-    d["sites"] = _latest_sites(d["sites"])
-    d["events"] = _log_events(events, sites, keys, steps, d["sites"], records, where)
-    unpredicted = [i for i, e in enumerate(events) if e[3] is None]
-    try:
-        session = session_from_json(d)
-    except SessionError as e:
-        raise SessionError(f"{where}: {e}") from None
-    _predict(session, unpredicted)
-    session.truncated = truncated
-    return session
+
+    def _event(self, n: int, r: list[Any]) -> None:
+        e = DispatchRecord.from_json(r)
+        if e is None or type(e[0]) is not int or type(e[1]) is not int or e[0] not in self.runtime_sites \
+                or e[1] not in self.key_rows:
+            _refuse_event(r, e, f"{self.where}: line {n}", self.runtime_sites, self.key_rows)
+        site, key, picked, predicted, hit, override, line, t = e
+        if type(t) is not int or not 0 <= t <= 2**63:
+            an_int(t, f"{self.where}: line {n}[{len(r) - 1}]", 0, 2**63)
+        if line is not None and type(line) is not int:
+            raise SessionError(f"{self.where}: line {n}[{len(r) - 2}]: expected a wrapper line number or null")
+        if self.t0 is None:
+            self.t0 = t
+        elif t < self.t0:
+            raise SessionError(f"{self.where}: line {n}: event time {t} is before the first event's ({self.t0})")
+        name = self.runtime_sites[site]
+        self.name_ids.append(self.names.setdefault(name, len(self.names)))
+        self.key_ids.append(self.key_rows[key])
+        self.picked.append(picked)
+        self.predicted.append(picked if predicted is None else predicted)  # made once loaded
+        self.unpredicted.append(predicted is None)
+        self.hit.append(hit)
+        self.override.append(override)
+        self.lines.append(line)
+        self.steps.append(self.step)
+        self.t_ns.append(t - self.t0)
+        if len(self.unpredicted) % _BATCH == 0:
+            for column in self.columns:
+                column.flush()
+
+    def session(self) -> Session:
+        d, where = self.d, self.where
+        d["sites"] = _latest_sites(d["sites"])
+        index = {r["name"]: i for i, r in enumerate(d["sites"]) if isinstance(r, dict) and isinstance(r.get("name"), str)}
+        rows = []
+        for name in self.names:
+            if name not in index:
+                raise SessionError(f"{where}: runtime site {name!r} has no site record")
+            rows.append(index[name])
+        site = self.name_ids.mapped(rows)
+        n = len(site)
+        d["events"] = {
+            "seq": array("q", range(n)), "site": site, "key": self.key_ids.done(), "picked": self.picked.done(),
+            "predicted": self.predicted.done(), "hit": self.hit.done(), "step": self.steps.done(),
+            "t_ns": self.t_ns.done(), "override": self.override.done(),
+            "call_site": _call_sites(site, self.lines.done(), d["sites"]),
+        }
+        try:
+            session = session_from_json(d)
+        except SessionError as e:
+            raise SessionError(f"{where}: {e}") from None
+        _predict(session, self.unpredicted)
+        return session
 
 
 def _latest_sites(site_records: list[Any]) -> list[Any]:
@@ -433,14 +684,15 @@ def _latest_sites(site_records: list[Any]) -> list[Any]:
     return list(latest.values())
 
 
-def _predict(session: Session, rows: list[int]) -> None:
-    """kinspect's prediction for the events written without one, once per (site, key),
-    from the loaded sites (their variant keys are checked by then)."""
+def _predict(session: Session, unpredicted: bytearray) -> None:
+    """kinspect's prediction for the events written without one (`unpredicted`: a byte
+    per event), once per (site, key), from the loaded sites (their variant keys are
+    checked by then)."""
     log = session.events
-    if not rows or not isinstance(log, EventLog):
+    if not any(unpredicted) or not isinstance(log, EventLog):
         return
     made: dict[tuple[int, int], int] = {}
-    for i in rows:
+    for i in compress(range(len(unpredicted)), unpredicted):
         pair = (log.site_ids[i], log.key_ids[i])
         p = made.get(pair)
         if p is None:
@@ -458,42 +710,14 @@ def _refuse_event(r: list[Any], e: list[Any] | None, path: str, sites: Mapping[i
     raise SessionError(f"{path}: event names key {an_int(r[2], f'{path}[2]')}, which no record introduced")
 
 
-def _log_events(events: list[list[Any]], sites: list[str], keys: list[int], steps: list[int | None],
-                site_records: list[Any], records: list[Any], where: str) -> dict[str, list[Any]]:
-    """The session file's event columns from a log's event records; times become
-    nanoseconds since the first event."""
-    _, _, picked, predicted, hit, override, lines, t_ns = (list(c) for c in zip(*events)) if events else ([],) * 8
-    predicted = [p if p is not None else x for p, x in zip(predicted, picked)]  # made once loaded
-    if t_ns and not (set(map(type, t_ns)) <= {int} and min(t_ns) >= 0 and max(t_ns) <= 2**63):
-        i = next(i for i, t in enumerate(t_ns) if type(t) is not int or not 0 <= t <= 2**63)
-        n = [n for n, r in enumerate(records[1:], 2) if type(r) is list][i]
-        an_int(t_ns[i], f"{where}: line {n}[{len(records[n - 1]) - 1}]", 0, 2**63)
-    bad = next((i for i, x in enumerate(lines) if x is not None and type(x) is not int), None)
-    if bad is not None:
-        n = [n for n, r in enumerate(records[1:], 2) if type(r) is list][bad]
-        raise SessionError(f"{where}: line {n}[{len(records[n - 1]) - 2}]: expected a wrapper line number or null")
-    t0 = t_ns[0] if t_ns else 0
-    if t_ns and min(t_ns) < t0:
-        i = next(i for i, t in enumerate(t_ns) if t < t0)
-        n = [n for n, r in enumerate(records[1:], 2) if type(r) is list][i]
-        raise SessionError(f"{where}: line {n}: event time {t_ns[i]} is before the first event's ({t0})")
-    index = {r["name"]: i for i, r in enumerate(site_records) if isinstance(r, dict) and isinstance(r.get("name"), str)}
-    try:
-        site = list(map(index.__getitem__, sites))
-    except KeyError as e:
-        raise SessionError(f"{where}: runtime site {e.args[0]!r} has no site record") from None
-    return {
-        "seq": list(range(len(events))), "site": site, "key": keys, "picked": picked, "predicted": predicted,
-        "hit": hit, "step": steps, "t_ns": [t - t0 for t in t_ns], "override": override,
-        "call_site": _call_sites(site, lines, site_records),
-    }
-
-
-def _call_sites(site: list[int], lines: list[Any], site_records: list[Any]) -> list[int | None]:
+def _call_sites(site: Sequence[int], lines: Sequence[int | None], site_records: list[Any]) -> Column:
     """Each event's call site: the one of its site whose wrapper line called it."""
     by_line: list[dict[Any, int]] = []
     for r in site_records:
         calls = r.get("call_sites") if isinstance(r, dict) else None
         by_line.append({c.get("line"): i for i, c in enumerate(calls) if isinstance(c, dict) and type(c.get("line")) is int}
                        if isinstance(calls, list) else {})
-    return [None if line is None else by_line[s].get(line) for s, line in zip(site, lines)]
+    out = Growing()
+    for s, line in zip(site, lines):
+        out.append(None if line is None else by_line[s].get(line))
+    return out.done()
