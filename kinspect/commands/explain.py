@@ -45,7 +45,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kinspect.commands import recording
-from kinspect.commands.quality_view import quality_table, what_if_table
+from kinspect.commands.quality_view import print_paste, print_what_if, quality_table
 from kinspect.commands.rank_sessions import is_merged, load_merged
 from kinspect.commands.rank_view import print_ranks
 from kinspect.commands import terminal
@@ -56,10 +56,12 @@ from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.dispatch.heuristics import distance_text
 from kinspect.core.dispatch.operands import tensor_texts
 from kinspect.core.errors import KinspectError
-from kinspect.core.numbers import US, ratio as fmt_ratio, spread, us
+from kinspect.core.numbers import US, ratio as fmt_ratio, spread, us, us_text
 from kinspect.core.session.compile_changes import notes
-from kinspect.core.quality.explain import SiteExplanation, explain, overview_json, shape_json
+from kinspect.core.quality.estimate import basis_text, nearest_text
+from kinspect.core.quality.explain import ShapeCost, SiteExplanation, explain, overview_json, shape_cost, shape_json
 from kinspect.core.quality.finding_groups import group_findings
+from kinspect.core.quality.measured_shapes import shapes_lines
 from kinspect.core.quality.overview import model_quality
 from kinspect.core.session.call_sites import LayerGroup, group_layers
 from kinspect.core.session.runtime import Baseline
@@ -120,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
                 console.print(quality_table(quality, regret_spread(session), inductor_names))
             _print_overview(session, console, inductor_names)
             if results:
-                console.print(what_if_table(results, session))
+                print_what_if(console, results, session)
         return 0
     parsed = parse_shape(shape)
     results = explain(session, parsed, site, heuristic)
@@ -132,10 +134,28 @@ def run(args: argparse.Namespace) -> int:
         if quality.shapes:
             console.print(quality_table(quality, regret_spread(session), inductor_names))
         for r in results:
-            console.print(_site_table(r, console.width >= 150, _shape_named(parsed, r, inductor_names)))
+            console.print(_site_table(r, console.width >= 150, _shape_named(parsed, r, inductor_names), inductor_names))
         if baselines:
             console.print(_baseline_table(baselines))
+        cost = shape_cost(results)
+        if cost is not None:
+            console.print(Text(_cost_line(shape, cost)))
+        print_paste(console, what_ifs(session), session)
     return 0
+
+
+def _cost_line(shape: str, cost: ShapeCost) -> str:
+    """The answer to "how much slower at my shape": the picks against the fastest variants."""
+    sites = cost.measured + cost.estimated
+    figures = ("measured" if not cost.estimated else
+               "estimated" if not cost.measured else f"measured at {cost.measured} sites, estimated at {cost.estimated}")
+    mark = "~" if cost.estimated else ""
+    out = (f"at {shape}, over {sites} site{'s' if sites != 1 else ''} (each once per call site, {figures}): "
+           f"Inductor's picks {mark}{us_text(cost.picked_us)} per model call, the fastest variants "
+           f"{mark}{us_text(cost.fastest_us)}: {mark}{fmt_ratio(cost.ratio)}")
+    if cost.missing:
+        out += f"; left out, with no figure: {', '.join(cost.missing)}"
+    return out
 
 
 def _ranks(paths: list[str], shape: str | None, runs: bool, as_json: bool) -> int:
@@ -259,6 +279,11 @@ def _print_overview(session: Session, console: Console, inductor_names: bool = F
             Text("\n".join(f"{v.hint}: {v.kernel_name}" for v in s.variants)),
         )
     console.print(sites)
+    lines = shapes_lines(session)
+    if lines:
+        console.print(Text("measured shapes (explain --shape at any other shows the nearest and estimates)", style="bold"))
+        for line in lines:
+            console.print(Text("  " + line))
     _print_findings(session, console)
 
 
@@ -288,14 +313,14 @@ def _call_text(g: LayerGroup) -> str:
     return " ".join(parts)
 
 
-def _site_table(r: SiteExplanation, wide: bool, shape: str | None = None) -> Table | Text:
+def _site_table(r: SiteExplanation, wide: bool, shape: str | None = None, inductor_names: bool = False) -> Table | Text:
     """One site's decision at `shape` (else at its runtime key); the hint keys only on wide
     terminals (they repeat the hint)."""
     if r.decision is None:
         return Text(f"{r.site.name}: {r.error}", style="yellow")
     d = r.decision
     mismatches = [f"! key mismatch, v{x.index}: {x.mismatch}" for x in d.scores if x.mismatch]
-    caption = "\n".join(filter(None, (d.reason(r.site.labels()), _timing_line(r), *mismatches)))
+    caption = "\n".join(filter(None, (d.reason(r.site.labels()), _timing_line(r, inductor_names), *mismatches)))
     called = f" · {r.site.title}" if r.site.call_sites else ""
     t = Table(title=Text(f"{r.site.name} ({r.site.op}){called} at {shape or format_key(d.runtime_key)}"),
               caption=Text(caption), title_justify="left", caption_justify="left")
@@ -304,18 +329,24 @@ def _site_table(r: SiteExplanation, wide: bool, shape: str | None = None) -> Tab
         cols.insert(3, "key")
     for col in cols:
         t.add_column(col, no_wrap=col != "kernel", justify="right" if col in ("distance", f"median {US}", "× fastest") else "left")
-    timings = r.timings
+    timings, est = r.timings, r.estimate
     for v, s in zip(r.site.variants, d.scores):
         mark = "▶" if v.index == d.chosen else ("=" if v.index in d.tied else "")
         m = (r.measured or {}).get(v.index)
         timed = timings is not None and timings.median(v.index) is not None
         ratio = timings.regret(v.index) if timings is not None else None
+        if timed and m is not None and m.median_us is not None:
+            median: str | Text = us(m.median_us)
+        elif est is not None and est.median(v.index) is not None:
+            median, ratio = Text("~" + us(est.median(v.index)), style="cyan"), est.regret(v.index)
+        else:
+            median = Text(m.error or "", style="red") if m else ""
         row = [
             mark, str(v.index), str(v.hint),
             distance_text(s.distance, d.heuristic) + (" !" if s.mismatch else ""),
-            us(m.median_us) if timed and m.median_us is not None else (Text(m.error or "", style="red") if m else ""),
-            spread(m.p20_us, m.p80_us) if timed else "",
-            "" if ratio is None else fmt_ratio(ratio),
+            median,
+            spread(m.p20_us, m.p80_us) if timed and m is not None else "",
+            "" if ratio is None else (Text("~" + fmt_ratio(ratio), style="cyan") if est is not None else fmt_ratio(ratio)),
             Text(v.kernel_name),
         ]
         if wide:
@@ -324,13 +355,13 @@ def _site_table(r: SiteExplanation, wide: bool, shape: str | None = None) -> Tab
     return t
 
 
-def _timing_line(r: SiteExplanation) -> str:
+def _timing_line(r: SiteExplanation, inductor_names: bool = False) -> str:
     """Under the table: which method the times are, and the verdict of the noise rule."""
     t = r.timings
     if r.decision is None:
         return ""
     if t is None or t.fastest is None:
-        return "not measured at this key (kinspect explain S.json lists the measured shapes)"
+        return _estimate_lines(r, inductor_names)
     line = f"timed by {method_title(t.method)}; fastest {' = '.join(f'v{i}' for i in r.site.kernel_members(t.fastest))}"
     regret = r.regret
     if t.is_fastest(r.decision.chosen):
@@ -339,3 +370,20 @@ def _timing_line(r: SiteExplanation) -> str:
         return line + "; the chosen variant was not timed"
     verdict = "slower beyond noise" if r.slower else "within noise"
     return line + f"; the chosen v{r.decision.chosen} takes {fmt_ratio(regret)} ({verdict})"
+
+
+def _estimate_lines(r: SiteExplanation, inductor_names: bool) -> str:
+    """Under an unmeasured key's table: what the estimates are and the nearest measured keys."""
+    est = r.estimate
+    if est is None:
+        return "not measured at this key, nor at any key laid out like it"
+    assert r.decision is not None
+    lines = ["not measured at this key; " + basis_text(est, r.site, inductor_names)]
+    regret, fastest = est.regret(r.decision.chosen), est.fastest
+    if regret is not None and fastest is not None:
+        if r.site.kernels[fastest] == r.site.kernels[r.decision.chosen]:
+            lines.append(f"estimated: the chosen v{r.decision.chosen} is the fastest")
+        else:
+            lines.append(f"estimated: the chosen v{r.decision.chosen} takes ~{fmt_ratio(regret)} as long as v{fastest}")
+    lines.append("nearest measured: " + "; ".join(nearest_text(est, r.site, inductor_names)))
+    return "\n".join(lines)

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from kinspect.core.dispatch.shapes import format_key, sizes_or_key
 from kinspect.core.numbers import ratio, ratio_range, share
 from kinspect.core.quality.overview import ModelQuality, ShapePoint
-from kinspect.core.quality.whatif import WhatIf, current
+from kinspect.core.quality.whatif import WhatIf, current, paste_line, paste_note
 from kinspect.core.session.model import Session
 from kinspect.core.session.timings import NOISE_RATIO
 
@@ -46,9 +47,26 @@ def quality_table(q: ModelQuality, spread: Mapping[str, Sequence[float]] | None 
     return t
 
 
+def compiled_hints(session: Session) -> list[int]:
+    return list(session.model.hints) or sorted({v.hint for s in session.sites for v in s.variants if v.hint is not None})
+
+
+def print_what_if(console: Console, results: list[WhatIf], session: Session) -> None:
+    """The what-if table, then the line to paste on a line of its own (as `advise` ends)."""
+    console.print(what_if_table(results, session))
+    print_paste(console, results, session)
+
+
+def print_paste(console: Console, results: list[WhatIf], session: Session) -> None:
+    """What the best hints predict, then the line to paste, never wrapped."""
+    line, note = paste_line(results), paste_note(results, compiled_hints(session))
+    if line is not None and note is not None:
+        console.print(Text(note))
+        console.print(line, markup=False, soft_wrap=True)
+
+
 def what_if_table(results: list[WhatIf], session: Session, rows: int = 5) -> Table:
-    now = current(results, session.model.hints or sorted({v.hint for s in session.sites for v in s.variants
-                                                          if v.hint is not None}))
+    now = current(results, compiled_hints(session))
     shown = results[:rows] + ([now] if now is not None and now not in results[:rows] else [])
     t = Table(title=Text("what-if on these measurements (no recompile; verify by recompiling)"),
               title_justify="left")

@@ -12,7 +12,7 @@ from kinspect.commands import terminal
 from kinspect.commands import recording
 from kinspect.commands.options import check_points, parse_hints, session_and_hints, compile_flags, compile_options
 from kinspect.core.printing import progress
-from kinspect.commands.quality_view import quality_table, what_if_table
+from kinspect.commands.quality_view import print_what_if, quality_table
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.dispatch.shapes import sizes_text
 from kinspect.core.errors import KinspectError
@@ -73,5 +73,5 @@ def run(args: argparse.Namespace) -> int:
     console.print(quality_table(model_quality(session)))
     results = what_ifs(session)
     if results:
-        console.print(what_if_table(results, session))
+        print_what_if(console, results, session)
     return 130 if any(why == "interrupted" for _, why in sweep.skipped) else 0

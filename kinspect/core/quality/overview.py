@@ -261,6 +261,14 @@ class SizeNamer:
         return tuple((self.session.label_of(name), i, j) for name, (i, j) in sorted(first.items()))
 
 
+def session_namer(session: Session) -> SizeNamer:
+    """One `SizeNamer` while the measurements, the names and the known sizes stand: each
+    keystroke in the inspector names the measured keys near an unmeasured shape."""
+    known = (tuple(s.label for s in session.symbols), len(session.baselines), len(session.sweeps),
+             len(session.model.workload))
+    return session.from_timings(("size namer", known), lambda: SizeNamer(session))
+
+
 Measured = tuple[Key, KeyTimings, int, tuple[float, float, bool]]
 """A measured key, its timings, the pick there and `KeyTimings.against_fastest` of it."""
 

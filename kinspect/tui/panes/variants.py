@@ -75,7 +75,7 @@ def _summary(view: View) -> Text:
     baselines = data.session.baselines_at(shape.values) if isinstance(shape, SymbolShape) else []
     decider = site.call_site(data.events.decided_by(site.name, expl.runtime_key))
     return decision_summary(expl, observed, view.can_measure, baselines, decider, site.call_site(view.state.call_site),
-                            data.measured_count[site.name], data.compiles)
+                            data.measured_count[site.name], data.compiles, view.state.inductor_names)
 
 
 def _no_sites(view: View) -> Text:

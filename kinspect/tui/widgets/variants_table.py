@@ -92,6 +92,10 @@ TIED = "="
 MISMATCH = "!"
 
 
+ESTIMATE = "~"
+"""Marks a figure that was estimated, not measured (`kinspect.core.quality.estimate`)."""
+
+
 def variant_columns(show_terms: bool) -> list[str]:
     cols = ["", "v", "hint", "distance"]
     if show_terms:
@@ -166,8 +170,14 @@ def variant_rows(
         if show_terms:
             row.append(_terms_text(s.terms, labels) if s is not None else Text(""))
         m = measured.get(v.index)
-        ratio = expl.timings.regret(v.index) if expl.timings is not None else None
-        row += _measure_cells(m, ratio, expl.timings is not None and expl.timings.is_fastest(v.index), peak_tflops)
+        est = expl.estimate.median(v.index) if expl.estimate is not None and m is None else None
+        if est is not None:
+            assert expl.estimate is not None
+            row += [Text(ESTIMATE + numbers.us(est), style="cyan"), Text(""),
+                    Text(ESTIMATE + numbers.ratio(expl.estimate.regret(v.index)), style="cyan"), Text("")]
+        else:
+            ratio = expl.timings.regret(v.index) if expl.timings is not None else None
+            row += _measure_cells(m, ratio, expl.timings is not None and expl.timings.is_fastest(v.index), peak_tflops)
         row += [
             plain(v.kernel_name),
             Text(f"= v{same[v.index]}" if v.index in same else "", style="magenta"),
