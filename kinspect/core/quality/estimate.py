@@ -15,7 +15,7 @@ gets none (extrapolating a kernel's time past its measured tiles is a guess).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
