@@ -64,3 +64,11 @@ def test_help_lists_the_heuristics():
 def test_call_sites_name_the_module_class_once():
     out = explain(str(MLP))
     assert "0 (Linear) (Linear)" not in out and "0 (Linear)" in out
+
+
+def test_the_whole_models_figures_say_what_they_count():
+    out = explain("tests/fixtures/samples_h200_2026-11-30/gpt2.session.json", columns="200")
+    row = next(line for line in out.splitlines() if "whole model" in line)
+    assert "35 × 4 sites" in row and "140" not in row  # 35 shapes at each of 4 sites, not 140 shapes
+    assert "workload extra" in out and " +" in row  # extra time, signed: +100% reads twice as long
+    assert "(+100%: twice as long)" in " ".join(out.split())

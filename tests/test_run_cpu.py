@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from kinspect.core.session.format.log import FLUSH_S
-from kinspect.core.store import load
+from kinspect.core.store import load, read
 
 REPO = Path(__file__).resolve().parent.parent
 PROGRAMS = Path(__file__).resolve().parent / "programs"
@@ -148,6 +148,7 @@ def test_a_compile_without_a_size_hint_multi_kernel_gets_a_session_and_the_reaso
     s = load(here / "pointwise.session.json")
     assert [g.name for g in s.graphs] == ["graph_0 (inference)"] and "def call(" in s.graphs[0].wrapper_code
     assert [(x.name, x.input, x.dim) for x in s.symbols] == [(s.symbols[0].name, "x", 0)]
+    assert [x.alias for x in read(here / "pointwise.session.json").symbols] == ["x_0"]  # the file names it
     assert s.environment.config["multi_kernel_hints"] == [64, 256]
 
 

@@ -45,6 +45,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kinspect.commands import recording
+from kinspect.commands.options import name_flag, renames
 from kinspect.commands.quality_view import print_paste, print_what_if, quality_table
 from kinspect.commands.rank_sessions import is_merged, load_merged
 from kinspect.commands.rank_view import print_ranks
@@ -66,7 +67,7 @@ from kinspect.core.quality.overview import model_quality
 from kinspect.core.session.call_sites import LayerGroup, group_layers
 from kinspect.core.session.runtime import Baseline
 from kinspect.core.session.model import Session
-from kinspect.core.store import load
+from kinspect.core.store import load, renamed
 from kinspect.core.dispatch.shapes import SymbolShape, format_key, parse_shape, sizes_text
 from kinspect.core.session.timings import method_title
 from kinspect.core.quality.whatif import what_ifs
@@ -95,21 +96,22 @@ def add_args(e: argparse.ArgumentParser) -> None:
     e.add_argument("--baselines", metavar="KINDS",
                    help="with model.py: whole-model baselines at --shape, comma-separated from eager,static,exact_hint,hinted "
                         "(each compiled kind costs a compile)")
+    name_flag(e)
 
 
 def run(args: argparse.Namespace) -> int:
     paths, shape, site, heuristic, as_json = list(args.session), args.shape, args.site, args.heuristic, args.json
     measure, hints, l2_flush, baselines = args.measure, args.hints, args.l2_flush, args.baselines
-    inductor_names = args.inductor_names
+    inductor_names, names = args.inductor_names, renames(args)
     if is_merged(paths):
         return _ranks(paths, shape, measure or bool(baselines) or bool(hints), as_json)
     path = paths[0]
     if path.endswith(".py"):
-        session = _model(path, shape, site, measure, hints, l2_flush, baselines)
+        session = renamed(_model(path, shape, site, measure, hints, l2_flush, baselines), names)
     elif measure or baselines:
         raise KinspectError("--measure and --baselines run the model: give model.py, not a recorded session")
     else:
-        session = load(path)
+        session = load(path, names)
     quality = model_quality(session)
     if shape is None:
         results = what_ifs(session)
@@ -267,7 +269,8 @@ def _print_overview(session: Session, console: Console, inductor_names: bool = F
     for col in ("name", "inductor", "input", "dim", "example"):
         sym.add_column(col)
     for s in session.symbols:
-        sym.add_row(Text(s.alias or ""), Text(s.name), Text(s.input or ""), str(s.dim), str(s.example))
+        sym.add_row(Text(s.alias or ""), Text(s.name), Text(s.input or ""), "" if s.dim is None else str(s.dim),
+                    "" if s.example is None else str(s.example))
     console.print(sym)
     sites = Table(title="sites")
     for col in ("site", "op", "called from", "tensors", "variants (hint: kernel)"):
@@ -295,8 +298,15 @@ def _print_findings(session: Session, console: Console) -> None:
     console.print(Text(f"findings ({len(session.findings)}, by kind, worst first)", style="bold"))
     for g in groups:
         console.print(Text(f"  {g.title} ({g.severity})"))
+        shared = g.shared
+        if shared is not None:
+            console.print(Text(f"    {', '.join(g.sites) or 'each'}: {shared}"))
         for f in g.members:
-            console.print(Text(f"    {f.site or f.graph or ''}{': ' if f.site or f.graph else ''}{f.message}"))
+            own = g.own(f)
+            where = f.site or f.graph or ""
+            if own or shared is None:
+                console.print(Text(f"    {where}{': ' if where else ''}{own}"))
+
 
 
 def _call_text(g: LayerGroup) -> str:

@@ -28,14 +28,16 @@ from textual.reactive import reactive, var
 from textual.widgets import Footer, Input, TabbedContent
 
 from kinspect.core.dispatch.heuristics import HEURISTICS
-from kinspect.core.dispatch.shapes import ParsedShape, sizes_text
+from kinspect.core.dispatch.shapes import ParsedShape, SymbolShape, sizes_text
+from kinspect.core.errors import KinspectError
 from kinspect.core.quality.explain import SiteExplanation
 from kinspect.core.quality.whatif import what_ifs
 from kinspect.core.session.model import Session, Site
+from kinspect.core.store import renamed
 from kinspect.core.source import BaselineSource, CheckedSource, SessionSource, SteppableSource
 from kinspect.tui.commands import InspectorCommands, PaletteCommand
 from kinspect.core.debugger.cursor import IDLE, Debugger
-from kinspect.tui.dialogs import FORMAT_TITLES, ExportScreen, JumpScreen, MeasuredScreen, export_stem, measured_shapes
+from kinspect.tui.dialogs import FORMAT_TITLES, ExportScreen, JumpScreen, MeasuredScreen, RenameScreen, export_stem, measured_shapes
 from kinspect.tui.help_screen import HelpScreen
 from kinspect.tui.live_run import SourceGuard
 from kinspect.tui.live_work import LiveWork, while_running
@@ -415,11 +417,35 @@ class InspectorApp(LiveWork, App[None]):
         for name, h in HEURISTICS.items():
             out.append((f"What-if heuristic: decide by {name} ({h.title})", h.doc,
                         functools.partial(self.use_heuristic, name)))
+        for sym in self.session.symbols:
+            out.append((f"Rename size: {literal(sym.label)}" + (f" ({literal(sym.name)})" if sym.alias else ""),
+                        "Call this size by your name wherever a size is shown",
+                        functools.partial(self.action_rename_size, sym.name)))
         for site in self.session.sites:
             # help text is parsed as markup by the palette: keep session text out of it
             out.append((f"Site: {literal(site.name)}", f"Show this site ({len(site.variants)} variants)",
                         functools.partial(self.show_site, site.name)))
         return out
+
+    def action_rename_size(self, symbol: str) -> None:
+        sym = next(s for s in self.session.symbols if s.name == symbol)
+        self.push_screen(RenameScreen(sym.label, sym.name, functools.partial(self.rename_size, symbol)))
+
+    def rename_size(self, symbol: str, name: str) -> str | None:
+        """Call a size `name` everywhere (the typed shape too); why not, in one line, where it cannot be."""
+        session = self.session
+        was = session.label_of(symbol)
+        try:
+            renamed(session, {symbol: name})
+        except KinspectError as e:
+            return str(e)
+        shape = self.state.shape
+        self.reload_session()
+        if isinstance(shape, SymbolShape) and was in shape.values:
+            values = {name if k == was else k: v for k, v in shape.values.items()}
+            self.query_one(ShapeEntry).set_shape(SymbolShape(values), sizes_text(values))
+        self.notify(f"{was} is {name} now", timeout=3, markup=False)
+        return None
 
     async def run_from_palette(self, action: str) -> None:
         if action.split("(")[0] in DEBUG_ACTIONS:
@@ -516,8 +542,7 @@ class InspectorApp(LiveWork, App[None]):
         if not self.session.sites:
             self.notify("no size-hint sites: nothing for another heuristic to decide", timeout=3, markup=False)
             return
-        hints = self.session.model.hints or sorted({v.hint for s in self.session.sites for v in s.variants
-                                                    if v.hint is not None})
+        hints = self.session.compiled_hints
 
         def chosen(name: str | None) -> None:
             if name is not None and name != self.state.heuristic:

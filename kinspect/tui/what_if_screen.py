@@ -71,7 +71,7 @@ class WhatIfScreen(ModalScreen[str | None]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("heuristic", "hints", "geomean", "worst", "workload lost", "")
+        table.add_columns("heuristic", "hints", "geomean", "worst", "workload extra", "")
         for name, w in self._rows:
             note = []
             if w is not None and w is self._best:
@@ -81,7 +81,7 @@ class WhatIfScreen(ModalScreen[str | None]):
             if name == "inductor" and (w is None or w.hints == self._hints):
                 note.append("Inductor's")
             hints = ", ".join(map(str, w.hints if w is not None else self._hints))
-            lost = "" if w is None else numbers.share(w.workload_lost)
+            lost = "" if w is None else numbers.extra(w.workload_lost)
             table.add_row(Text(name), Text(hints), _times(w.geomean_regret if w else None),
                           _times(w.worst_regret if w else None), lost,
                           Text(", ".join(note), style="green" if "best" in note else "dim"))

@@ -74,3 +74,14 @@ async def test_the_findings_tab_groups_them_by_kind_and_enter_opens_a_group_then
         await pilot.press("down", "down", "enter")
         await wait_until(pilot, lambda: app.query_one("#tabs").active == "variants")
         assert app.site.name == "multi_kernel_3"
+
+
+async def test_a_peak_column_shows_only_where_a_share_of_peak_can_be_given():
+    """GPT-2's recording has no TFLOP/s for its measurements (its keys did not tell the GEMM's
+    work then): no column of blanks; the linear sample's has them."""
+    for name, shown in (("gpt2", False), ("linear", True)):
+        app = sample(name)
+        async with app.run_test(size=(160, 40)) as pilot:
+            await pilot.pause()
+            header = next(line for line in screen_text(app).splitlines() if "median µs" in line)
+            assert ("peak" in header) is shown, (name, header)

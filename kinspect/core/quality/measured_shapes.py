@@ -17,21 +17,14 @@ def measured_shapes(session: Session) -> dict[str, list[str]]:
     """Per measured site, its measured shapes as text (`B=2 S=16`), in size order; a site with
     more than `LISTED` gets none listed (`measured_counts` still counts them)."""
     namer = session_namer(session)
-    order = [s.label for s in session.symbols]
     out: dict[str, list[str]] = {}
     for site in session.sites:
         keys = [key for (_, key), t in session.site_timings(site.name).items() if t.fastest is not None]
         if not keys or len(keys) > LISTED:
             continue
-        named = sorted((in_order(namer(site, k), order), k) for k in keys)
+        named = sorted((tuple(session.in_order(namer(site, k)).items()), k) for k in keys)
         out[site.name] = [sizes_text(dict(sizes)) if sizes else format_key(k) for sizes, k in named]
     return out
-
-
-def in_order(sizes: Mapping[str, int], order: Sequence[str]) -> tuple[tuple[str, int], ...]:
-    """Sizes in the session's order of its symbols (the batch before the sequence), then by name."""
-    rank = {name: i for i, name in enumerate(order)}
-    return tuple(sorted(sizes.items(), key=lambda kv: (rank.get(kv[0], len(rank)), kv[0])))
 
 
 def measured_counts(session: Session) -> dict[str, int]:

@@ -50,6 +50,7 @@ from kinspect.core.errors import KinspectError, echo
 from kinspect.core.quality.findings import derive_findings
 from kinspect.core.session.compile_changes import PATCH_KEY, BlockGroup, layers_config, marked_text
 from kinspect.core.session.format.log import LiveLog
+from kinspect.core.session.size_names import with_source_names
 from kinspect.core.session.model import (
     CallSite,
     Finding,
@@ -314,7 +315,7 @@ _SIZE_SOURCE = re.compile(r"^(?P<base>.*\['(?P<name>[A-Za-z_][A-Za-z0-9_]*)'\])\
 
 def _size_symbols(symbols: list[SymbolInfo], sites: Sequence[Site]) -> list[SymbolInfo]:
     """The symbols a user types sizes for: each named by the tensor argument and dim it came
-    from (`input_ids`, 1, from Dynamo's `L['kwargs']['input_ids'].size()[1]`). Symbols of a
+    from (`input_ids_1`, from Dynamo's `L['kwargs']['input_ids'].size()[1]`). Symbols of a
     program's scalars (a module's `eps` made dynamic) are left out unless a site's sizes use
     them."""
     used = frozenset().union(*(site.symbols for site in sites))
@@ -326,7 +327,7 @@ def _size_symbols(symbols: list[SymbolInfo], sites: Sequence[Site]) -> list[Symb
         if m is not None and sym.input is None:
             sym = dataclasses.replace(sym, input=m["name"], dim=int(m["dim"]))
         out.append(sym)
-    return out
+    return with_source_names(out)
 
 
 def _source_name(source: str) -> str | None:

@@ -49,7 +49,7 @@ class VariantsPane(InspectorPane):
         old = self._drawn
         if not old or old[0] is not expl or old[1] is not view.data or old[2:] != drawn:
             self._drawn = (expl, view.data, *drawn)
-            self.query_one(VariantsTable).show(expl, view.data.peak_tflops, s.show_terms, s.inductor_names)
+            self.query_one(VariantsTable).show(expl, view.data.peak_at(expl.site), s.show_terms, s.inductor_names)
             summary.show(_summary(view), keep=site.name)
         self.query_one("#preview", SourceView).show(site, view.selected)  # shown from 120 columns
 

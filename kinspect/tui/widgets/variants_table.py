@@ -58,7 +58,7 @@ class VariantsTable(DataTable):
         jitter as the user types. The app selects the chosen variant itself, so moving
         the cursor here posts no VariantHighlighted: only the user's moves do.
         """
-        labels = variant_columns(show_terms)
+        labels = variant_columns(show_terms, peak_tflops is not None)
         rows = variant_rows(expl, peak_tflops, show_terms, inductor_names)
         widths = column_widths(labels, rows)
         layout = (expl.site, show_terms, inductor_names)
@@ -96,11 +96,12 @@ ESTIMATE = "~"
 """Marks a figure that was estimated, not measured (`kinspect.core.quality.estimate`)."""
 
 
-def variant_columns(show_terms: bool) -> list[str]:
+def variant_columns(show_terms: bool, peak: bool = True) -> list[str]:
+    """`peak`: a share of the GPU's peak can be given (a column always empty says nothing)."""
     cols = ["", "v", "hint", "distance"]
     if show_terms:
         cols.append("terms (tensor[dim] distance)")
-    return cols + ["median µs", "p20–p80", "vs fastest", "peak", "kernel", "same as", "key"]
+    return cols + ["median µs", "p20–p80", "vs fastest"] + (["peak"] if peak else []) + ["kernel", "same as", "key"]
 
 
 def identical_to(site: Site) -> dict[int, int]:
@@ -174,10 +175,13 @@ def variant_rows(
         if est is not None:
             assert expl.estimate is not None
             row += [Text(ESTIMATE + numbers.us(est), style="cyan"), Text(""),
-                    Text(ESTIMATE + numbers.ratio(expl.estimate.regret(v.index)), style="cyan"), Text("")]
+                    Text(ESTIMATE + numbers.ratio(expl.estimate.regret(v.index)), style="cyan")]
+            row += [Text("")] if peak_tflops is not None else []
         else:
             ratio = expl.timings.regret(v.index) if expl.timings is not None else None
-            row += _measure_cells(m, ratio, expl.timings is not None and expl.timings.is_fastest(v.index), peak_tflops)
+            cells = _measure_cells(m, ratio, expl.timings is not None and expl.timings.is_fastest(v.index),
+                                   peak_tflops)
+            row += cells if peak_tflops is not None else cells[:-1]
         row += [
             plain(v.kernel_name),
             Text(f"= v{same[v.index]}" if v.index in same else "", style="magenta"),
