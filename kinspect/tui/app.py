@@ -25,6 +25,7 @@ from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.driver import Driver
 from textual.reactive import reactive, var
+from textual.timer import Timer
 from textual.widgets import Footer, Input, TabbedContent
 
 from kinspect.core.dispatch.heuristics import HEURISTICS
@@ -55,6 +56,7 @@ from kinspect.tui.panes.requests import (
 )
 from kinspect.tui.panes.tabs import TABS
 from kinspect.core.inspector.state import Decider, Inspection, InspectorState, View, shape_text
+from kinspect.core.inspector.typing import continued, goes_on, starts_shape
 from kinspect.tui.text import literal
 from kinspect.tui.widgets.banner import Banner
 from kinspect.tui.widgets.measure_bar import MeasureBar
@@ -66,7 +68,9 @@ from kinspect.tui.what_if_screen import WhatIfScreen
 SITES = Binding.Group("Site", compact=True)
 LIVE_ONLY = {"measure": "m (measure)", "baselines": "a (baselines)", "debug_override": "o (force a variant)"}
 """The actions a recording cannot take, as its banner and refusals name them."""
-SHAPE_OPENERS = ("(", "[")
+HOLD_S = 0.3
+"""How long a key that may start a size's name, and is a command too, waits for the next
+key to say which it is (a command then runs this much later)."""
 
 
 class InspectorApp(LiveWork, App[None]):
@@ -128,6 +132,8 @@ class InspectorApp(LiveWork, App[None]):
         self._failure: str | None = None
         self._cancel = threading.Event()
         self._quit = threading.Event()
+        self._held: tuple[events.Key, Timer] | None = None
+        """A key that may start a size's name and is a command too, until the next key says which."""
         steppable = source if isinstance(source, SteppableSource) and source.live else None
         self.debugger = Debugger(self.data.session, live=steppable is not None)
         self._guard = SourceGuard(getattr(source, "close", None))
@@ -316,16 +322,47 @@ class InspectorApp(LiveWork, App[None]):
         """Keys are looked at as they arrive, before textual hands them to the focused
         widget: a shape typed in a burst (fast, or by a script) then starts in the entry and
         every later key follows it there, in order."""
-        if isinstance(event, events.Key) and self._take_key(event):
-            return
+        if isinstance(event, events.Key):
+            held, self._held = self._held, None
+            if held is not None:
+                held[1].stop()
+                if self._goes_on(held[0], event):
+                    return
+                await super().on_event(held[0])  # it was a command after all: it runs, then this key
+            if self._take_key(event):
+                return
         if isinstance(event, events.Paste) and self._take_paste(event.text):
             return
         await super().on_event(event)
 
+    def _goes_on(self, held: events.Key, event: events.Key) -> bool:
+        """`held` and `event` start a size's name (`s2` of `s27`, `B=`): both go to the entry."""
+        typed = (held.character or "") + (event.character or "")
+        if isinstance(self.focused, Input) or not goes_on(typed, self._typed_names()):
+            return False
+        self._begin_shape(typed)
+        return True
+
+    def _release_held(self) -> None:
+        """No key came after a held one in time: it was a command (`s`, `i`, `B`), and runs."""
+        held, self._held = self._held, None
+        if held is not None:
+            self.call_next(super().on_event, held[0])
+
+    def _typed_names(self) -> list[str]:
+        """The names a user types sizes by: theirs, Inductor's where a size has none."""
+        return [s.label for s in self.session.symbols]
+
+    def _begin_shape(self, typed: str) -> None:
+        entry = self.query_one(ShapeInput)
+        entry.begin(continued(entry.value, typed, self.session.symbol_names()))
+
     def _take_key(self, event: events.Key) -> bool:
-        """A key that starts a shape and is no key here begins one in the entry (`B=129`
-        typed on the table; the digits then go to the entry, not to the tabs), and a
-        live-only key pressed on a recording says why it does nothing; True when taken."""
+        """A key that starts a shape, or goes on with the one entered, goes to the entry
+        (`B=129` typed on the table: the digits then go to the entry, not to the tabs; `S=200`
+        after it goes on with it); one that is also a key here (`s`, `B` in the debugger) is
+        held back until the next key says which it was; a live-only key pressed on a
+        recording says why it does nothing. True when taken."""
         if self.screen.is_modal or isinstance(self.focused, Input):
             return False
         tab = TABS.keyed(event.key)
@@ -334,32 +371,28 @@ class InspectorApp(LiveWork, App[None]):
             return True
         char = event.character
         live_only = self._key_actions.get(event.key) in LIVE_ONLY and not self.source.live
-        if not live_only and not (char and self._starts_shape(char)):
-            return False
         bound = self.screen.active_bindings.get(event.key)
-        if bound is not None and bound.enabled:
+        if char and bound is None and starts_shape(char, self.session.symbol_names()):
+            self._begin_shape(char)
+            return True
+        if char and bound is not None and bound.enabled and starts_shape(char, self._typed_names()):
+            self._held = (event, self.set_timer(HOLD_S, self._release_held))
+            return True
+        if not live_only or bound is not None and bound.enabled:
             return False
-        if live_only:
-            self.notify(f"{LIVE_ONLY[self._key_actions[event.key]]} needs the live model on a CUDA GPU: this is "
-                        "a recording (run kinspect model.py there)", severity="warning", timeout=4, markup=False)
-            return True
-        if bound is None and char:
-            self.query_one(ShapeInput).begin(char)
-            return True
-        return False
+        self.notify(f"{LIVE_ONLY[self._key_actions[event.key]]} needs the live model on a CUDA GPU: this is "
+                    "a recording (run kinspect model.py there)", severity="warning", timeout=4, markup=False)
+        return True
 
     def _take_paste(self, text: str) -> bool:
         """A shape pasted on the table goes into the entry, on one line, as if typed there."""
         if self.screen.is_modal or isinstance(self.focused, Input):
             return False
         shape = " ".join(text.split())
-        if not shape or not self._starts_shape(shape[0]):
+        if not shape or not starts_shape(shape[0], self.session.symbol_names()):
             return False
         self.query_one(ShapeInput).begin(shape)
         return True
-
-    def _starts_shape(self, char: str) -> bool:
-        return char in SHAPE_OPENERS or any(name.startswith(char) for name in self.session.symbol_names())
 
     @functools.cached_property
     def _key_actions(self) -> dict[str, str]:
