@@ -72,3 +72,14 @@ def test_the_whole_models_figures_say_what_they_count():
     assert "35 × 4 sites" in row and "140" not in row  # 35 shapes at each of 4 sites, not 140 shapes
     assert "workload extra" in out and " +" in row  # extra time, signed: +100% reads twice as long
     assert "(+100%: twice as long)" in " ".join(out.split())
+
+
+def test_on_a_narrow_terminal_kernel_names_keep_the_end_that_tells_them_apart():
+    from kinspect.core.cut import cut_middle
+
+    name = "triton_tem_fused_add_addmm_arange_embedding_native_layer_norm_unsqueeze_view_1"
+    assert cut_middle(name, 30) == "triton_te…orm_unsqueeze_view_1" and len(cut_middle(name, 30)) == 30
+    assert cut_middle("short", 30) == "short"
+    out = explain("tests/fixtures/samples_h200_2026-11-30/gpt2.session.json", columns="120")
+    ends = [line.split("…")[-1].split()[0] for line in out.splitlines() if ": triton_tem_" in line and "…" in line][:3]
+    assert len(ends) == 3 and [e[-6:] for e in ends] == ["view_1", "view_2", "view_3"], ends

@@ -59,6 +59,7 @@ from kinspect.core.dispatch.operands import tensor_texts
 from kinspect.core.errors import KinspectError
 from kinspect.core.numbers import US, ratio as fmt_ratio, spread, us, us_text
 from kinspect.core.session.compile_changes import notes
+from kinspect.core.cut import KERNEL_LEAST, cut_middle
 from kinspect.core.quality.estimate import basis_text, nearest_text
 from kinspect.core.quality.explain import ShapeCost, SiteExplanation, explain, overview_json, shape_cost, shape_json
 from kinspect.core.quality.finding_groups import group_findings
@@ -272,14 +273,18 @@ def _print_overview(session: Session, console: Console, inductor_names: bool = F
         sym.add_row(Text(s.alias or ""), Text(s.name), Text(s.input or ""), "" if s.dim is None else str(s.dim),
                     "" if s.example is None else str(s.example))
     console.print(sym)
+    room = max(KERNEL_LEAST, console.width // 3 - 6)  # the kernels' column: a third of the terminal
     sites = Table(title="sites")
-    for col in ("site", "op", "called from", "tensors", "variants (hint: kernel)"):
+    for col in ("site", "op", "called from", "tensors"):
         sites.add_column(col)
+    hints = max((len(str(v.hint)) for s in session.sites for v in s.variants), default=4)
+    names = max((len(v.kernel_name) for s in session.sites for v in s.variants), default=0)
+    sites.add_column("variants (hint: kernel)", no_wrap=True, min_width=hints + 2 + min(room, names))
     for s in session.sites:
         sites.add_row(
             Text(s.name), Text(s.op), Text("\n".join(_call_text(g) for g in group_layers(s.call_sites))),
             Text("\n".join(tensor_texts(s.op, s.tensors, None if inductor_names else session.aliases))),
-            Text("\n".join(f"{v.hint}: {v.kernel_name}" for v in s.variants)),
+            Text("\n".join(f"{v.hint}: {cut_middle(v.kernel_name, room)}" for v in s.variants)),
         )
     console.print(sites)
     lines = shapes_lines(session)

@@ -85,3 +85,14 @@ async def test_a_peak_column_shows_only_where_a_share_of_peak_can_be_given():
             await pilot.pause()
             header = next(line for line in screen_text(app).splitlines() if "median µs" in line)
             assert ("peak" in header) is shown, (name, header)
+
+
+async def test_kernel_names_are_cut_in_the_middle_so_their_ends_tell_them_apart():
+    for size in ((80, 24), (120, 40)):
+        app = sample("gpt2")
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            rows = [line for line in screen_text(app).splitlines() if "triton" in line][:3]
+            ends = [row.rstrip().split("…")[-1] for row in rows]
+            assert all("…" in row for row in rows), rows
+            assert [e[-6:] for e in ends] == ["view_1", "view_2", "view_3"], (size, rows)

@@ -10,6 +10,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable
 
+from kinspect.core.cut import KERNEL_LEAST, cut_middle
 from kinspect.core.dispatch.heuristics import distance_text
 from kinspect.core.dispatch.operands import operand_names
 from kinspect.core.dispatch.shapes import format_key
@@ -46,6 +47,8 @@ class VariantsTable(DataTable):
         """How many times the rows were rebuilt; benchmarks wait on it."""
         self._layout: tuple[object, bool, bool] | None = None
         self._widths: list[int] = []
+        self._shown: tuple[SiteExplanation, float | None, bool, bool] | None = None
+        """What `show` last drew, drawn again when the width changes."""
 
     def show(self, expl: SiteExplanation, peak_tflops: float | None, show_terms: bool,
              inductor_names: bool = False) -> None:
@@ -58,9 +61,14 @@ class VariantsTable(DataTable):
         jitter as the user types. The app selects the chosen variant itself, so moving
         the cursor here posts no VariantHighlighted: only the user's moves do.
         """
+        self._shown = (expl, peak_tflops, show_terms, inductor_names)
         labels = variant_columns(show_terms, peak_tflops is not None)
         rows = variant_rows(expl, peak_tflops, show_terms, inductor_names)
         widths = column_widths(labels, rows)
+        room = self._kernel_room(labels, widths)
+        if room is not None:  # the kernels' names cut where they differ, not at the screen's edge
+            rows = variant_rows(expl, peak_tflops, show_terms, inductor_names, room)
+            widths = column_widths(labels, rows)
         layout = (expl.site, show_terms, inductor_names)
         if layout == self._layout:
             widths = [max(w, have) for w, have in zip(widths, self._widths)]
@@ -77,6 +85,19 @@ class VariantsTable(DataTable):
             if expl.decision is not None:
                 self.move_cursor(row=expl.decision.chosen)
         self.generation += 1
+
+    def on_resize(self) -> None:
+        """Its width known, or changed: the kernels' names are cut to fit it."""
+        if self._shown is not None:
+            self._layout = None
+            self.show(*self._shown)
+
+    def _kernel_room(self, labels: list[str], widths: list[int]) -> int | None:
+        """How wide the kernel column may be to end on screen, where its names are wider."""
+        width = self.size.width or self.app.size.width
+        k = labels.index("kernel")
+        room = width - sum(widths[:k]) - 2 * k - 2
+        return max(room, KERNEL_LEAST) if widths[k] > room else None
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         event.stop()
@@ -137,9 +158,11 @@ def _spread(m: Measurement) -> str:
 
 
 def variant_rows(
-    expl: SiteExplanation, peak_tflops: float | None, show_terms: bool, inductor_names: bool = False
+    expl: SiteExplanation, peak_tflops: float | None, show_terms: bool, inductor_names: bool = False,
+    kernel_width: int | None = None,
 ) -> list[list[Text]]:
-    """One row per variant, cells in `variant_columns` order.
+    """One row per variant, cells in `variant_columns` order; kernel names cut in the middle
+    to `kernel_width`, where given (their ends tell a site's kernels apart).
 
     Without a decision (the shape does not apply to this site) the rows still show each
     variant's hint, kernel and key, with the decision columns empty.
@@ -183,7 +206,7 @@ def variant_rows(
                                    peak_tflops)
             row += cells if peak_tflops is not None else cells[:-1]
         row += [
-            plain(v.kernel_name),
+            plain(v.kernel_name if kernel_width is None else cut_middle(v.kernel_name, kernel_width)),
             Text(f"= v{same[v.index]}" if v.index in same else "", style="magenta"),
             Text("none" if v.key is None else format_key(v.key), style="dim"),
         ]
