@@ -49,6 +49,8 @@ class VariantsTable(DataTable):
         self._widths: list[int] = []
         self._shown: tuple[SiteExplanation, float | None, bool, bool] | None = None
         """What `show` last drew, drawn again when the width changes."""
+        self._drawn_at = 0
+        """The width it was drawn at."""
 
     def show(self, expl: SiteExplanation, peak_tflops: float | None, show_terms: bool,
              inductor_names: bool = False) -> None:
@@ -62,6 +64,7 @@ class VariantsTable(DataTable):
         the cursor here posts no VariantHighlighted: only the user's moves do.
         """
         self._shown = (expl, peak_tflops, show_terms, inductor_names)
+        self._drawn_at = self.size.width
         labels = variant_columns(show_terms, peak_tflops is not None)
         rows = variant_rows(expl, peak_tflops, show_terms, inductor_names)
         widths = column_widths(labels, rows)
@@ -87,10 +90,15 @@ class VariantsTable(DataTable):
         self.generation += 1
 
     def on_resize(self) -> None:
-        """Its width known, or changed: the kernels' names are cut to fit it."""
-        if self._shown is not None:
-            self._layout = None
-            self.show(*self._shown)
+        """Its width known, or changed: the kernels' names are cut to fit it (the cursor
+        stays on its row)."""
+        if self._shown is None or self.size.width == self._drawn_at:
+            return
+        row = self.cursor_row
+        self._layout = None
+        self.show(*self._shown)
+        with self.prevent(DataTable.RowHighlighted):
+            self.move_cursor(row=row)
 
     def _kernel_room(self, labels: list[str], widths: list[int]) -> int | None:
         """How wide the kernel column may be to end on screen, where its names are wider."""
