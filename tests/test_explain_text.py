@@ -83,3 +83,21 @@ def test_on_a_narrow_terminal_kernel_names_keep_the_end_that_tells_them_apart():
     out = explain("tests/fixtures/samples_h200_2026-11-30/gpt2.session.json", columns="120")
     ends = [line.split("…")[-1].split()[0] for line in out.splitlines() if ": triton_tem_" in line and "…" in line][:3]
     assert len(ends) == 3 and [e[-6:] for e in ends] == ["view_1", "view_2", "view_3"], ends
+
+
+def test_site_and_heuristic_apply_without_a_shape_too():
+    gpt2 = "tests/fixtures/samples_h200_2026-11-30/gpt2.session.json"
+    out = explain(gpt2, "--site", "multi_kernel_2", "--heuristic", "l1", columns="200")
+    assert "picks decided by l1: a what-if (Inductor decides by inductor)" in " ".join(out.split())
+    assert "multi_kernel_2" in out and "multi_kernel_1" not in out.split("what-if on these measurements")[0]
+    assert "whole model" not in out
+    assert "findings (" in out and "at multi_kernel_2, by kind" in out
+
+
+def test_an_unknown_site_or_heuristic_without_a_shape_is_one_line():
+    gpt2 = "tests/fixtures/samples_h200_2026-11-30/gpt2.session.json"
+    for args, message in ((("--site", "nope"), "no site named 'nope'"), (("--heuristic", "nope"), "unknown heuristic")):
+        result = subprocess.run([sys.executable, "-m", "kinspect", "explain", gpt2, *args], cwd=REPO,
+                                capture_output=True, text=True, timeout=60)
+        assert result.returncode == 2 and result.stdout == ""
+        assert result.stderr.startswith(f"kinspect: error: {message}") and result.stderr.count("\n") == 1

@@ -64,7 +64,7 @@ from kinspect.core.quality.estimate import basis_text, nearest_text
 from kinspect.core.quality.explain import ShapeCost, SiteExplanation, explain, overview_json, shape_cost, shape_json
 from kinspect.core.quality.finding_groups import group_findings
 from kinspect.core.quality.measured_shapes import shapes_lines
-from kinspect.core.quality.overview import model_quality
+from kinspect.core.quality.overview import ModelQuality, model_quality
 from kinspect.core.session.call_sites import LayerGroup, group_layers
 from kinspect.core.session.runtime import Baseline
 from kinspect.core.session.model import Session
@@ -81,7 +81,8 @@ def add_args(e: argparse.ArgumentParser) -> None:
     e.add_argument("session", nargs="+", help="a session or model.py; several rank sessions or a folder of them merge")
     e.add_argument("--shape", help='runtime shape: "B=1000", or with --site the whole key it sees, '
                         '"(4096,),(1000,1024),(4096,1024),(1000,4096)" for samples/mlp.py\'s first site')
-    e.add_argument("--site", help="restrict to one site (needed with a full key)")
+    e.add_argument("--site", help="one site only: its decision at --shape (needed with a full key), else its quality, "
+                                  "measured shapes and findings")
     from kinspect.core.dispatch.heuristics import HEURISTICS
 
     e.add_argument("--heuristic", default="inductor", metavar="NAME",
@@ -113,17 +114,17 @@ def run(args: argparse.Namespace) -> int:
         raise KinspectError("--measure and --baselines run the model: give model.py, not a recorded session")
     else:
         session = load(path, names)
-    quality = model_quality(session)
+    quality = _quality(session, site, heuristic)
     if shape is None:
         results = what_ifs(session)
-        overview = overview_json(session, quality, results)
+        overview = overview_json(session, quality, results, site)
         if as_json:
             print(json.dumps(overview, indent=1))
         else:
             console = terminal.table_console()
             if quality.shapes:
-                console.print(quality_table(quality, regret_spread(session), inductor_names))
-            _print_overview(session, console, inductor_names)
+                console.print(quality_table(quality, regret_spread(session), inductor_names, heuristic, site is None))
+            _print_overview(session, console, inductor_names, site)
             if results:
                 print_what_if(console, results, session)
         return 0
@@ -135,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         console = terminal.table_console()
         if quality.shapes:
-            console.print(quality_table(quality, regret_spread(session), inductor_names))
+            console.print(quality_table(quality, regret_spread(session), inductor_names, heuristic, site is None))
         for r in results:
             console.print(_site_table(r, console.width >= 150, _shape_named(parsed, r, inductor_names), inductor_names))
         if baselines:
@@ -145,6 +146,19 @@ def run(args: argparse.Namespace) -> int:
             console.print(Text(_cost_line(shape, cost)))
         print_paste(console, what_ifs(session), session)
     return 0
+
+
+def _quality(session: Session, site: str | None, heuristic: str) -> ModelQuality:
+    """The quality over the measured shapes decided by `heuristic`, of `site` alone where one
+    is named: both refused in one line where the session has no such thing."""
+    from kinspect.core.dispatch.heuristics import HEURISTICS
+
+    if heuristic not in HEURISTICS:
+        raise KinspectError(f"unknown heuristic {heuristic!r}; known: {', '.join(HEURISTICS)}")
+    if site is not None:
+        session.site(site)
+    quality = model_quality(session, heuristic)
+    return quality if site is None else ModelQuality(tuple(q for q in quality.sites if q.site == site))
 
 
 def _cost_line(shape: str, cost: ShapeCost) -> str:
@@ -259,7 +273,9 @@ def _shape_named(parsed: object, r: SiteExplanation, inductor_names: bool) -> st
     return sizes_text(parsed.values)
 
 
-def _print_overview(session: Session, console: Console, inductor_names: bool = False) -> None:
+def _print_overview(session: Session, console: Console, inductor_names: bool = False, only: str | None = None) -> None:
+    """The recording, its sizes and its sites (`only`: that site), where they were
+    measured, and the findings."""
     env = session.environment
     console.print(Text(f"recorded {env.created} on {env.gpu or 'no GPU'} with torch {env.torch}"))
     for _, note in notes(env.config):
@@ -281,26 +297,29 @@ def _print_overview(session: Session, console: Console, inductor_names: bool = F
     names = max((len(v.kernel_name) for s in session.sites for v in s.variants), default=0)
     sites.add_column("variants (hint: kernel)", no_wrap=True, min_width=hints + 2 + min(room, names))
     for s in session.sites:
+        if only is not None and s.name != only:
+            continue
         sites.add_row(
             Text(s.name), Text(s.op), Text("\n".join(_call_text(g) for g in group_layers(s.call_sites))),
             Text("\n".join(tensor_texts(s.op, s.tensors, None if inductor_names else session.aliases))),
             Text("\n".join(f"{v.hint}: {cut_middle(v.kernel_name, room)}" for v in s.variants)),
         )
     console.print(sites)
-    lines = shapes_lines(session)
+    lines = shapes_lines(session, only)
     if lines:
         console.print(Text("measured shapes (explain --shape at any other shows the nearest and estimates)", style="bold"))
         for line in lines:
             console.print(Text("  " + line))
-    _print_findings(session, console)
+    _print_findings(session, console, only)
 
 
-def _print_findings(session: Session, console: Console) -> None:
-    """The findings by kind, worst first, each group's members under it."""
-    groups = group_findings(session.findings)
+def _print_findings(session: Session, console: Console, only: str | None = None) -> None:
+    """The findings by kind, worst first, each group's members under it (`only`: that site's)."""
+    findings = [f for f in session.findings if only is None or f.site == only]
+    groups = group_findings(findings)
     if not groups:
         return
-    console.print(Text(f"findings ({len(session.findings)}, by kind, worst first)", style="bold"))
+    console.print(Text(f"findings ({len(findings)}{f' at {only}' if only else ''}, by kind, worst first)", style="bold"))
     for g in groups:
         console.print(Text(f"  {g.title} ({g.severity})"))
         shared = g.shared

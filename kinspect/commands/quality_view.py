@@ -23,10 +23,13 @@ def _at(p: ShapePoint, inductor_names: bool) -> str:
 
 
 def quality_table(q: ModelQuality, spread: Mapping[str, Sequence[float]] | None = None,
-                  inductor_names: bool = False) -> Table:
+                  inductor_names: bool = False, heuristic: str = "inductor", whole: bool = True) -> Table:
     """`spread`: per site, each compile's geometric-mean regret (`kinspect.core.quality.variance`),
-    shown beside the one compile's figure where several compiles were timed."""
-    t = Table(title=Text("dispatch quality over the measured shapes (one compile)"), title_justify="left",
+    shown beside the one compile's figure where several compiles were timed; `heuristic`: the
+    rule the picks are decided by (another than Inductor's is a what-if, and says so); `whole`:
+    with the whole model's row (not for one site alone)."""
+    what_if = "" if heuristic == "inductor" else f", picks decided by {heuristic}: a what-if (Inductor decides by inductor)"
+    t = Table(title=Text(f"dispatch quality over the measured shapes (one compile{what_if})"), title_justify="left",
               caption=Text(f"fastest picked: within noise (the pick's p20 above the fastest's p80 and ≥ {ratio(NOISE_RATIO)} "
                            "counts as slower); geomean, worst: the pick's time over the fastest variant's; "
                            f"{EXTRA}: {EXTRA_MEANS}"),
@@ -42,6 +45,8 @@ def quality_table(q: ModelQuality, spread: Mapping[str, Sequence[float]] | None 
             t.add_row(Text(s.site), str(s.shapes), share(s.fastest_picked), geomean,
                       Text(worst, style="red" if s.worst and s.worst.slower else ""), extra(s.workload_lost))
     top = q.worst
+    if not whole:
+        return t
     t.add_row(Text("whole model", style="bold"), q.shapes_text, share(q.fastest_picked), ratio(q.geomean_regret),
               Text(f"{ratio(top[1].regret)} at {top[0]} {_at(top[1], inductor_names)}" if top else ""),
               extra(q.workload_lost))

@@ -213,9 +213,10 @@ def shape_json(shape: str, quality: ModelQuality, results: list[SiteExplanation]
     return doc
 
 
-def overview_json(session: Session, quality: ModelQuality, what_if: Sequence[WhatIf]) -> dict[str, Any]:
+def overview_json(session: Session, quality: ModelQuality, what_if: Sequence[WhatIf],
+                  site: str | None = None) -> dict[str, Any]:
     """`kinspect explain S --json`: quality, what-if, environment, symbols, sites (with their
-    call sites and findings)."""
+    call sites and findings; `site`: that one alone)."""
     return {
         "quality": [q.to_json() for q in quality.sites if q.shapes],
         "what_if": [w.to_json() for w in what_if[:10]],
@@ -241,6 +242,6 @@ def overview_json(session: Session, quality: ModelQuality, what_if: Sequence[Wha
                 "call_sites": [call_site_to_json(c) for c in s.call_sites],
                 "findings": [f.message for f in session.findings if f.site == s.name],
             }
-            for s in session.sites
+            for s in session.sites if site is None or s.name == site
         ],
     }

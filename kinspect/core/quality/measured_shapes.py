@@ -46,16 +46,17 @@ def grouped(shapes: Sequence[str]) -> str:
     return " · ".join(head + ", ".join(values) for head, values in groups.items())
 
 
-def shapes_lines(session: Session) -> list[str]:
-    """One line per set of sites measured at the same shapes (usually every site at once)."""
+def shapes_lines(session: Session, only: str | None = None) -> list[str]:
+    """One line per set of sites measured at the same shapes (usually every site at once);
+    `only`: that site's."""
     listed = measured_shapes(session)
-    counts = measured_counts(session)
+    counts = {s: n for s, n in measured_counts(session).items() if only is None or s == only}
     same: dict[tuple[str, ...], list[str]] = {}
     for site, n in counts.items():
         same.setdefault(tuple(listed.get(site, ())) or (f"{n} keys",), []).append(site)
     out = []
     for shapes, sites in same.items():
-        who = "every site" if len(sites) == len(session.sites) and len(sites) > 1 else ", ".join(sites)
+        who = "every site" if len(sites) == len(session.sites) > 1 else ", ".join(sites)
         n = counts[sites[0]]
         out.append(f"{who} ({n}): " + (grouped(shapes) if sites[0] in listed else "too many to list: "
                                         "the inspector's l lists them"))
