@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from kinspect.core.session.format.log import FLUSH_S
+from kinspect.commands.run import without_gpu
 from kinspect.core.store import load, read
 
 REPO = Path(__file__).resolve().parent.parent
@@ -63,6 +64,7 @@ def test_the_program_runs_as_under_python_and_every_dispatch_is_recorded(here):
     assert all(not line.startswith("kinspect") for line in out)  # kinspect's lines are on stderr
     assert ran(done.stdout) == [0, 0, 2, 0, 0]
     assert done.stderr.splitlines() == [
+        "kinspect: " + without_gpu(False, True),  # up front: what runs here and what does not
         "kinspect: --measure needs a CUDA GPU, and none is available here: recorded without timings",
         "kinspect: saved serve.session.json: 1 sites, 5 dispatches, 0 measurements, 1 findings",
     ]
@@ -92,7 +94,7 @@ def test_a_program_that_raises_exits_or_is_interrupted_keeps_its_status_and_its_
     assert done.returncode == status, done.stderr
     assert f"kinspect: saved serve.session.json ({said}): 1 sites, 5 dispatches" in done.stderr
     if ending == "raise":  # Python's traceback, of the program's frames only
-        assert done.stderr.startswith('Traceback (most recent call last):\n  File "serve.py", line ')
+        assert done.stderr.split("\n", 1)[1].startswith('Traceback (most recent call last):\n  File "serve.py", line ')
         assert "ValueError: request too large\n" in done.stderr and "kinspect/" not in done.stderr.split("kinspect:")[0]
     assert dispatches(load(here / "serve.session.json"))[2:4] == [(3000, False, 2, 2), (7, False, 0, 0)]
 
@@ -141,6 +143,7 @@ def test_a_compile_without_a_size_hint_multi_kernel_gets_a_session_and_the_reaso
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0].startswith("8 ")
     assert done.stderr.splitlines() == [
+        "kinspect: " + without_gpu(True, False),
         "kinspect: the program sets no multi_kernel_hints: compiling with [64, 256], max-autotune and Triton GEMMs (--hints)",
         "kinspect: saved pointwise.session.json: 0 sites, 0 dispatches, 0 measurements, 1 findings",
         "kinspect: no size-hint multi-kernel: no GEMM Inductor could render as a Triton template (no mm/addmm/bmm here)",
@@ -225,3 +228,20 @@ def test_compile_layers_once_marks_the_programs_repeated_blocks_and_the_session_
             "(--compile-layers-once); without the switch its blocks compile as stock Inductor's do")
     plain = kinspect(here, "run", "-o", "plain.session.json", "layers.py")
     assert plain.returncode == 0 and "layers_compiled_once" not in load(here / "plain.session.json").environment.config
+
+
+def test_without_a_gpu_what_runs_and_what_does_not_is_said_up_front_in_one_line(here):
+    """A GEMM program with --hints on a CPU: Inductor's Triton-only GEMMs cannot compile
+    (NoValidChoicesError), and the last line says why there is no multi-kernel, not that
+    nothing was compiled."""
+    (here / "mm.py").write_text("import torch\nf = torch.compile(torch.nn.Linear(64, 64), dynamic=True)\n"
+                                "for b in (8, 16):\n    f(torch.randn(b, 64))\n")
+    done = kinspect(here, "run", "--hints", "64,256", "--measure", "mm.py")
+    lines = done.stderr.splitlines()
+    assert lines[0] == ("kinspect: no CUDA GPU here: the program runs and kinspect records what Inductor compiles, "
+                        "but a size-hint multi-kernel is a Triton GEMM template, which needs one; --hints asks for "
+                        "Triton GEMMs, which Inductor cannot compile here (NoValidChoicesError); --measure times "
+                        "nothing; record on a GPU machine, and open the recording anywhere")
+    assert lines[-1] == ("kinspect: no size-hint multi-kernel (the program ended before its compiles did): there is "
+                         "no CUDA GPU here, and a size-hint multi-kernel is a Triton GEMM template, which needs one")
+    assert "compiled nothing" not in done.stderr

@@ -46,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
     check_points(points)
     spans = parse_ranges(ranges)
     hint_list = parse_hints(hints) if hints else None
+    recording.needs_gpu_first(model, "kinspect sweep")
     mf = load_model_file(model)  # its problems first, on any machine
     mf.check_names(spans, "--range")  # before minutes of compiling, and before anything is saved
     if not recording.cuda_available():
