@@ -245,3 +245,31 @@ def test_without_a_gpu_what_runs_and_what_does_not_is_said_up_front_in_one_line(
     assert lines[-1] == ("kinspect: no size-hint multi-kernel (the program ended before its compiles did): there is "
                          "no CUDA GPU here, and a size-hint multi-kernel is a Triton GEMM template, which needs one")
     assert "compiled nothing" not in done.stderr
+
+
+def test_a_program_that_never_imports_torch_runs_without_it_and_one_that_only_imports_it_without_inductor(here):
+    """kinspect run's hooks go in at the program's first torch.compile (or Inductor's import),
+    so a program that does not compile pays nothing for them (benchmarks/run_startup.py times it)."""
+    (here / "plain.py").write_text("import sys\nprint('torch' in sys.modules)\n")
+    (here / "torch_only.py").write_text("import sys, torch\nprint('torch._inductor' in sys.modules)\n")
+    for name in ("plain.py", "torch_only.py"):
+        done = kinspect(here, "run", name)
+        assert done.returncode == 0 and done.stdout == "False\n", done.stderr
+    assert load(here / "plain.session.json").environment.torch == torch.__version__  # named all the same
+
+
+def test_after_import_runs_once_the_module_is_whole(tmp_path, monkeypatch):
+    from kinspect.inductor.hooks.after_import import after_import
+
+    (tmp_path / "freshly_made.py").write_text("VALUE = 42\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    seen = []
+    with after_import("freshly_made", lambda: seen.append(sys.modules["freshly_made"].VALUE)):
+        assert seen == []
+        import freshly_made  # noqa: F401
+
+        assert seen == [42]
+    with after_import("freshly_made", lambda: seen.append("already")):
+        pass
+    assert seen == [42, "already"]
+    sys.modules.pop("freshly_made")

@@ -33,9 +33,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import os
 import re
 import signal
+import sys
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -53,6 +55,7 @@ from kinspect.core.session.format.log import LiveLog
 from kinspect.core.session.size_names import with_source_names
 from kinspect.core.session.model import (
     CallSite,
+    Environment,
     Finding,
     Graph,
     ModelInfo,
@@ -63,6 +66,7 @@ from kinspect.core.session.model import (
 )
 from kinspect.inductor.recording import assembly, translate
 from kinspect.inductor.hooks import layers_once
+from kinspect.inductor.hooks.after_import import after_import
 from kinspect.inductor.hooks.capture import CompileCapture, GraphRecord
 from kinspect.inductor.hooks.kernels import variant_facts
 from kinspect.inductor.timing.program_measure import KeySnapshots
@@ -102,8 +106,10 @@ class ProgramRecording:
         self.recorder = Recorder(namer=self._site_name, on_site=self._site_loaded)
         self.hints = _HintPolicy(options.hints, options.say, options.fit_benchmark_tensors)
         self.snapshots = KeySnapshots() if options.measure else None
-        self.session = Session(environment=assembly.machine(options.rank),
+        self.session = Session(environment=Environment(created=""),  # this machine's, once torch is imported
                                model=ModelInfo(path=options.program, name=Path(options.program).stem))
+        self.started = False
+        """The hooks are in: the program imported torch (`_start`)."""
         self._graphs: dict[Any, int] = {}
         """A graph (compiled here: its capture record's index; loaded: its wrapper file) ->
         its number in the session, in the order its first site loaded."""
@@ -120,21 +126,46 @@ class ProgramRecording:
         for path in (self.options.target, log_path):
             if path.exists() and not path.is_file():
                 raise KinspectError(f"{echo(str(path))} is there and is not a regular file: name another with -o")
-        self.log = LiveLog(log_path, self.session)
-        self.recorder.configure(log=self.log)
         try:
-            self._stack.enter_context(self.capture.everywhere())
-            self.capture.fit_benchmark_tensors = self.options.fit_benchmark_tensors
-            self._stack.enter_context(self.capture.watching_benchmarks())
-            self._stack.enter_context(self.recorder.everywhere())
-            self._stack.enter_context(self.hints.installed())
             self._stack.enter_context(self._written_at_sigterm())
-            self._stack.enter_context(_steps(self.recorder, self._compile_layers_once if self.options.layers_once
-                                             else None))
+            self._stack.enter_context(after_import("torch", self._torch_imported))  # a program may never
         except BaseException:
             self._stack.close()
             raise
         return self
+
+    def _torch_imported(self) -> None:
+        """Inductor's hooks go in at the program's first `torch.compile`, or once it imports
+        Inductor itself (a wrapper module loaded without compiling), whichever comes first
+        (importing Inductor to patch it costs seconds a program that only imports torch never
+        pays); now where Dynamo or Inductor is in already (a notebook that compiled before)."""
+        import torch
+
+        if "torch._dynamo" in sys.modules or "torch._inductor" in sys.modules:
+            self._start()
+        else:
+            self._stack.enter_context(_before_first_compile(torch, self._start))
+            self._stack.enter_context(after_import("torch._inductor", self._start))
+
+    def _start(self) -> None:
+        """This machine stated, the crash-safe log opened and Inductor's hooks in, before
+        anything can compile."""
+        if self.started:
+            return
+        self.started = True
+        self.session.environment = assembly.machine(self.options.rank)
+        self._open_log()
+        self._stack.enter_context(self.capture.everywhere())
+        self.capture.fit_benchmark_tensors = self.options.fit_benchmark_tensors
+        self._stack.enter_context(self.capture.watching_benchmarks())
+        self._stack.enter_context(self.recorder.everywhere())
+        self._stack.enter_context(self.hints.installed())
+        self._stack.enter_context(_steps(self.recorder, self._compile_layers_once if self.options.layers_once
+                                         else None))
+
+    def _open_log(self) -> None:
+        self.log = LiveLog(self.options.target.with_suffix(".jsonl"), self.session)
+        self.recorder.configure(log=self.log)
 
     def __exit__(self, *exc: Any) -> None:
         self._stack.close()
@@ -221,6 +252,9 @@ class ProgramRecording:
         """Assemble the session from what was captured and recorded, measure if asked
         (Ctrl-C keeps what was measured), save it and close the log."""
         say = self.options.say
+        if not self.started:  # a program that never imported torch: nothing to patch, nothing to wait for
+            self.session.environment = assembly.machine(self.options.rank, import_torch=False)
+            self._open_log()
         try:
             self._assemble()
             if self.snapshots is not None:
@@ -458,6 +492,25 @@ class _HintPolicy:
 
 
 @contextlib.contextmanager
+def _before_first_compile(torch: Any, start: Callable[[], None]) -> Iterator[None]:
+    """`start()` at the first call of `torch.compile` (a decorator too, and `nn.Module.compile`,
+    which calls it), before it runs."""
+    original = torch.compile
+
+    @functools.wraps(original)
+    def compile(*args: Any, **kwargs: Any) -> Any:
+        start()
+        return original(*args, **kwargs)
+
+    torch.compile = compile
+    try:
+        yield
+    finally:
+        if torch.compile is compile:
+            torch.compile = original
+
+
+@contextlib.contextmanager
 def _steps(recorder: Recorder, first_call: Callable[[Any], None] | None = None) -> Iterator[None]:
     """Each outermost call of a compiled module starts the next workload step (see the
     module's docstring); a torch without `OptimizedModule` records no steps. `first_call`
@@ -499,9 +552,8 @@ def _steps(recorder: Recorder, first_call: Callable[[Any], None] | None = None) 
 def _config(hints: _HintPolicy) -> dict[str, Any]:
     """The Inductor settings the session names: the program's as they ended, and the hints
     its compiles ran with."""
-    import torch._inductor.config as cfg
-
     out: dict[str, Any] = {"multi_kernel_hints": list(hints.seen), "hints_added_by_kinspect": hints.added}
+    cfg = sys.modules.get("torch._inductor.config")  # a program that never compiled: not imported for this
     for name in ("max_autotune", "max_autotune_gemm_backends", "force_disable_caches"):
         value = getattr(cfg, name, None)
         if isinstance(value, (bool, int, str)):
