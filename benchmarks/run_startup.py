@@ -6,7 +6,10 @@ one that imports torch without compiling (what installing the hooks after the pr
 `import torch` adds; reported, no target: a program that compiles pays Inductor's import
 at its first compile anyway). Without a GPU, kinspect run also says so in a line (on stderr).
 
-Usage: python benchmarks/run_startup.py [--runs 5] [--busy]
+Both as the machine is and with one core kept busy beside it, by default (`--busy` or
+`--quiet`: one of them).
+
+Usage: python benchmarks/run_startup.py [--runs 5] [--busy | --quiet]
 """
 
 from __future__ import annotations
@@ -38,9 +41,16 @@ def wall(argv: list[str], cwd: Path) -> float:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--runs", type=int, default=5)
-    p.add_argument("--busy", action="store_true", help="keep one core busy beside it")
+    p.add_argument("--busy", action="store_true", help="only with one core kept busy beside it")
+    p.add_argument("--quiet", action="store_true", help="only as the machine is")
     args = p.parse_args()
-    with tempfile.TemporaryDirectory() as tmp, busy_core(args.busy):
+    for busy in [c for c, wanted in ((False, not args.busy), (True, not args.quiet)) if wanted]:
+        print(f"== {'one core kept busy beside it' if busy else 'as the machine is'}; {load_note()}")
+        run_case(args, busy)
+
+
+def run_case(args: argparse.Namespace, busy: bool) -> None:
+    with tempfile.TemporaryDirectory() as tmp, busy_core(busy):
         here = Path(tmp)
         for name, text in PROGRAMS.items():
             (here / name).write_text(text)
@@ -55,7 +65,7 @@ def main() -> None:
                 if name == "noop.py" else " (no target: reported)"
             print(f"{name}: python {statistics.median(plain):.2f} s, kinspect run {statistics.median(under):.2f} s; "
                   f"added {median:.2f} s median, {min(added):.2f}-{max(added):.2f} s over {args.runs} runs{target}")
-    print(f"{'one core kept busy; ' if args.busy else ''}{load_note()}")
+    print(f"after: {load_note()}")
 
 
 if __name__ == "__main__":

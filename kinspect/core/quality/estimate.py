@@ -25,7 +25,7 @@ from kinspect.core.dispatch.batch import layout_of
 from kinspect.core.dispatch.heuristics import log2_or_minus_one
 from kinspect.core.dispatch.shapes import Key, format_key, sizes_or_key
 from kinspect.core.numbers import distance, ratio, us_text
-from kinspect.core.quality.overview import session_namer
+from kinspect.core.quality.overview import picks, session_namer
 from kinspect.core.quality.roofline import gemm_flops
 from kinspect.core.session.model import Session, Site
 from kinspect.core.session.timings import KeyTimings
@@ -129,6 +129,8 @@ class _Measured:
     work: np.ndarray
     times: np.ndarray
     """Keys x variants: the log of each variant's median, NaN where it was not timed."""
+    picked: list[int]
+    """Inductor's pick at each key, decided once (the nearest are asked at every keystroke)."""
     axis: str
 
 
@@ -142,8 +144,7 @@ def estimate(session: Session, site: Site, key: Key) -> Estimate | None:
     logs = np.array([log2_or_minus_one(x) for t in key for x in t])
     far = np.abs(table.logs - logs).sum(axis=1)
     order = np.argsort(far, kind="stable")[:NEAREST]
-    near = tuple(Nearby(table.keys[i], float(far[i]), table.timings[i],
-                        site.decide(table.keys[i]).chosen) for i in order)
+    near = tuple(Nearby(table.keys[i], float(far[i]), table.timings[i], table.picked[i]) for i in order)
     work = _log_work(site, key, table.axis)
     variants = {}
     for v in range(len(site.variants)):
@@ -188,7 +189,7 @@ def _table(session: Session, site: Site, like: Key) -> _Measured | None:
                 times[i, v] = math.log(m)
     logs = np.array([[log2_or_minus_one(x) for s in k for x in s] for k in keys], dtype=np.float64)
     work = np.array([_log_work(site, k, axis) for k in keys])
-    return _Measured(keys, timings, logs.reshape(len(keys), -1), work, times, axis)
+    return _Measured(keys, timings, logs.reshape(len(keys), -1), work, times, picks(site, keys), axis)
 
 
 def _log_work(site: Site, key: Key, axis: str) -> float:
