@@ -10,8 +10,8 @@ from __future__ import annotations
 
 MARK = "…"
 
-KERNEL_LEAST = 20
-"""A kernel's name is never cut shorter: its start and its end still read."""
+KERNEL_LEAST = 12
+"""A kernel's name is never cut shorter: a few letters of its start, its distinguishing end."""
 
 
 def cut_middle(text: str, width: int) -> str:

@@ -101,10 +101,11 @@ class VariantsTable(DataTable):
             self.move_cursor(row=row)
 
     def _kernel_room(self, labels: list[str], widths: list[int]) -> int | None:
-        """How wide the kernel column may be to end on screen, where its names are wider."""
-        width = self.size.width or self.app.size.width
+        """How wide the kernel column may be to end on screen, where its names are wider:
+        the table's visible width less its cell's padding and the columns before it."""
+        width = self.scrollable_content_region.width or self.app.size.width
         k = labels.index("kernel")
-        room = width - sum(widths[:k]) - 2 * k - 2
+        room = width - 2 * self.cell_padding - sum(widths[:k]) - 2 * k
         return max(room, KERNEL_LEAST) if widths[k] > room else None
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
