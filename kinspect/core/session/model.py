@@ -349,13 +349,19 @@ class Session:
         out += [s.name for s in self.symbols if s.name not in out]
         return out
 
-    def resolve(self, values: Mapping[str, int]) -> dict[str, int]:
-        """Map user-typed names (alias or Inductor name) to Inductor symbol values."""
+    def symbols_by_name(self) -> dict[str, SymbolInfo]:
+        """Each symbol by every name a user may give it: Inductor's, and the user's where no
+        symbol has that name already."""
         by_name: dict[str, SymbolInfo] = {}
         for s in self.symbols:
             by_name[s.name] = s
             if s.alias:
                 by_name.setdefault(s.alias, s)
+        return by_name
+
+    def resolve(self, values: Mapping[str, int]) -> dict[str, int]:
+        """Map user-typed names (alias or Inductor name) to Inductor symbol values."""
+        by_name = self.symbols_by_name()
         env: dict[str, int] = {}
         given: dict[str, str] = {}
         for typed, value in values.items():

@@ -86,11 +86,7 @@ def rename(session: Session, names: Mapping[str, str]) -> None:
     where a size is unknown or two sizes would share a name."""
     if not names:
         return
-    by: dict[str, SymbolInfo] = {}
-    for s in session.symbols:
-        by[s.name] = s
-        if s.alias:
-            by.setdefault(s.alias, s)
+    by = session.symbols_by_name()
     new_alias: dict[str, str] = {}
     for old, new in names.items():
         sym = by.get(old)
