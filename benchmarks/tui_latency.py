@@ -18,12 +18,13 @@ Two figures per keystroke, from the key event reaching the app:
 Keys are pressed with Textual's pilot, which waits for the app to go idle after each
 (about 90 ms apart: a fast typist).
 
-With `--busy` a process spins on one core beside the app the whole time, as another job on
-the same machine would. Each session's painted p95 is printed against the target: 33 ms (two
+Each session runs twice by default: as the machine is, then with a process spinning on one
+core beside the app the whole time, as another job on the same machine would (`--busy` or
+`--quiet`: one of them). Each session's painted p95 is printed against the target: 33 ms (two
 frames at 60 Hz), on every sample and on a 12-layer GPT-2 session (GPT-2 small, 48 call
 sites: tests/fixtures/sessions/gpt2_small_h200_2026-11-30.session.json).
 
-Usage: python benchmarks/tui_latency.py [--keys 150] [--busy] [--only WORD ...] [--sites 50] [--variants 8] [--session FILE]
+Usage: python benchmarks/tui_latency.py [--keys 150] [--busy | --quiet] [--only WORD ...] [--sites 50] [--variants 8] [--session FILE]
 """
 
 from __future__ import annotations
@@ -175,7 +176,8 @@ def main() -> None:
     p.add_argument("--variants", type=int, default=8)
     p.add_argument("--only", nargs="*", help="run the sessions whose name contains one of these words")
     p.add_argument("--session", type=Path, help="also this recording (e.g. benchmarks/gpt2_scale.py's)")
-    p.add_argument("--busy", action="store_true", help="keep one core busy beside the app")
+    p.add_argument("--busy", action="store_true", help="only with one core kept busy beside the app")
+    p.add_argument("--quiet", action="store_true", help="only as the machine is, no core kept busy")
     p.add_argument("--one", help=argparse.SUPPRESS)  # the session this process measures
     a = p.parse_args()
     found = sessions(a)
@@ -189,19 +191,20 @@ def main() -> None:
               f"{statistics.median(rb):14.2f} {pct(rb, 95):6.2f}   p95 {verdict} (target < {TARGET_P95_MS:.0f})",
               flush=True)
         return
-    print(f"keystroke -> painted frame, {a.keys} keystrokes per session, 120x40, each session in a process "
-          f"of its own, as each kinspect is (ms){'; one core kept busy beside it' if a.busy else ''}")
-    print(f"  before: {load_note()}")
-    print(f"  {'session':<42} {'painted median':>14} {'p95':>6} {'max':>6}   {'rebuilt median':>14} {'p95':>6}",
-          flush=True)
-    for name in found:
-        if a.only and not any(w in name for w in a.only):
-            continue
-        args = [sys.executable, __file__, "--one", name, "--keys", str(a.keys), "--sites", str(a.sites),
-                "--variants", str(a.variants), *(["--session", str(a.session)] if a.session else [])]
-        with busy_core(a.busy):
-            subprocess.run(args, check=True)
-    print(f"  after: {load_note()}")
+    for busy in [c for c, wanted in ((False, not a.busy), (True, not a.quiet)) if wanted]:
+        print(f"keystroke -> painted frame, {a.keys} keystrokes per session, 120x40, each session in a process "
+              f"of its own, as each kinspect is (ms); {'one core kept busy beside it' if busy else 'as the machine is'}")
+        print(f"  before: {load_note()}")
+        print(f"  {'session':<42} {'painted median':>14} {'p95':>6} {'max':>6}   {'rebuilt median':>14} {'p95':>6}",
+              flush=True)
+        for name in found:
+            if a.only and not any(w in name for w in a.only):
+                continue
+            args = [sys.executable, __file__, "--one", name, "--keys", str(a.keys), "--sites", str(a.sites),
+                    "--variants", str(a.variants), *(["--session", str(a.session)] if a.session else [])]
+            with busy_core(busy):
+                subprocess.run(args, check=True)
+        print(f"  after: {load_note()}")
 
 
 if __name__ == "__main__":

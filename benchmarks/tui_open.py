@@ -12,7 +12,11 @@ Two parts:
   starts compiling), `kinspect open samples/mlp.session.json` and `kinspect open` of
   the large synthetic session.
 
-Usage: python benchmarks/tui_open.py [--events 100000] [--sites 50] [--variants 8] [--runs 3] [--cold] [--busy]
+Each part runs twice by default: as the machine is, then with one core kept busy beside it
+(a process spinning, as another job on the same machine would); `--busy` or `--quiet` runs
+one of them. The target, under 1 s from the command to its first screen, holds for both.
+
+Usage: python benchmarks/tui_open.py [--events 100000] [--sites 50] [--variants 8] [--runs 3] [--cold] [--busy | --quiet]
 """
 
 from __future__ import annotations
@@ -110,11 +114,17 @@ def main() -> None:
     p.add_argument("--variants", type=int, default=8)
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--cold", action="store_true", help="also time the real commands in fresh processes")
-    p.add_argument("--busy", action="store_true", help="keep one core busy beside it (target: < 1 s even so)")
+    p.add_argument("--busy", action="store_true", help="only with one core kept busy beside it")
+    p.add_argument("--quiet", action="store_true", help="only as the machine is, no core kept busy")
     p.add_argument("--session", type=Path, help="open this recording instead of a synthetic one (e.g. samples/gpt2.session.json)")
     a = p.parse_args()
-    print(f"{'one core kept busy beside it; ' if a.busy else ''}{load_note()}")
-    with busy_core(a.busy), tempfile.TemporaryDirectory() as tmp:
+    for busy in [c for c, wanted in ((False, not a.busy), (True, not a.quiet)) if wanted]:
+        print(f"== {'one core kept busy beside it' if busy else 'as the machine is'}; {load_note()}")
+        run_case(a, busy)
+
+
+def run_case(a: argparse.Namespace, busy: bool) -> None:
+    with busy_core(busy), tempfile.TemporaryDirectory() as tmp:
         path = a.session or Path(tmp) / "big.session.json"
         if a.session is None:
             save(synthetic_session(a.sites, a.variants, a.events), path)

@@ -125,28 +125,48 @@ def _curves(ax, m: DecisionMap) -> None:  # type: ignore[no-untyped-def]
 
 
 def _heatmap(fig, ax, m: Heatmap) -> None:  # type: ignore[no-untyped-def]
-    """Regret cells by color, with an unmeasured cell grey and hatched: left blank it read
-    as ×1.00, the palest red."""
+    """Regret cells on log axes (a cell spans the sizes nearer its own than its neighbours',
+    so gaps in a sweep show as what they are), coloured on a scale anchored at ×1: green the
+    fastest, yellow about ×1.4, red ×2 and beyond (the inspector's map reads alike); an
+    unmeasured cell grey and hatched (left blank it read as ×1.00)."""
     import matplotlib
+    import numpy as np
+    from matplotlib.colors import LogNorm
     from matplotlib.patches import Patch, Rectangle
 
-    data = [[math.nan if r is None else r for r in row] for row in m.regret]
-    cmap = matplotlib.colormaps["Reds"].with_extremes(bad=UNMEASURED)
-    im = ax.imshow(data, origin="lower", aspect="auto", cmap=cmap, vmin=1.0)
+    data = np.ma.masked_invalid([[math.nan if r is None else r for r in row] for row in m.regret])
+    cmap = matplotlib.colormaps["RdYlGn_r"].with_extremes(bad=UNMEASURED)
+    xs, ys = _edges(m.xs), _edges(m.ys)
+    im = ax.pcolormesh(xs, ys, data, cmap=cmap, norm=LogNorm(vmin=1.0, vmax=2.0, clip=True), edgecolors="white",
+                       linewidth=0.5)
     for y, row in enumerate(m.regret):
         for x, r in enumerate(row):
             if r is None:
-                ax.add_patch(Rectangle((x - 0.5, y - 0.5), 1, 1, fill=False, hatch="///", edgecolor="grey",
-                                       linewidth=0))
+                ax.add_patch(Rectangle((xs[x], ys[y]), xs[x + 1] - xs[x], ys[y + 1] - ys[y], fill=False,
+                                       hatch="///", edgecolor="grey", linewidth=0))
     if any(r is None for row in m.regret for r in row):
         ax.legend(handles=[Patch(facecolor=UNMEASURED, hatch="///", edgecolor="grey", label="not measured")],
-                  fontsize="small", loc="upper left", bbox_to_anchor=(1.2, 1.0))
-    ax.set_xticks(range(len(m.xs)), [str(x) for x in m.xs], rotation=45)
-    ax.set_yticks(range(len(m.ys)), [str(y) for y in m.ys])
-    ax.set_xlabel(m.x_symbol)
-    ax.set_ylabel(m.y_symbol)
+                  fontsize="small", loc="upper left", bbox_to_anchor=(1.3, 1.0))
+    for axis, values in ((ax.xaxis, m.xs), (ax.yaxis, m.ys)):
+        (ax.set_xscale if axis is ax.xaxis else ax.set_yscale)("log", base=2)
+        axis.set_major_formatter(lambda v, _pos: f"{v:g}")
+        axis.set_minor_formatter(lambda v, _pos: "")
+    ax.set_xlabel(f"{m.x_symbol} (log)")
+    ax.set_ylabel(f"{m.y_symbol} (log)")
     ax.set_title(f"{m.site}: regret (pick / fastest), one compile")
-    fig.colorbar(im, ax=ax)
+    bar = fig.colorbar(im, ax=ax, extend="max")
+    ticks = (1.0, 1.1, 1.25, 1.5, 2.0)
+    bar.set_ticks(ticks, labels=[ratio(t) for t in ticks[:-1]] + [f"≥{ratio(2.0)}"])
+    bar.minorticks_off()
+
+
+def _edges(values: list[int]) -> list[float]:
+    """Cell edges on a log axis: the geometric middles between sizes, and as far past the
+    first and last as the nearest middle is (a single size: a factor of 2 around it)."""
+    if len(values) == 1:
+        return [values[0] / math.sqrt(2), values[0] * math.sqrt(2)]
+    mids = [math.sqrt(a * b) for a, b in zip(values, values[1:])]
+    return [values[0] ** 2 / mids[0], *mids, values[-1] ** 2 / mids[-1]]
 
 
 def _save(plt: Any, fig: Any, out: Path) -> None:

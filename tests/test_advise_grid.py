@@ -204,9 +204,10 @@ def test_a_key_only_some_calls_hand_inductor_must_be_timed_too():
                                                "(128, 3072)))"}
 
 
-def test_a_key_laid_out_otherwise_than_its_site_is_named_by_itself_not_by_misread_sizes():
+def test_a_key_laid_out_otherwise_than_its_site_is_named_by_its_model_call_not_by_misread_sizes():
     """Read by position, the o projection's (2, 12, 64, 64) gave `B=2 S=12` (the heads
-    where S would be) in explain, the findings and the TUI; now the key names itself."""
+    where S would be) in explain, the findings and the TUI; it is named by the recorded
+    model call it came in, and by nothing where no call recorded it."""
     from kinspect.core.quality.overview import SizeNamer
 
     session = llama_like_session([{"B": 2, "S": 64}])
@@ -214,7 +215,9 @@ def test_a_key_laid_out_otherwise_than_its_site_is_named_by_itself_not_by_misrea
     odd, plain = ((2, 12, 64, 64), (768, 3072), (128, 3072)), site.runtime_key({"s0": 2, "s1": 64})
     assert site.symbol_values(odd) == {} and site.symbol_values(plain) == {"s0": 2, "s1": 64}
     namer = SizeNamer(session)
-    assert namer(site, odd) == {} and namer(site, site.runtime_key({"s0": 3, "s1": 50})) == {"B": 3, "S": 50}
+    assert namer(site, odd) == {"B": 2, "S": 64} and namer(site, site.runtime_key({"s0": 3, "s1": 50})) == {"B": 3, "S": 50}
+    session.events = []
+    assert SizeNamer(session)(site, odd) == {}
 
 
 def test_a_fresh_compile_that_keys_a_site_otherwise_is_verified_at_its_own_keys():

@@ -60,3 +60,22 @@ def test_an_inspector_that_crashes_exits_non_zero_with_its_traceback(kinspect_cl
     done = kinspect_cli("open", session_file)
     assert done.returncode == 1
     assert "RuntimeError" in done.stdout + done.stderr and "a stand-in crash" in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("command, sample", [
+    ("sweep", "gpt2"), ("advise", "generate"), ("compare", "gpt2"),
+])
+def test_without_a_gpu_or_the_models_library_the_gpu_line_comes_first(kinspect_cli, command, sample):
+    """samples/gpt2.py imports transformers, not installed here: the GPU's line, naming the
+    recording to open, as samples/linear.py gets, not the file's import error."""
+    from kinspect.commands.recording import cuda_available
+    from kinspect.inductor import missing_imports
+
+    model = Path("samples") / f"{sample}.py"
+    if cuda_available() or not missing_imports(REPO / model):
+        pytest.skip("a CUDA GPU, or transformers, is here")
+    result = kinspect_cli(command, model, "--range", "B=2..8")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == (f"kinspect: error: {model}: kinspect {command} needs a CUDA GPU and none is available "
+                             f"here, and it needs transformers, not installed here; its recording opens anywhere: "
+                             f"kinspect open samples/{sample}.session.json\n")

@@ -14,6 +14,7 @@ import pytest
 from fake_pipeline import FakePipeline, interrupt_measuring
 from tables import cells
 
+import kinspect.inductor
 from kinspect import cli
 from kinspect.commands import inspect, recording
 from kinspect.core.store import load
@@ -29,6 +30,8 @@ BROKEN = REPO / "tests" / "fixtures" / "models" / "broken.py"
 def fake_gpu(monkeypatch):
     monkeypatch.setattr(recording, "cuda_available", lambda: True)
     monkeypatch.setattr(pipeline, "LivePipeline", FakePipeline)
+    # kinspect.inductor keeps each name once a command (or a test) asked for it: the stand-in there too
+    monkeypatch.setattr(kinspect.inductor, "LivePipeline", FakePipeline, raising=False)
     FakePipeline.made.clear()
 
 

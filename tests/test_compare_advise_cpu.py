@@ -12,6 +12,7 @@ import pytest
 from fake_pipeline import FakePipeline, fake_compile_afresh, interrupt_measuring
 from tables import cells
 
+import kinspect.inductor
 from kinspect import cli
 from kinspect.commands import recording
 from kinspect.core.store import load
@@ -26,6 +27,8 @@ LINEAR = REPO / "samples" / "linear.py"
 def fake_gpu(monkeypatch):
     monkeypatch.setattr(recording, "cuda_available", lambda: True)
     monkeypatch.setattr(pipeline, "LivePipeline", FakePipeline)
+    # kinspect.inductor keeps each name once a command (or a test) asked for it: the stand-in there too
+    monkeypatch.setattr(kinspect.inductor, "LivePipeline", FakePipeline, raising=False)
     monkeypatch.setattr(recompile, "compile_afresh", fake_compile_afresh)
     monkeypatch.setattr(FakePipeline, "unstable_hint", 256)
     monkeypatch.setenv("COLUMNS", "200")

@@ -64,3 +64,40 @@ def test_help_lists_the_heuristics():
 def test_call_sites_name_the_module_class_once():
     out = explain(str(MLP))
     assert "0 (Linear) (Linear)" not in out and "0 (Linear)" in out
+
+
+def test_the_whole_models_figures_say_what_they_count():
+    out = explain("tests/fixtures/samples_h200_2026-11-30/gpt2.session.json", columns="200")
+    row = next(line for line in out.splitlines() if "whole model" in line)
+    assert "35 × 4 sites" in row and "140" not in row  # 35 shapes at each of 4 sites, not 140 shapes
+    assert "workload extra" in out and " +" in row  # extra time, signed: +100% reads twice as long
+    assert "(+100%: twice as long)" in " ".join(out.split())
+
+
+def test_on_a_narrow_terminal_kernel_names_keep_the_end_that_tells_them_apart():
+    from kinspect.core.cut import cut_middle
+
+    name = "triton_tem_fused_add_addmm_arange_embedding_native_layer_norm_unsqueeze_view_1"
+    assert cut_middle(name, 30) == "triton_te…orm_unsqueeze_view_1" and len(cut_middle(name, 30)) == 30
+    assert cut_middle("short", 30) == "short"
+    out = explain("tests/fixtures/samples_h200_2026-11-30/gpt2.session.json", columns="120")
+    ends = [line.split("…")[-1].split()[0] for line in out.splitlines() if ": triton_tem_" in line and "…" in line][:3]
+    assert len(ends) == 3 and [e[-6:] for e in ends] == ["view_1", "view_2", "view_3"], ends
+
+
+def test_site_and_heuristic_apply_without_a_shape_too():
+    gpt2 = "tests/fixtures/samples_h200_2026-11-30/gpt2.session.json"
+    out = explain(gpt2, "--site", "multi_kernel_2", "--heuristic", "l1", columns="200")
+    assert "picks decided by l1: a what-if (Inductor decides by inductor)" in " ".join(out.split())
+    assert "multi_kernel_2" in out and "multi_kernel_1" not in out.split("what-if on these measurements")[0]
+    assert "whole model" not in out
+    assert "findings (" in out and "at multi_kernel_2, by kind" in out
+
+
+def test_an_unknown_site_or_heuristic_without_a_shape_is_one_line():
+    gpt2 = "tests/fixtures/samples_h200_2026-11-30/gpt2.session.json"
+    for args, message in ((("--site", "nope"), "no site named 'nope'"), (("--heuristic", "nope"), "unknown heuristic")):
+        result = subprocess.run([sys.executable, "-m", "kinspect", "explain", gpt2, *args], cwd=REPO,
+                                capture_output=True, text=True, timeout=60)
+        assert result.returncode == 2 and result.stdout == ""
+        assert result.stderr.startswith(f"kinspect: error: {message}") and result.stderr.count("\n") == 1

@@ -40,7 +40,8 @@ def test_the_report_groups_findings_and_is_titled_after_the_model(gpt2):
     assert text.startswith("# kinspect report: gpt2\n")
     findings = text.split("## Findings")[1].split("## ")[0]
     assert "- **key-not-true-size at 4 sites** (info)" in findings
-    assert "  - `multi_kernel_0`: Inductor keys each hint's variant with the hint itself" in findings
+    assert ("  - `multi_kernel_0`, `multi_kernel_1`, `multi_kernel_2`, `multi_kernel_3`: Inductor keys each hint's "
+            "variant with the hint itself") in findings  # said once for the four sites that say it alike
 
 
 def test_a_hundred_thousand_findings_are_listed_a_page_a_kind_with_what_is_left_out(tmp_path, kinspect_cli):
@@ -63,3 +64,18 @@ def test_a_hundred_thousand_findings_are_listed_a_page_a_kind_with_what_is_left_
     listing = FindingsList(load(tmp_path / "s.json").findings)
     listing._open = {"kind0"}
     assert len(listing._entries()) == 50 + 20 + 2  # the headings, kind0's first 20, and two lines for the rest
+
+
+def test_what_a_kinds_findings_say_alike_is_said_once_with_their_sites(kinspect_cli):
+    out = kinspect_cli("explain", str(SAMPLES / "gpt2.session.json")).stdout
+    text = " ".join(out.split())
+    shared = "Inductor gives this GEMM's kernel the hint for each size symbol (M = ks0*ks1)"
+    assert text.count(shared) == 1
+    assert f"multi_kernel_0, multi_kernel_1, multi_kernel_2, multi_kernel_3: {shared}" in text
+    assert "multi_kernel_2: at hint 4096 M * N = 16,777,216 × 3,072 wraps to 0 in int32" in text
+    assert "empty launch" not in text and "autotuned at" not in text
+
+
+def test_a_group_with_nothing_in_common_reads_each_member_whole(gpt2):
+    (g,) = [g for g in group_findings(gpt2.findings) if g.kind == "shared-cache"]
+    assert g.shared is None and [g.own(f) for f in g.members] == [f.message for f in g.members]

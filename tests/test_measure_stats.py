@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from synthetic import synthetic_session
@@ -100,3 +101,15 @@ def test_gemm_work_and_traffic_from_keys():
     assert gemm_flops(mm, key) == 2 * 100 * 64 * 4096
     assert gemm_flops(mm, key[:2]) is None
     assert share(395.0, 790.0) == 0.5 and share(None, 790.0) is None and share(1.0, None) is None
+
+
+def test_gemm_work_of_a_transformers_keys_whose_input_is_not_laid_out_as_its_rows():
+    """GPT-2 hands addmm x as (B, S, K) or viewed (B, heads, S, d) against a (B*S, N) output,
+    and lm_head's mm a (N, K) weight: K comes from the weight that another input holds M*K for."""
+    s = load(Path(__file__).parent / "fixtures" / "samples_h200_2026-11-30" / "gpt2.session.json")
+    c_attn, c_proj = s.sites[0], s.sites[1]
+    assert gemm_flops(c_attn, ((2304,), (2, 16, 768), (768, 2304), (32, 2304))) == 2 * 32 * 768 * 2304
+    assert gemm_flops(c_proj, ((768,), (2, 12, 16, 64), (768, 768), (32, 768))) == 2 * 32 * 768 * 768
+    lm_head = load(Path(__file__).parents[1] / "samples" / "generate.session.json").sites[4]
+    assert gemm_flops(lm_head, ((2, 16, 768), (50257, 768), (32, 50257))) == 2 * 32 * 768 * 50257
+    assert gemm_flops(c_attn, ((2304,), (2, 16, 700), (768, 2304), (32, 2304))) is None  # no input holds M*K

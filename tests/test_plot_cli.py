@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -55,11 +56,17 @@ def test_a_plotted_heatmaps_unmeasured_cells_look_unlike_its_x1_cells():
     pixels = __import__("numpy").asarray(fig.canvas.buffer_rgba())
     height = fig.canvas.get_width_height()[1]
 
+    xs, ys = images._edges(m.xs), images._edges(m.ys)
+
     def color(x: int, y: int) -> tuple[int, ...]:
-        px, py = ax.transData.transform((x, y))
+        px, py = ax.transData.transform((math.sqrt(xs[x] * xs[x + 1]), math.sqrt(ys[y] * ys[y + 1])))
         return tuple(int(c) for c in pixels[height - int(py), int(px)][:3])
 
-    cells = [(x, y) for y, row in enumerate(m.regret) for x, _ in enumerate(row)]
+    def wide(x: int, y: int) -> bool:
+        (x0, y0), (x1, y1) = ax.transData.transform([(xs[x], ys[y]), (xs[x + 1], ys[y + 1])])
+        return x1 - x0 > 8 and y1 - y0 > 8  # 64 beside 65: a cell a pixel wide, its color its edges'
+
+    cells = [(x, y) for y, row in enumerate(m.regret) for x, _ in enumerate(row) if wide(x, y)]
     fastest = [color(x, y) for x, y in cells if m.regret[y][x] is not None and m.regret[y][x] < 1.005]
     unmeasured = [color(x, y) for x, y in cells if m.regret[y][x] is None]
     plt.close(fig)
@@ -80,3 +87,27 @@ def test_mathtext_and_bidi_in_a_site_name_are_drawn_and_reported_as_text(tmp_pat
     assert "\u202e" not in report and name.replace("$", "\\$").replace("\\f", "\\\\f").replace(
         "\u202e", "\\\\u202e") in report
     assert (tmp_path / "r.map.png").stat().st_size > 0
+
+
+def test_a_plotted_heatmap_has_log_axes_and_a_scale_from_green_at_x1_to_red_at_x2():
+    """GPT-2's B x S map: sizes on log axes (a cell is as wide as the sizes nearest it, so
+    the sweep's gaps show), ×1 green and ×2 or more red, whatever the worst regret."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from kinspect import images
+    from kinspect.core.quality.decision_map import Heatmap
+    from kinspect.core.store import load
+
+    m = next(m for m in images.maps(load(SAMPLES / "gpt2.session.json")) if isinstance(m, Heatmap))
+    fig, ax = plt.subplots(figsize=(9, 3.6))
+    images._heatmap(fig, ax, m)
+    assert (ax.get_xscale(), ax.get_yscale()) == ("log", "log")
+    bar = fig.axes[-1]
+    assert [t.get_text() for t in bar.get_yticklabels()] == ["×1.00", "×1.10", "×1.25", "×1.50", "≥×2.00"]
+    mesh = ax.collections[0]
+    green, red = mesh.to_rgba(1.0), mesh.to_rgba(3.95)
+    plt.close(fig)
+    assert green[1] > green[0] and red[0] > red[1]

@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from kinspect.core.session.format.log import FLUSH_S
-from kinspect.core.store import load
+from kinspect.commands.run import without_gpu
+from kinspect.core.store import load, read
 
 REPO = Path(__file__).resolve().parent.parent
 PROGRAMS = Path(__file__).resolve().parent / "programs"
@@ -63,6 +64,7 @@ def test_the_program_runs_as_under_python_and_every_dispatch_is_recorded(here):
     assert all(not line.startswith("kinspect") for line in out)  # kinspect's lines are on stderr
     assert ran(done.stdout) == [0, 0, 2, 0, 0]
     assert done.stderr.splitlines() == [
+        "kinspect: " + without_gpu(False, True),  # up front: what runs here and what does not
         "kinspect: --measure needs a CUDA GPU, and none is available here: recorded without timings",
         "kinspect: saved serve.session.json: 1 sites, 5 dispatches, 0 measurements, 1 findings",
     ]
@@ -92,7 +94,7 @@ def test_a_program_that_raises_exits_or_is_interrupted_keeps_its_status_and_its_
     assert done.returncode == status, done.stderr
     assert f"kinspect: saved serve.session.json ({said}): 1 sites, 5 dispatches" in done.stderr
     if ending == "raise":  # Python's traceback, of the program's frames only
-        assert done.stderr.startswith('Traceback (most recent call last):\n  File "serve.py", line ')
+        assert done.stderr.split("\n", 1)[1].startswith('Traceback (most recent call last):\n  File "serve.py", line ')
         assert "ValueError: request too large\n" in done.stderr and "kinspect/" not in done.stderr.split("kinspect:")[0]
     assert dispatches(load(here / "serve.session.json"))[2:4] == [(3000, False, 2, 2), (7, False, 0, 0)]
 
@@ -164,6 +166,7 @@ def test_a_compile_without_a_size_hint_multi_kernel_gets_a_session_and_the_reaso
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0].startswith("8 ")
     assert done.stderr.splitlines() == [
+        "kinspect: " + without_gpu(True, False),
         "kinspect: the program sets no multi_kernel_hints: compiling with [64, 256], max-autotune and Triton GEMMs (--hints)",
         "kinspect: compiled graph_0 (inference) in 0 s: 0 size-hint multi-kernels, 0 GEMM templates autotuned at the hints",
         "kinspect: saved pointwise.session.json: 0 sites, 0 dispatches, 0 measurements, 1 findings",
@@ -172,6 +175,7 @@ def test_a_compile_without_a_size_hint_multi_kernel_gets_a_session_and_the_reaso
     s = load(here / "pointwise.session.json")
     assert [g.name for g in s.graphs] == ["graph_0 (inference)"] and "def call(" in s.graphs[0].wrapper_code
     assert [(x.name, x.input, x.dim) for x in s.symbols] == [(s.symbols[0].name, "x", 0)]
+    assert [x.alias for x in read(here / "pointwise.session.json").symbols] == ["x_0"]  # the file names it
     assert s.environment.config["multi_kernel_hints"] == [64, 256]
 
 
@@ -254,7 +258,9 @@ def test_one_size_per_symbol_is_stated_and_the_program_compiles_in_caches_of_its
     """`--one-size-per-symbol` on a program: the session and explain say each hint was tuned at
     one size per symbol, and the program ran with Inductor's cache directory pointed at one of
     the run's own (nothing tuned so leaks into its caches, nor theirs in)."""
-    (here / "cache_dir.py").write_text("import os\nprint('cache', os.environ.get('TORCHINDUCTOR_CACHE_DIR'))\n")
+    # kinspect's hooks (and the run's own caches) go in once the program brings in Inductor.
+    (here / "cache_dir.py").write_text("import os\nimport torch._inductor\n"
+                                       "print('cache', os.environ.get('TORCHINDUCTOR_CACHE_DIR'))\n")
     done = kinspect(here, "run", "--one-size-per-symbol", "cache_dir.py")
     assert done.returncode == 0, done.stderr
     (cache,) = [line.split()[1] for line in done.stdout.splitlines() if line.startswith("cache ")]
@@ -265,3 +271,47 @@ def test_one_size_per_symbol_is_stated_and_the_program_compiles_in_caches_of_its
                                env={**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "300"},
                                capture_output=True, text=True, timeout=120)
     assert "tuned, keyed and launched at one size per symbol by kinspect (--one-size-per-symbol)" in explained.stdout
+
+
+def test_without_a_gpu_what_runs_and_what_does_not_is_said_up_front_in_one_line(here):
+    """On a CPU, --hints makes GEMMs Inductor cannot compile (NoValidChoicesError): the program
+    dies compiling, and the last line says why there is no multi-kernel, not that nothing was
+    compiled. A program that dies at once stands in for that compile."""
+    (here / "dies.py").write_text("raise RuntimeError('NoValidChoicesError, as Inductor says it')\n")
+    done = kinspect(here, "run", "--hints", "64,256", "--measure", "dies.py")
+    lines = done.stderr.splitlines()
+    assert lines[0] == ("kinspect: no CUDA GPU here: the program runs and kinspect records what Inductor compiles, "
+                        "but a size-hint multi-kernel is a Triton GEMM template, which needs one; --hints asks for "
+                        "Triton GEMMs, which Inductor cannot compile here (NoValidChoicesError); --measure times "
+                        "nothing; record on a GPU machine, and open the recording anywhere")
+    assert lines[-1] == ("kinspect: no size-hint multi-kernel (the program ended before its compiles did): there is "
+                         "no CUDA GPU here, and a size-hint multi-kernel is a Triton GEMM template, which needs one")
+    assert "compiled nothing" not in done.stderr
+
+
+def test_a_program_that_never_imports_torch_runs_without_it_and_one_that_only_imports_it_without_inductor(here):
+    """kinspect run's hooks go in at the program's first torch.compile (or Inductor's import),
+    so a program that does not compile pays nothing for them (benchmarks/run_startup.py times it)."""
+    (here / "plain.py").write_text("import sys\nprint('torch' in sys.modules)\n")
+    (here / "torch_only.py").write_text("import sys, torch\nprint('torch._inductor' in sys.modules)\n")
+    for name in ("plain.py", "torch_only.py"):
+        done = kinspect(here, "run", name)
+        assert done.returncode == 0 and done.stdout == "False\n", done.stderr
+    assert load(here / "plain.session.json").environment.torch == torch.__version__  # named all the same
+
+
+def test_after_import_runs_once_the_module_is_whole(tmp_path, monkeypatch):
+    from kinspect.inductor.hooks.after_import import after_import
+
+    (tmp_path / "freshly_made.py").write_text("VALUE = 42\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    seen = []
+    with after_import("freshly_made", lambda: seen.append(sys.modules["freshly_made"].VALUE)):
+        assert seen == []
+        import freshly_made  # noqa: F401
+
+        assert seen == [42]
+    with after_import("freshly_made", lambda: seen.append("already")):
+        pass
+    assert seen == [42, "already"]
+    sys.modules.pop("freshly_made")

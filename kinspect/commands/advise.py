@@ -79,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
         raise KinspectError("--max-hints and --compiles take 1 or more")
     check_points(points)
     cands = parse_hints(candidates) if candidates else advise.grid_candidates(spans)
+    recording.needs_gpu_first(model, "kinspect advise")
     mf = load_model_file(model)
     mf.check_names(spans, "--range")
     load = advise.within_all(workload_for(workload, [dict(w) for w in mf.workload], spans, points), spans)

@@ -73,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
     if compiles < 1:
         raise KinspectError(f"--compiles takes 1 or more, got {compiles}")
     hint_list = parse_hints(hints) if hints else None
+    recording.needs_gpu_first(model, "kinspect compare")
     mf = load_model_file(model)
     mf.check_names({k for s in sizes for k in s}, "--range" if ranges else "--shapes")
     if not recording.cuda_available():

@@ -47,7 +47,8 @@ from rich.text import Text
 
 from kinspect.commands import recording
 from kinspect.commands.hints_view import print_hints, with_hints
-from kinspect.commands.quality_view import quality_table, what_if_table
+from kinspect.commands.options import name_flag, renames
+from kinspect.commands.quality_view import print_paste, print_what_if, quality_table
 from kinspect.commands.range_view import print_ranges
 from kinspect.commands.rank_sessions import is_merged, load_merged
 from kinspect.commands.rank_view import print_ranks
@@ -59,15 +60,18 @@ from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.dispatch.heuristics import distance_text
 from kinspect.core.dispatch.operands import tensor_texts
 from kinspect.core.errors import KinspectError
-from kinspect.core.numbers import US, ratio as fmt_ratio, spread, us
+from kinspect.core.numbers import US, ratio as fmt_ratio, spread, us, us_text
 from kinspect.core.session.compile_changes import notes, tuned_lines
-from kinspect.core.quality.explain import SiteExplanation, explain, overview_json, shape_json
+from kinspect.core.cut import KERNEL_LEAST, cut_middle
+from kinspect.core.quality.estimate import basis_text, nearest_text
+from kinspect.core.quality.explain import ShapeCost, SiteExplanation, explain, overview_json, shape_cost, shape_json
 from kinspect.core.quality.finding_groups import SHOWN_GROUPS, SHOWN_MEMBERS, group_findings, more_text
-from kinspect.core.quality.overview import model_quality
+from kinspect.core.quality.measured_shapes import shapes_lines
+from kinspect.core.quality.overview import ModelQuality, model_quality
 from kinspect.core.session.call_sites import LayerGroup, group_layers
 from kinspect.core.session.runtime import Baseline
 from kinspect.core.session.model import Session
-from kinspect.core.store import load
+from kinspect.core.store import load, renamed
 from kinspect.core.trace.files import is_output_code
 from kinspect.core.dispatch.shapes import SymbolShape, format_key, parse_shape, sizes_text
 from kinspect.core.session.timings import method_title
@@ -81,7 +85,8 @@ def add_args(e: argparse.ArgumentParser) -> None:
     e.add_argument("session", nargs="+", help="a session or model.py; several rank sessions or a folder of them merge")
     e.add_argument("--shape", help='runtime shape: "B=1000", or with --site the whole key it sees, '
                         '"(4096,),(1000,1024),(4096,1024),(1000,4096)" for samples/mlp.py\'s first site')
-    e.add_argument("--site", help="restrict to one site (needed with a full key)")
+    e.add_argument("--site", help="one site only: its decision at --shape (needed with a full key), else its quality, "
+                                  "measured shapes and findings")
     e.add_argument("--range", metavar="NAME=LO..HI",
                    help="which variant runs along a range of one size, at each site, with the compiled hints and every "
                         "subset of them (from the compiled code: no measurement needed); --shape gives the other sizes")
@@ -100,37 +105,38 @@ def add_args(e: argparse.ArgumentParser) -> None:
     e.add_argument("--baselines", metavar="KINDS",
                    help="with model.py: whole-model baselines at --shape, comma-separated from eager,static,exact_hint,hinted "
                         "(each compiled kind costs a compile)")
+    name_flag(e)
 
 
 def run(args: argparse.Namespace) -> int:
     paths, shape, site, heuristic, as_json = list(args.session), args.shape, args.site, args.heuristic, args.json
     measure, hints, l2_flush, baselines = args.measure, args.hints, args.l2_flush, args.baselines
-    inductor_names = args.inductor_names
+    inductor_names, names = args.inductor_names, renames(args)
     if is_merged(paths):
         return _ranks(paths, shape, measure or bool(baselines) or bool(hints), as_json)
     path = paths[0]
     if path.endswith(".py") and not is_output_code(path):
-        session = _model(path, shape, site, measure, hints, l2_flush, baselines)
+        session = renamed(_model(path, shape, site, measure, hints, l2_flush, baselines), names)
     elif measure or baselines:
         raise KinspectError("--measure and --baselines run the model: give model.py, not a recorded session")
     else:
-        session = load(path)
+        session = load(path, names)
     if args.range:
         return print_ranges(session, args.range, shape, site, as_json)
-    quality = model_quality(session)
+    quality = _quality(session, site, heuristic)
     if shape is None:
         results = what_ifs(session)
-        overview = overview_json(session, quality, results)
+        overview = overview_json(session, quality, results, site)
         if as_json:
             print(strict_json(with_hints(overview, session)))
         else:
             console = terminal.table_console()
             print_hints(session, console)
             if quality.shapes:
-                console.print(quality_table(quality, regret_spread(session), inductor_names))
-            _print_overview(session, console, inductor_names)
+                console.print(quality_table(quality, regret_spread(session), inductor_names, heuristic, site is None))
+            _print_overview(session, console, inductor_names, site)
             if results:
-                console.print(what_if_table(results, session))
+                print_what_if(console, results, session)
         return 0
     parsed = parse_shape(shape)
     results = explain(session, parsed, site, heuristic)
@@ -141,11 +147,15 @@ def run(args: argparse.Namespace) -> int:
         console = terminal.table_console()
         print_hints(session, console)
         if quality.shapes:
-            console.print(quality_table(quality, regret_spread(session), inductor_names))
+            console.print(quality_table(quality, regret_spread(session), inductor_names, heuristic, site is None))
         for r in results:
-            console.print(_site_table(r, console.width >= 150, _shape_named(parsed, r, inductor_names)))
+            console.print(_site_table(r, console.width >= 150, _shape_named(parsed, r, inductor_names), inductor_names))
         if baselines:
             console.print(_baseline_table(baselines))
+        cost = shape_cost(results)
+        if cost is not None:
+            console.print(Text(_cost_line(shape, cost)))
+        print_paste(console, what_ifs(session), session)
     return 0
 
 
@@ -163,6 +173,33 @@ def _finite(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_finite(v) for v in value]
     return value
+
+
+def _quality(session: Session, site: str | None, heuristic: str) -> ModelQuality:
+    """The quality over the measured shapes decided by `heuristic`, of `site` alone where one
+    is named: both refused in one line where the session has no such thing."""
+    from kinspect.core.dispatch.heuristics import HEURISTICS
+
+    if heuristic not in HEURISTICS:
+        raise KinspectError(f"unknown heuristic {heuristic!r}; known: {', '.join(HEURISTICS)}")
+    if site is not None:
+        session.site(site)
+    quality = model_quality(session, heuristic)
+    return quality if site is None else ModelQuality(tuple(q for q in quality.sites if q.site == site))
+
+
+def _cost_line(shape: str, cost: ShapeCost) -> str:
+    """The answer to "how much slower at my shape": the picks against the fastest variants."""
+    sites = cost.measured + cost.estimated
+    figures = ("measured" if not cost.estimated else
+               "estimated" if not cost.measured else f"measured at {cost.measured} sites, estimated at {cost.estimated}")
+    mark = "~" if cost.estimated else ""
+    out = (f"at {shape}, over {sites} site{'s' if sites != 1 else ''} (each once per call site, {figures}): "
+           f"Inductor's picks {mark}{us_text(cost.picked_us)} per model call, the fastest variants "
+           f"{mark}{us_text(cost.fastest_us)}: {mark}{fmt_ratio(cost.ratio)}")
+    if cost.missing:
+        out += f"; left out, with no figure: {', '.join(cost.missing)}"
+    return out
 
 
 def _ranks(paths: list[str], shape: str | None, runs: bool, as_json: bool) -> int:
@@ -263,7 +300,9 @@ def _shape_named(parsed: object, r: SiteExplanation, inductor_names: bool) -> st
     return sizes_text(parsed.values)
 
 
-def _print_overview(session: Session, console: Console, inductor_names: bool = False) -> None:
+def _print_overview(session: Session, console: Console, inductor_names: bool = False, only: str | None = None) -> None:
+    """The recording, its sizes and its sites (`only`: that site), where they were
+    measured, and the findings."""
     env = session.environment
     console.print(Text(f"recorded {env.created} on {env.gpu or 'no GPU'} with torch {env.torch}"))
     for _, note in notes(env.config):
@@ -276,37 +315,57 @@ def _print_overview(session: Session, console: Console, inductor_names: bool = F
     for col in ("name", "inductor", "input", "dim", "example"):
         sym.add_column(col)
     for s in session.symbols:
-        sym.add_row(Text(s.alias or ""), Text(s.name), Text(s.input or ""), str(s.dim), str(s.example))
+        sym.add_row(Text(s.alias or ""), Text(s.name), Text(s.input or ""), "" if s.dim is None else str(s.dim),
+                    "" if s.example is None else str(s.example))
     console.print(sym)
+    room = max(KERNEL_LEAST, console.width // 3 - 6)  # the kernels' column: a third of the terminal
     sites = Table(title="sites")
-    for col in ("site", "op", "called from", "tensors", "variants (hint: kernel)"):
+    for col in ("site", "op", "called from", "tensors"):
         sites.add_column(col)
+    hints = max((len(str(v.hint)) for s in session.sites for v in s.variants), default=4)
+    names = max((len(v.kernel_name) for s in session.sites for v in s.variants), default=0)
+    sites.add_column("variants (hint: kernel)", no_wrap=True, min_width=hints + 2 + min(room, names))
     for s in session.sites:
+        if only is not None and s.name != only:
+            continue
         sites.add_row(
             Text(s.name), Text(s.op), Text("\n".join(_call_text(g) for g in group_layers(s.call_sites))),
             Text("\n".join(tensor_texts(s.op, s.tensors, None if inductor_names else session.aliases))),
-            Text("\n".join(f"{v.hint}: {v.kernel_name}" for v in s.variants)),
+            Text("\n".join(f"{v.hint}: {cut_middle(v.kernel_name, room)}" for v in s.variants)),
         )
     console.print(sites)
-    _print_findings(session, console)
+    lines = shapes_lines(session, only)
+    if lines:
+        console.print(Text("measured shapes (explain --shape at any other shows the nearest and estimates)", style="bold"))
+        for line in lines:
+            console.print(Text("  " + line))
+    _print_findings(session, console, only)
 
 
-def _print_findings(session: Session, console: Console) -> None:
-    """The findings by kind, worst first, each group's members under it."""
-    groups = group_findings(session.findings)
+def _print_findings(session: Session, console: Console, only: str | None = None) -> None:
+    """The findings by kind, worst first, each group's members under it (`only`: that site's)."""
+    findings = [f for f in session.findings if only is None or f.site == only]
+    groups = group_findings(findings)
     if not groups:
         return
-    console.print(Text(f"findings ({len(session.findings)}, by kind, worst first)", style="bold"))
+    console.print(Text(f"findings ({len(findings)}{f' at {only}' if only else ''}, by kind, worst first)", style="bold"))
     for g in groups[:SHOWN_GROUPS]:
         console.print(Text(f"  {g.title} ({g.severity})"))
+        shared = g.shared
+        if shared is not None:
+            console.print(Text(f"    {', '.join(g.sites) or 'each'}: {shared}"))
         for f in g.members[:SHOWN_MEMBERS]:
-            console.print(Text(f"    {f.site or f.graph or ''}{': ' if f.site or f.graph else ''}{f.message}"))
+            own = g.own(f)
+            where = f.site or f.graph or ""
+            if own or shared is None:
+                console.print(Text(f"    {where}{': ' if where else ''}{own}"))
         more = more_text(len(g.members) - SHOWN_MEMBERS, f"{g.kind} findings")
         if more:
             console.print(Text(f"    {more}", style="dim"))
     more = more_text(len(groups) - SHOWN_GROUPS, "kinds of finding")
     if more:
         console.print(Text(f"  {more}", style="dim"))
+
 
 
 def _call_text(g: LayerGroup) -> str:
@@ -323,14 +382,14 @@ def _call_text(g: LayerGroup) -> str:
     return " ".join(parts)
 
 
-def _site_table(r: SiteExplanation, wide: bool, shape: str | None = None) -> Table | Text:
+def _site_table(r: SiteExplanation, wide: bool, shape: str | None = None, inductor_names: bool = False) -> Table | Text:
     """One site's decision at `shape` (else at its runtime key); the hint keys only on wide
     terminals (they repeat the hint)."""
     if r.decision is None:
         return Text(f"{r.site.name}: {r.error}", style="yellow")
     d = r.decision
     mismatches = [f"! key mismatch, v{x.index}: {x.mismatch}" for x in d.scores if x.mismatch]
-    caption = "\n".join(filter(None, (d.reason(r.site.labels()), _timing_line(r), *mismatches)))
+    caption = "\n".join(filter(None, (d.reason(r.site.labels()), _timing_line(r, inductor_names), *mismatches)))
     called = f" · {r.site.title}" if r.site.call_sites else ""
     t = Table(title=Text(f"{r.site.name} ({r.site.op}){called} at {shape or format_key(d.runtime_key)}"),
               caption=Text(caption), title_justify="left", caption_justify="left")
@@ -339,18 +398,24 @@ def _site_table(r: SiteExplanation, wide: bool, shape: str | None = None) -> Tab
         cols.insert(3, "key")
     for col in cols:
         t.add_column(col, no_wrap=col != "kernel", justify="right" if col in ("distance", f"median {US}", "× fastest") else "left")
-    timings = r.timings
+    timings, est = r.timings, r.estimate
     for v, s in zip(r.site.variants, d.scores):
         mark = "▶" if v.index == d.chosen else ("=" if v.index in d.tied else "")
         m = (r.measured or {}).get(v.index)
         timed = timings is not None and timings.median(v.index) is not None
         ratio = timings.regret(v.index) if timings is not None else None
+        if timed and m is not None and m.median_us is not None:
+            median: str | Text = us(m.median_us)
+        elif est is not None and est.median(v.index) is not None:
+            median, ratio = Text("~" + us(est.median(v.index)), style="cyan"), est.regret(v.index)
+        else:
+            median = Text(m.error or "", style="red") if m else ""
         row = [
             mark, str(v.index), str(v.hint),
             distance_text(s.distance, d.heuristic) + (" !" if s.mismatch else ""),
-            us(m.median_us) if timed and m.median_us is not None else (Text(m.error or "", style="red") if m else ""),
-            spread(m.p20_us, m.p80_us) if timed else "",
-            "" if ratio is None else fmt_ratio(ratio),
+            median,
+            spread(m.p20_us, m.p80_us) if timed and m is not None else "",
+            "" if ratio is None else (Text("~" + fmt_ratio(ratio), style="cyan") if est is not None else fmt_ratio(ratio)),
             Text(v.kernel_name),
         ]
         if wide:
@@ -359,13 +424,13 @@ def _site_table(r: SiteExplanation, wide: bool, shape: str | None = None) -> Tab
     return t
 
 
-def _timing_line(r: SiteExplanation) -> str:
+def _timing_line(r: SiteExplanation, inductor_names: bool = False) -> str:
     """Under the table: which method the times are, and the verdict of the noise rule."""
     t = r.timings
     if r.decision is None:
         return ""
     if t is None or t.fastest is None:
-        return "not measured at this key (kinspect explain S.json lists the measured shapes)"
+        return _estimate_lines(r, inductor_names)
     line = f"timed by {method_title(t.method)}; fastest {' = '.join(f'v{i}' for i in r.site.kernel_members(t.fastest))}"
     regret = r.regret
     if t.is_fastest(r.decision.chosen):
@@ -374,3 +439,20 @@ def _timing_line(r: SiteExplanation) -> str:
         return line + "; the chosen variant was not timed"
     verdict = "slower beyond noise" if r.slower else "within noise"
     return line + f"; the chosen v{r.decision.chosen} takes {fmt_ratio(regret)} ({verdict})"
+
+
+def _estimate_lines(r: SiteExplanation, inductor_names: bool) -> str:
+    """Under an unmeasured key's table: what the estimates are and the nearest measured keys."""
+    est = r.estimate
+    if est is None:
+        return "not measured at this key, nor at any key laid out like it"
+    assert r.decision is not None
+    lines = ["not measured at this key; " + basis_text(est, r.site, inductor_names)]
+    regret, fastest = est.regret(r.decision.chosen), est.fastest
+    if regret is not None and fastest is not None:
+        if r.site.kernels[fastest] == r.site.kernels[r.decision.chosen]:
+            lines.append(f"estimated: the chosen v{r.decision.chosen} is the fastest")
+        else:
+            lines.append(f"estimated: the chosen v{r.decision.chosen} takes ~{fmt_ratio(regret)} as long as v{fastest}")
+    lines.append("nearest measured: " + "; ".join(nearest_text(est, r.site, inductor_names)))
+    return "\n".join(lines)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 
+from kinspect.commands.options import name_flag, renames
 from kinspect.core.errors import KinspectError
 from kinspect.commands.rank_sessions import is_merged, load_merged, rank_files
 from kinspect.core.printing import say
@@ -23,6 +24,7 @@ def add_args(x: argparse.ArgumentParser) -> None:
     x.add_argument("--inductor-names", action="store_true",
                    help="md: shapes and tensors by Inductor's names (the whole key, arg3_1 (s33, 1024)), "
                         "not yours (B=1000, x (B, 1024))")
+    name_flag(x)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -36,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
         events = sum(len(s.events) for s in merged.sessions)
         say(f"wrote {out} (perfetto, ranks {', '.join(map(str, merged.ranks))}, {events} events)")
         return 0
-    session = load(paths[0])
+    session = load(paths[0], renames(args))
     written = write(session, fmt, out, args.inductor_names, keep=paths)
     for note in written.notes:
         say(f"kinspect: {note}", err=True)

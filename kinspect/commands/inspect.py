@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from kinspect.commands import recording
@@ -20,7 +20,7 @@ from kinspect.commands.rank_sessions import is_merged, load_merged, rank_session
 from kinspect.commands.model_output import model_output
 from kinspect.commands.stderr_log import log_path_for, stderr_to_log
 from kinspect.core.printing import say
-from kinspect.commands.options import compile_flags, compile_options
+from kinspect.commands.options import compile_flags, compile_options, name_flag, renames
 from kinspect.core.errors import KinspectError
 from kinspect.core.store import load
 from kinspect.core.source import RecordedSource, SessionSource
@@ -30,21 +30,23 @@ from kinspect.tui.terminal_driver import driver_drawing_to
 SESSION_SUFFIXES = (".json", ".jsonl")
 
 
-def open_session(path: str | Sequence[str]) -> int:
+def open_session(path: str | Sequence[str], names: Mapping[str, str] | None = None) -> int:
     paths = [path] if isinstance(path, str) else list(path)
     if is_merged(paths):
         return _run(ranks_source(paths))
-    return _run(RecordedSource(load(paths[0]), paths[0]))
+    return _run(RecordedSource(load(paths[0], names), paths[0]))
 
 
 def add_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", nargs="+")
     compile_flags(parser)
+    name_flag(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     paths = list(args.path)
-    return _run(ranks_source(paths) if is_merged(paths) else source_for_path(paths[0], compile_options(args)))
+    return _run(ranks_source(paths) if is_merged(paths) else
+                source_for_path(paths[0], compile_options(args), renames(args)))
 
 
 def ranks_source(paths: Sequence[str]) -> RecordedSource:
@@ -54,12 +56,14 @@ def ranks_source(paths: Sequence[str]) -> RecordedSource:
     return RecordedSource(merged.lead(), merged.sources[0], ranks=merged)
 
 
-def source_for_path(path: str, changes: dict[str, bool] | None = None) -> SessionSource:
-    """The source `kinspect PATH` opens: a session file, or a model live or recorded."""
+def source_for_path(path: str, changes: dict[str, bool] | None = None,
+                    names: Mapping[str, str] | None = None) -> SessionSource:
+    """The source `kinspect PATH` opens: a session file, or a model live or recorded
+    (`names`: the user's renames of a recording's sizes; a live model's are its own)."""
     p = Path(path)
     if p.suffix in SESSION_SUFFIXES or is_trace(p) or (p.is_dir() and (trace_files(p) or output_code_files(p))) or \
             (p.suffix == ".py" and is_output_code(p)):
-        return RecordedSource(load(p), p)
+        return RecordedSource(load(p, names), p)
     if p.suffix != ".py":
         raise KinspectError(f"{path}: expected a model file (.py), a session file (.json, .jsonl) or a "
                             "TORCH_TRACE log")
@@ -79,7 +83,7 @@ def source_for_path(path: str, changes: dict[str, bool] | None = None) -> Sessio
     if ranks:  # a torchrun job's: the lowest rank, the others in the Ranks tab
         merged = load_merged([str(r) for r in ranks])
         return recording.ModelRecording(p, recording.recording_of(p, merged.lead(), ranks[0]), ranks[0], merged)
-    return recording.ModelRecording(p, recording.recording_of(p, load(found), found), found)
+    return recording.ModelRecording(p, recording.recording_of(p, load(found, names), found), found)
 
 
 def _live_source(model: Path, changes: dict[str, bool]) -> SessionSource:

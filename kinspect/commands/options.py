@@ -71,6 +71,20 @@ LAYERS_HELP = ("compile the model's repeated blocks (a ModuleList of one class) 
                "a block's boundary (the session says so)")
 
 
+def name_flag(parser: argparse.ArgumentParser) -> None:
+    """`--name s27=S`: the user's names for a recording's sizes, wherever a size is shown."""
+    parser.add_argument("--name", action="append", default=[], metavar="SIZE=NAME",
+                        help="call a size by your name, wherever one is shown: s27=S (Inductor's name or the one "
+                             "shown; repeat it, or s27=S,s52=B)")
+
+
+def renames(args: argparse.Namespace) -> dict[str, str]:
+    """`--name`'s renames, refused in one line where one does not read SIZE=NAME."""
+    from kinspect.core.session.size_names import parse_names
+
+    return parse_names(args.name)
+
+
 def compile_flags(parser: argparse.ArgumentParser) -> None:
     """What kinspect may change in Inductor's compile, the same on every command that compiles the model."""
     parser.add_argument("--one-size-per-symbol", action="store_true", help=SIZES_HELP)

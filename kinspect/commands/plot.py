@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from kinspect.commands.options import name_flag, renames
 from kinspect.core.printing import say
 from kinspect.core.store import load, output_path
 
@@ -11,6 +12,7 @@ def add_args(pl: argparse.ArgumentParser) -> None:
     pl.add_argument("session")
     pl.add_argument("-o", "--output", required=True, metavar="FILE", help="image file: .png or .svg")
     pl.add_argument("--site", help="only this site")
+    name_flag(pl)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -18,6 +20,6 @@ def run(args: argparse.Namespace) -> int:
 
     out = args.output
     output_path(out, keep=[args.session])
-    n = draw(load(args.session), out, args.site)
+    n = draw(load(args.session, renames(args)), out, args.site)
     say(f"wrote {out} ({n} map{'s' if n != 1 else ''})")
     return 0

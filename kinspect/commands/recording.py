@@ -99,6 +99,17 @@ def missing_libraries(model: Path) -> str | None:
     return f"{model.name} runs live only with {' and '.join(missing)} installed (not here); its recording needs none of it"
 
 
+def needs_gpu_first(model: str | Path, what: str) -> None:
+    """Without CUDA, a model file that cannot load here (a library it imports is missing) is
+    refused by the GPU's line, naming its recording, before its import error: the GPU is
+    what it lacks first. One that loads is checked first, as on a GPU machine."""
+    from kinspect.inductor import missing_imports
+
+    path = Path(model)
+    if path.suffix == ".py" and path.is_file() and missing_imports(path) and not cuda_available():
+        raise KinspectError(no_cuda(path, what))
+
+
 def no_cuda(model: Path, what: str, instead: str = "kinspect open") -> str:
     """One line: `what` needs CUDA; open the recording that exists, or make one."""
     head = f"{model}: {what} needs a CUDA GPU and none is available here"

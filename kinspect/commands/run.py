@@ -55,11 +55,15 @@ def run(args: argparse.Namespace) -> int:
     if files.taken is not None:
         say(files.taken_text())
     target = files.shown
+    from kinspect.commands.recording import cuda_available
     from kinspect.inductor import ProgramRecording, RunOptions
 
     rec = ProgramRecording(RunOptions(files, program.name, hints, args.measure, rank, say, **compile_options(args)))
+    gpu = cuda_available()
     ended: BaseException | None = None
-    with rec:
+    with rec:  # the session's file is checked first: a refusal is its one line
+        if not gpu:
+            say(without_gpu(hints is not None, args.measure))
         try:
             program.run()
         except BaseException as e:  # noqa: BLE001 - every ending is the program's to report
@@ -92,10 +96,24 @@ def run(args: argparse.Namespace) -> int:
     reason = rec.no_site_reason()
     if reason is not None:
         first = "" if ended is None or isinstance(ended, SystemExit) else " (the program ended before its compiles did)"
-        say(f"no size-hint multi-kernel{first}: {reason}")
+        say(f"no size-hint multi-kernel{first}: " + (NO_GPU_SITES if first and not gpu else reason))
     if isinstance(ended, (SystemExit, KeyboardInterrupt)):
         raise ended
     return 0 if ended is None else 1
+
+
+NO_GPU_SITES = "there is no CUDA GPU here, and a size-hint multi-kernel is a Triton GEMM template, which needs one"
+
+
+def without_gpu(hints: bool, measure: bool) -> str:
+    """Up front, in one line: what a recording without a GPU records, and what it cannot."""
+    out = ("no CUDA GPU here: the program runs and kinspect records what Inductor compiles, but a size-hint "
+           "multi-kernel is a Triton GEMM template, which needs one")
+    if hints:
+        out += "; --hints asks for Triton GEMMs, which Inductor cannot compile here (NoValidChoicesError)"
+    if measure:
+        out += "; --measure times nothing"
+    return out + "; record on a GPU machine, and open the recording anywhere"
 
 
 def _status(e: SystemExit) -> int | str:

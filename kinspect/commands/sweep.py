@@ -12,7 +12,7 @@ from kinspect.commands import terminal
 from kinspect.commands import recording
 from kinspect.commands.options import check_points, parse_hints, session_and_hints, compile_flags, compile_options
 from kinspect.core.printing import progress
-from kinspect.commands.quality_view import quality_table, what_if_table
+from kinspect.commands.quality_view import print_what_if, quality_table
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.dispatch.shapes import sizes_text
 from kinspect.core.errors import KinspectError
@@ -47,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
     check_points(points)
     spans = parse_ranges(ranges)
     hint_list = parse_hints(hints) if hints else None
+    recording.needs_gpu_first(model, "kinspect sweep")
     mf = load_model_file(model)  # its problems first, on any machine
     mf.check_names(spans, "--range")  # before minutes of compiling, and before anything is saved
     if not recording.cuda_available():
@@ -78,5 +79,5 @@ def run(args: argparse.Namespace) -> int:
     console.print(quality_table(model_quality(session)))
     results = what_ifs(session)
     if results:
-        console.print(what_if_table(results, session))
+        print_what_if(console, results, session)
     return 130 if any(why == "interrupted" for _, why in sweep.skipped) else 0

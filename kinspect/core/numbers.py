@@ -48,6 +48,11 @@ def share(value: float | None) -> str:
     return "" if value is None else f"{100 * value:.0f}%"
 
 
+def extra(value: float | None) -> str:
+    """Time spent beyond the least possible, as a share of it: `+46%` (`+100%`: twice as long)."""
+    return "" if value is None else f"+{100 * value:.0f}%"
+
+
 def share_range(low: float | None, high: float | None) -> str:
     """The least and the most of several fractions: `0–3%`."""
     return "" if low is None or high is None else f"{100 * low:.0f}–{share(high)}"

@@ -16,6 +16,7 @@ import tempfile
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any, BinaryIO
 
 from kinspect.core.errors import KinspectError, SessionError
@@ -23,6 +24,7 @@ from kinspect.core.quality.findings import refreshed
 from kinspect.core.session.model import Session
 from kinspect.core.session.records import collector_paused
 from kinspect.core.session.format.columns import cut_events, cut_keys
+from kinspect.core.session.size_names import rename, with_source_names
 from kinspect.core.session.format.log import load_log, looks_like_log
 from kinspect.core.session.format.document import dumps, session_from_json, session_to_json
 from kinspect.core.trace.files import (is_output_code, is_trace, output_code_files, read_output_code, read_trace,
@@ -213,12 +215,25 @@ def _decode(text: str | bytes, where: str) -> Any:
         raise SessionError(f"{where}: holds a number too long to read") from None
 
 
-def load(path: str | os.PathLike[str]) -> Session:
+def load(path: str | os.PathLike[str], names: Mapping[str, str] | None = None) -> Session:
     """Open a session file (`.json`) or a recording log (`.jsonl`) as a user sees it: its
-    findings derived afresh from its facts (`findings.refreshed`), so a recording made by
-    an older kinspect shows what this one finds."""
+    sizes named (from their sources where the user named none, then `names`, the user's
+    renames: `kinspect.core.session.size_names`) and its findings derived afresh from its
+    facts (`findings.refreshed`), so a recording made by an older kinspect shows what this
+    one finds, by the names shown everywhere else."""
     with _collector_paused():
         session = read(path)
+        session.symbols = with_source_names(session.symbols)
+        rename(session, names or {})
+        session.findings = refreshed(session)
+    return session
+
+
+def renamed(session: Session, names: Mapping[str, str]) -> Session:
+    """A session opened already (a live compile's) with the user's renames of its sizes,
+    its findings derived again to say them."""
+    if names:
+        rename(session, names)
         session.findings = refreshed(session)
     return session
 

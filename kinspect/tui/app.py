@@ -25,17 +25,20 @@ from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.driver import Driver
 from textual.reactive import reactive, var
+from textual.timer import Timer
 from textual.widgets import Footer, Input, TabbedContent
 
 from kinspect.core.dispatch.heuristics import HEURISTICS
-from kinspect.core.dispatch.shapes import ParsedShape, sizes_text
+from kinspect.core.dispatch.shapes import ParsedShape, SymbolShape, sizes_text
+from kinspect.core.errors import KinspectError
 from kinspect.core.quality.explain import SiteExplanation
 from kinspect.core.quality.whatif import what_ifs
 from kinspect.core.session.model import Session, Site
+from kinspect.core.store import renamed
 from kinspect.core.source import BaselineSource, CheckedSource, SessionSource, SteppableSource
 from kinspect.tui.commands import InspectorCommands, PaletteCommand
 from kinspect.core.debugger.cursor import IDLE, Debugger
-from kinspect.tui.dialogs import FORMAT_TITLES, ExportScreen, JumpScreen, MeasuredScreen, export_stem, measured_shapes
+from kinspect.tui.dialogs import FORMAT_TITLES, ExportScreen, JumpScreen, MeasuredScreen, RenameScreen, export_stem, measured_shapes
 from kinspect.tui.help_screen import HelpScreen
 from kinspect.tui.live_run import SourceGuard
 from kinspect.tui.live_work import LiveWork, while_running
@@ -53,6 +56,7 @@ from kinspect.tui.panes.requests import (
 )
 from kinspect.tui.panes.tabs import TABS
 from kinspect.core.inspector.state import Decider, Inspection, InspectorState, View, shape_text
+from kinspect.core.inspector.typing import continued, goes_on, starts_shape
 from kinspect.tui.text import literal
 from kinspect.tui.widgets.banner import Banner
 from kinspect.tui.widgets.measure_bar import MeasureBar
@@ -64,7 +68,9 @@ from kinspect.tui.what_if_screen import WhatIfScreen
 SITES = Binding.Group("Site", compact=True)
 LIVE_ONLY = {"measure": "m (measure)", "baselines": "a (baselines)", "debug_override": "o (force a variant)"}
 """The actions a recording cannot take, as its banner and refusals name them."""
-SHAPE_OPENERS = ("(", "[")
+HOLD_S = 0.3
+"""How long a key that may start a size's name, and is a command too, waits for the next
+key to say which it is (a command then runs this much later)."""
 
 
 class InspectorApp(LiveWork, App[None]):
@@ -126,6 +132,8 @@ class InspectorApp(LiveWork, App[None]):
         self._failure: str | None = None
         self._cancel = threading.Event()
         self._quit = threading.Event()
+        self._held: tuple[events.Key, Timer] | None = None
+        """A key that may start a size's name and is a command too, until the next key says which."""
         steppable = source if isinstance(source, SteppableSource) and source.live else None
         self.debugger = Debugger(self.data.session, live=steppable is not None)
         self._guard = SourceGuard(getattr(source, "close", None))
@@ -314,16 +322,47 @@ class InspectorApp(LiveWork, App[None]):
         """Keys are looked at as they arrive, before textual hands them to the focused
         widget: a shape typed in a burst (fast, or by a script) then starts in the entry and
         every later key follows it there, in order."""
-        if isinstance(event, events.Key) and self._take_key(event):
-            return
+        if isinstance(event, events.Key):
+            held, self._held = self._held, None
+            if held is not None:
+                held[1].stop()
+                if self._goes_on(held[0], event):
+                    return
+                await super().on_event(held[0])  # it was a command after all: it runs, then this key
+            if self._take_key(event):
+                return
         if isinstance(event, events.Paste) and self._take_paste(event.text):
             return
         await super().on_event(event)
 
+    def _goes_on(self, held: events.Key, event: events.Key) -> bool:
+        """`held` and `event` start a size's name (`s2` of `s27`, `B=`): both go to the entry."""
+        typed = (held.character or "") + (event.character or "")
+        if isinstance(self.focused, Input) or not goes_on(typed, self._typed_names()):
+            return False
+        self._begin_shape(typed)
+        return True
+
+    def _release_held(self) -> None:
+        """No key came after a held one in time: it was a command (`s`, `i`, `B`), and runs."""
+        held, self._held = self._held, None
+        if held is not None:
+            self.call_next(super().on_event, held[0])
+
+    def _typed_names(self) -> list[str]:
+        """The names a user types sizes by: theirs, Inductor's where a size has none."""
+        return [s.label for s in self.session.symbols]
+
+    def _begin_shape(self, typed: str) -> None:
+        entry = self.query_one(ShapeInput)
+        entry.begin(continued(entry.value, typed, self.session.symbol_names()))
+
     def _take_key(self, event: events.Key) -> bool:
-        """A key that starts a shape and is no key here begins one in the entry (`B=129`
-        typed on the table; the digits then go to the entry, not to the tabs), and a
-        live-only key pressed on a recording says why it does nothing; True when taken."""
+        """A key that starts a shape, or goes on with the one entered, goes to the entry
+        (`B=129` typed on the table: the digits then go to the entry, not to the tabs; `S=200`
+        after it goes on with it); one that is also a key here (`s`, `B` in the debugger) is
+        held back until the next key says which it was; a live-only key pressed on a
+        recording says why it does nothing. True when taken."""
         if self.screen.is_modal or isinstance(self.focused, Input):
             return False
         tab = TABS.keyed(event.key)
@@ -332,32 +371,28 @@ class InspectorApp(LiveWork, App[None]):
             return True
         char = event.character
         live_only = self._key_actions.get(event.key) in LIVE_ONLY and not self.source.live
-        if not live_only and not (char and self._starts_shape(char)):
-            return False
         bound = self.screen.active_bindings.get(event.key)
-        if bound is not None and bound.enabled:
+        if char and bound is None and starts_shape(char, self.session.symbol_names()):
+            self._begin_shape(char)
+            return True
+        if char and bound is not None and bound.enabled and starts_shape(char, self._typed_names()):
+            self._held = (event, self.set_timer(HOLD_S, self._release_held))
+            return True
+        if not live_only or bound is not None and bound.enabled:
             return False
-        if live_only:
-            self.notify(f"{LIVE_ONLY[self._key_actions[event.key]]} needs the live model on a CUDA GPU: this is "
-                        "a recording (run kinspect model.py there)", severity="warning", timeout=4, markup=False)
-            return True
-        if bound is None and char:
-            self.query_one(ShapeInput).begin(char)
-            return True
-        return False
+        self.notify(f"{LIVE_ONLY[self._key_actions[event.key]]} needs the live model on a CUDA GPU: this is "
+                    "a recording (run kinspect model.py there)", severity="warning", timeout=4, markup=False)
+        return True
 
     def _take_paste(self, text: str) -> bool:
         """A shape pasted on the table goes into the entry, on one line, as if typed there."""
         if self.screen.is_modal or isinstance(self.focused, Input):
             return False
         shape = " ".join(text.split())
-        if not shape or not self._starts_shape(shape[0]):
+        if not shape or not starts_shape(shape[0], self.session.symbol_names()):
             return False
         self.query_one(ShapeInput).begin(shape)
         return True
-
-    def _starts_shape(self, char: str) -> bool:
-        return char in SHAPE_OPENERS or any(name.startswith(char) for name in self.session.symbol_names())
 
     @functools.cached_property
     def _key_actions(self) -> dict[str, str]:
@@ -415,11 +450,35 @@ class InspectorApp(LiveWork, App[None]):
         for name, h in HEURISTICS.items():
             out.append((f"What-if heuristic: decide by {name} ({h.title})", h.doc,
                         functools.partial(self.use_heuristic, name)))
+        for sym in self.session.symbols:
+            out.append((f"Rename size: {literal(sym.label)}" + (f" ({literal(sym.name)})" if sym.alias else ""),
+                        "Call this size by your name wherever a size is shown",
+                        functools.partial(self.action_rename_size, sym.name)))
         for site in self.session.sites:
             # help text is parsed as markup by the palette: keep session text out of it
             out.append((f"Site: {literal(site.name)}", f"Show this site ({len(site.variants)} variants)",
                         functools.partial(self.show_site, site.name)))
         return out
+
+    def action_rename_size(self, symbol: str) -> None:
+        sym = next(s for s in self.session.symbols if s.name == symbol)
+        self.push_screen(RenameScreen(sym.label, sym.name, functools.partial(self.rename_size, symbol)))
+
+    def rename_size(self, symbol: str, name: str) -> str | None:
+        """Call a size `name` everywhere (the typed shape too); why not, in one line, where it cannot be."""
+        session = self.session
+        was = session.label_of(symbol)
+        try:
+            renamed(session, {symbol: name})
+        except KinspectError as e:
+            return str(e)
+        shape = self.state.shape
+        self.reload_session()
+        if isinstance(shape, SymbolShape) and was in shape.values:
+            values = {name if k == was else k: v for k, v in shape.values.items()}
+            self.query_one(ShapeEntry).set_shape(SymbolShape(values), sizes_text(values))
+        self.notify(f"{was} is {name} now", timeout=3, markup=False)
+        return None
 
     async def run_from_palette(self, action: str) -> None:
         if action.split("(")[0] in DEBUG_ACTIONS:
@@ -516,8 +575,7 @@ class InspectorApp(LiveWork, App[None]):
         if not self.session.sites:
             self.notify("no size-hint sites: nothing for another heuristic to decide", timeout=3, markup=False)
             return
-        hints = self.session.model.hints or sorted({v.hint for s in self.session.sites for v in s.variants
-                                                    if v.hint is not None})
+        hints = self.session.compiled_hints
 
         def chosen(name: str | None) -> None:
             if name is not None and name != self.state.heuristic:

@@ -296,3 +296,33 @@ def measured_shapes(session: Session, site: Site, timings: Mapping[tuple[str, Ke
                 line.append(" " + numbers.ratio(regret), style="red" if t.slower(picked) else "yellow")
         out.append((shape, text, line))
     return out
+
+
+class RenameScreen(ModalScreen[str | None]):
+    """The palette's "Rename size": the user's name for one size, shown wherever a size is;
+    the app renames (`kinspect.core.session.size_names`) and says why where it cannot."""
+
+    BINDINGS = [CANCEL]
+
+    def __init__(self, label: str, inductor: str, rename: Callable[[str], str | None]) -> None:
+        super().__init__()
+        self._label = label
+        self._inductor = inductor
+        self._rename = rename
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(Text(f"rename {literal(self._label)} (Inductor's {literal(self._inductor)}), enter renames",
+                              style="bold"))
+            yield Input(placeholder="a name: letters, digits and _", id="rename-input")
+            yield Static(Text("escape: cancel", style="dim"), classes="status")
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        name = event.value.strip()
+        error = self._rename(name)
+        if error is not None:
+            self.query_one(".status", Static).update(Text("✗ " + literal(error), style="bold red"))
+        else:
+            self.dismiss(name)

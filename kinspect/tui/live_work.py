@@ -16,7 +16,8 @@ from typing import Any, TypeVar
 from textual import work
 from textual.worker import Worker, WorkerState
 
-from kinspect.core.dispatch.shapes import Key, format_key
+from kinspect.core.dispatch.shapes import Key, sizes_or_key
+from kinspect.core.quality.overview import session_namer
 from kinspect.core.session.model import Site
 from kinspect.core.source import BaselineSource, CheckedSource
 from kinspect.tui.messages import BaselinesFinished, MeasureFinished, MeasureProgress, PrepareProgress
@@ -46,7 +47,8 @@ class LiveWork:
     # ------------------------------------------------------------ measuring
 
     def action_measure(self) -> None:
-        target = self._start_timing(lambda site, key: f"measuring {site.name} at {format_key(key)}")
+        target = self._start_timing(lambda site, key: f"measuring {site.name} at "
+                                                      f"{sizes_or_key(session_namer(self.session)(site, key), key)}")
         if target is not None:
             self._measure(*target, self._cancel)
 

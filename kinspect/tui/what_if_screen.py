@@ -19,7 +19,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from kinspect.core.dispatch.heuristics import HEURISTICS
-from kinspect.core.quality.whatif import WhatIf
+from kinspect.core.quality.whatif import WhatIf, paste_line, paste_note
 from kinspect.core import numbers
 
 ROWS = 12
@@ -44,6 +44,9 @@ class WhatIfScreen(ModalScreen[str | None]):
         fewer = [w for w in results if w.hints != self._hints][:ROWS]
         self._rows += [(w.heuristic, w) for w in fewer]
         self._best = results[0] if results else None
+        line, note = paste_line(results), paste_note(results, self._hints)
+        self._paste = (note, line) if line is not None and note is not None else None
+        """What the best hints under Inductor's rule predict, and the line to paste."""
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog", id="what-if"):
@@ -59,12 +62,16 @@ class WhatIfScreen(ModalScreen[str | None]):
                                   "then fewer hints, best first · a measured key is one site at one shape with "
                                   "every variant timed, counted over all sites", style="dim"))
             yield DataTable(id="what-if-table", cursor_type="row", zebra_stripes=True)
+            if self._paste is not None:
+                note, line = self._paste
+                yield Static(Text(note, style="dim"))
+                yield Static(Text(line, style="bold"), id="what-if-paste")
             yield Static(Text("enter: decide by the row's heuristic (rows with fewer hints are predictions: "
                               "recompile to verify) · h or escape: close", style="dim"), classes="status")
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("heuristic", "hints", "geomean", "worst", "workload lost", "")
+        table.add_columns("heuristic", "hints", "geomean", "worst", "workload extra", "")
         for name, w in self._rows:
             note = []
             if w is not None and w is self._best:
@@ -74,7 +81,7 @@ class WhatIfScreen(ModalScreen[str | None]):
             if name == "inductor" and (w is None or w.hints == self._hints):
                 note.append("Inductor's")
             hints = ", ".join(map(str, w.hints if w is not None else self._hints))
-            lost = "" if w is None else numbers.share(w.workload_lost)
+            lost = "" if w is None else numbers.extra(w.workload_lost)
             table.add_row(Text(name), Text(hints), _times(w.geomean_regret if w else None),
                           _times(w.worst_regret if w else None), lost,
                           Text(", ".join(note), style="green" if "best" in note else "dim"))

@@ -34,18 +34,18 @@ async def test_the_two_size_map_has_a_cursor_the_arrows_move_through_both_sizes_
         await type_shape(pilot, "M=1024 N=1024")
         await pilot.press("enter", "8")
         await pilot.pause()
-        assert grid_row(app, "1024")[5] == "[×1.00]"  # M=1024 is the sixth column: the cursor is there
+        assert grid_row(app, "1024")[5] == "[1.00]"  # M=1024 is the sixth column: the cursor is there
         assert "M=1024 N=1024: Inductor picks v" in screen_text(app)
         await pilot.press("right")
         await pilot.pause()
         assert app.query_one(ShapeInput).value == "M=1025 N=1024"
-        assert grid_row(app, "1024")[5:7] == ["×1.00", "[×1.00]"]  # gemm_2d's variants are one kernel: ×1.00 everywhere
+        assert grid_row(app, "1024")[5:7] == ["1.00", "[1.00]"]  # gemm_2d's variants are one kernel: ×1.00 everywhere
         assert app.explanation is not None and app.explanation.runtime_key[0] == (1025, 4096)
         await pilot.press("down")
         await pilot.pause()
         assert app.query_one(ShapeInput).value == "M=1025 N=1025"
         row = grid_row(app, "1025")
-        assert row[6] == "[·]" and "×1.00" in row  # unmeasured is `·`, not ×1.00
+        assert row[6] == "[·]" and "1.00" in row  # unmeasured is `·`, not ×1.00
         assert "M=1025 N=1025: not measured" in screen_text(app)
         await pilot.press("up", "up")
         await pilot.pause()
@@ -67,3 +67,34 @@ async def test_the_one_size_map_marks_slow_picks_by_glyph_and_keeps_its_legend_o
         assert "hint" not in plot and "pick" not in plot, plot  # the legend is under the plot, not over it
         legend = "\n".join(lines[bottom:])
         assert "● pick: fastest ✗ slower" in legend and "v2 (hint 4096)" in legend
+
+
+async def test_the_two_size_map_shows_every_column_at_80_and_120_columns():
+    """GPT-2's sweep has 12 batch sizes: each is a column at 80 and at 120 columns, the
+    last (B=32) included."""
+    for size in ((80, 24), (120, 40)):
+        app = sample("gpt2")
+        async with app.run_test(size=size) as pilot:
+            await pilot.press("8")
+            await pilot.pause()
+            header = next(line for line in screen_text(app).splitlines() if "S\\B" in line)
+            assert header.split("▕")[-1].split()[1:] == ["2", "4", "5", "8", "13", "14", "15", "16", "29", "30",
+                                                         "31", "32"], (size, header)
+            assert "shown of" not in screen_text(app)
+
+
+def test_where_the_columns_do_not_fit_those_around_the_cursor_show_and_the_caption_says_so():
+    from rich.console import Console
+
+    from kinspect.core.quality.decision_map import Heatmap
+    from kinspect.tui.widgets.map_heat import columns_shown, heatmap
+
+    xs = [2 ** i for i in range(1, 31)]
+    m = Heatmap("multi_kernel_0", "B", "S", xs, [16, 32], [[1.0] * 30, [None] * 30], [[0] * 30, [None] * 30], {})
+    shown = columns_shown(m, 20, 80)
+    assert 20 in shown and len(shown) < 30 and shown[0] > 0
+    console = Console(width=80, record=True)
+    console.print(heatmap(m, 20, 0, 80))
+    text = console.export_text()
+    assert max(map(len, text.splitlines())) <= 80
+    assert f"B={xs[shown[0]]}..{xs[shown[-1]]} shown of 2..{xs[-1]} ({len(shown)} of 30 columns)" in text

@@ -74,3 +74,25 @@ async def test_the_findings_tab_groups_them_by_kind_and_enter_opens_a_group_then
         await pilot.press("down", "down", "enter")
         await wait_until(pilot, lambda: app.query_one("#tabs").active == "variants")
         assert app.site.name == "multi_kernel_3"
+
+
+async def test_a_peak_column_shows_only_where_a_share_of_peak_can_be_given():
+    """GPT-2's recording has no TFLOP/s for its measurements (its keys did not tell the GEMM's
+    work then): no column of blanks; the linear sample's has them."""
+    for name, shown in (("gpt2", False), ("linear", True)):
+        app = sample(name)
+        async with app.run_test(size=(160, 40)) as pilot:
+            await pilot.pause()
+            header = next(line for line in screen_text(app).splitlines() if "median µs" in line)
+            assert ("peak" in header) is shown, (name, header)
+
+
+async def test_kernel_names_are_cut_in_the_middle_so_their_ends_tell_them_apart():
+    for size in ((80, 24), (120, 40)):
+        app = sample("gpt2")
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            rows = [line for line in screen_text(app).splitlines() if "triton" in line][:3]
+            ends = [row.rstrip().split("…")[-1] for row in rows]
+            assert all("…" in row for row in rows), rows
+            assert [e[-6:] for e in ends] == ["view_1", "view_2", "view_3"], (size, rows)

@@ -18,13 +18,13 @@ from typing import Any
 from kinspect.core.dispatch.operands import tensor_texts
 from kinspect.core.dispatch.shapes import Key, format_key, sizes_or_key, sizes_text
 from kinspect.core.export.markdown import code, prose, quote, table
-from kinspect.core.numbers import gbps, ratio, ratio_range, share, spread, tflops, us, us_text
+from kinspect.core.numbers import extra, gbps, ratio, ratio_range, share, spread, tflops, us, us_text
 from kinspect.core.session.compile_changes import notes, tuned_lines
 from kinspect.core.quality.comparison import TITLES, Row, comparison
 from kinspect.core.quality.finding_groups import SHOWN_GROUPS, SHOWN_MEMBERS, group_findings, more_text
 from kinspect.core.quality.overview import SizeNamer, model_quality
 from kinspect.core.quality.variance import regret_spread, spreads, widest
-from kinspect.core.quality.whatif import current, what_ifs
+from kinspect.core.quality.whatif import current, paste_line, paste_note, what_ifs
 from kinspect.core.session.eventlog import deciders
 from kinspect.core.session.runtime import DispatchEvent
 from kinspect.core.session.model import Session, Site
@@ -118,30 +118,33 @@ def _quality(r: _Names) -> list[str]:
             f" ({ratio_range(min(across), max(across))} over {len(across)} compiles)" if len(across) > 1 else "")
         rows.append((code(sq.site), str(sq.shapes), share(sq.fastest_picked), geomean,
                      f"{ratio(worst.regret)} at {code(_worst_at(r, worst.sizes, worst.key))}",
-                     share(sq.workload_lost), prose(sq.workload_source) if sq.workload_calls else ""))
+                     extra(sq.workload_lost), prose(sq.workload_source) if sq.workload_calls else ""))
     site, worst = q.worst  # type: ignore[misc]
-    rows.append(("**whole model**", str(q.shapes), share(q.fastest_picked), ratio(q.geomean_regret),
+    rows.append(("**whole model**", q.shapes_text, share(q.fastest_picked), ratio(q.geomean_regret),
                  f"{ratio(worst.regret)} at {code(site)} {code(_worst_at(r, worst.sizes, worst.key))}",
-                 share(q.workload_lost), ""))
+                 extra(q.workload_lost), ""))
     lines = [
         "At every measured shape, Inductor's pick against the fastest variant by the same rule as "
         "everywhere in kinspect (CUDA-event timings preferred; slower only beyond noise: the pick's p20 "
-        f"above the fastest's p80 and at least {ratio(NOISE_RATIO)}). Lost = GPU time lost over the workload, as a share "
-        "of the fastest possible. All from one compile: autotuning differs between compiles (where the same "
+        f"above the fastest's p80 and at least {ratio(NOISE_RATIO)}). Workload extra = the workload's GPU time beyond what "
+        "the fastest variants would take (+100%: twice as long). All from one compile: autotuning differs between compiles (where the same "
         "hints were compiled again, the geometric mean's range over those compiles follows it).",
         "",
-        *table(("site", "shapes", "fastest picked", "geomean regret", "worst", "workload lost", "weighed by"), rows),
+        *table(("site", "shapes", "fastest picked", "geomean regret", "worst", "workload extra", "weighed by"), rows),
     ]
     results = what_ifs(s)
     if results:
-        now = current(results, s.model.hints or sorted({v.hint for x in s.sites for v in x.variants if v.hint}))
+        now = current(results, s.compiled_hints)
         shown = results[:5] + ([now] if now is not None and now not in results[:5] else [])
         lines += ["", "What-if, on the same measurements (no recompile; compiling with fewer hints can emit "
                   "other kernels, so verify by recompiling):", ""]
-        lines += table(("heuristic", "hints", "geomean regret", "worst", "workload lost", ""),
+        lines += table(("heuristic", "hints", "geomean regret", "worst", "workload extra", ""),
                        ((code(w.heuristic), code(", ".join(map(str, w.hints))), ratio(w.geomean_regret),
-                         ratio(w.worst_regret), share(w.workload_lost),
+                         ratio(w.worst_regret), extra(w.workload_lost),
                          "best" if w is results[0] else ("current" if w is now else "")) for w in shown))
+        line, note = paste_line(results), paste_note(results, s.compiled_hints)
+        if line is not None and note is not None:
+            lines += ["", prose(note), "", "```python", line, "```"]
     return lines
 
 
@@ -268,13 +271,17 @@ def _identical(site: Site) -> list[str]:
 
 
 def _findings(r: _Names) -> list[str]:
-    """Grouped by kind, worst first: each group's line, then its members."""
+    """Grouped by kind, worst first: each group's line, what its members say alike (once,
+    with their sites), then what each says beyond it."""
     out: list[str] = []
     groups = group_findings(r.session.findings)
     for g in groups[:SHOWN_GROUPS]:
         out.append(f"- **{prose(g.title)}** ({prose(g.severity)})")
-        out += [f"  - {code(f.site or f.graph or '', in_table=False)}: {prose(f.message)}" if f.site or f.graph
-                else f"  - {prose(f.message)}" for f in g.members[:SHOWN_MEMBERS]]
+        shared = g.shared
+        if shared is not None:
+            out.append(f"  - {', '.join(code(s, in_table=False) for s in g.sites) or 'each'}: {prose(shared)}")
+        out += [f"  - {code(f.site or f.graph or '', in_table=False)}: {prose(g.own(f))}" if f.site or f.graph
+                else f"  - {prose(g.own(f))}" for f in g.members[:SHOWN_MEMBERS] if g.own(f) or shared is None]
         more = more_text(len(g.members) - SHOWN_MEMBERS, f"{g.kind} findings")
         out += [f"  - {prose(more)}"] if more else []
     more = more_text(len(groups) - SHOWN_GROUPS, "kinds of finding")

@@ -68,6 +68,16 @@ class Inspection:
         return self.session.environment.peaks.get("tflops_bf16")
 
     @cached_property
+    def rated_sites(self) -> frozenset[str]:
+        """The sites with a measurement that has its TFLOP/s (a GEMM whose work its key tells)."""
+        return frozenset(m.site for m in self.session.measurements if m.tflops is not None)
+
+    def peak_at(self, site: Site) -> float | None:
+        """The GPU's peak where `site` can be given a share of it: a column of nothing but
+        blanks says nothing."""
+        return self.peak_tflops if site.name in self.rated_sites else None
+
+    @cached_property
     def comparison(self) -> Comparison | None:
         return comparison(self.session)
 

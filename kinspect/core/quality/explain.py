@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kinspect.core.dispatch.decision import Decision
 from kinspect.core.errors import KinspectError, ShapeError
 from kinspect.core.dispatch.heuristics import HEURISTICS
+from kinspect.core.quality.estimate import Estimate, estimate
 from kinspect.core.quality.overview import ModelQuality
 from kinspect.core.session.runtime import Baseline, Measurement
 from kinspect.core.session.model import Session, Site
@@ -22,8 +23,8 @@ from kinspect.core.session.format.results import baseline_to_json
 from kinspect.core.dispatch.shapes import FullKey, Key, ParsedShape
 from kinspect.core.session.timings import KeyTimings
 
-if TYPE_CHECKING:
-    from kinspect.core.quality.whatif import WhatIf
+from kinspect.core.quality.measured_shapes import shapes_json
+from kinspect.core.quality.whatif import WhatIf, paste_line
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,9 @@ class SiteExplanation:
     """What each other heuristic would pick, for what-if comparison."""
     timings: KeyTimings | None = None
     """The measurements at this key, read by the one rule for fastest and regret."""
+    estimate: Estimate | None = None
+    """Where this key was not measured: the nearest measured keys and each variant's
+    estimated time here (`kinspect.core.quality.estimate`)."""
 
     @property
     def measured(self) -> dict[int, Measurement] | None:
@@ -95,7 +99,62 @@ class SiteExplanation:
             out["fastest"] = self.fastest
             out["regret"] = self.regret
             out["slower"] = self.slower
+        elif self.estimate is not None:
+            out["estimate"] = self.estimate.to_json()
+            out["estimate"]["regret"] = self.estimate.regret(d.chosen)
         return out
+
+
+@dataclass(frozen=True)
+class ShapeCost:
+    """The model's size-hint GEMMs at one shape: the picks' time against the fastest
+    variants', per model call (each site once per call site), measured where the shape
+    was measured and estimated elsewhere."""
+
+    picked_us: float
+    fastest_us: float
+    measured: int
+    """Sites whose figures are measurements at this shape."""
+    estimated: int
+    """Sites whose figures are estimates (`kinspect.core.quality.estimate`)."""
+    missing: tuple[str, ...]
+    """Sites with neither, left out of the sums."""
+
+    @property
+    def ratio(self) -> float | None:
+        return self.picked_us / self.fastest_us if self.fastest_us > 0 else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"picked_us": round(self.picked_us, 3), "fastest_us": round(self.fastest_us, 3),
+                "ratio": None if self.ratio is None else round(self.ratio, 4), "measured_sites": self.measured,
+                "estimated_sites": self.estimated, "left_out": list(self.missing)}
+
+
+def shape_cost(results: Sequence[SiteExplanation]) -> ShapeCost | None:
+    """`ShapeCost` over the explained sites; None where no site has a figure."""
+    picked = fastest = 0.0
+    measured = estimated = 0
+    missing = []
+    for r in results:
+        d, t, e = r.decision, r.timings, r.estimate
+        mine = best = None
+        if d is not None and t is not None and t.fastest is not None:
+            mine, best = t.median(d.chosen), t.median(t.fastest)
+        elif d is not None and e is not None and e.fastest is not None:
+            mine, best = e.median(d.chosen), e.median(e.fastest)
+        if mine is None or best is None:
+            missing.append(r.site.name)
+            continue
+        calls = max(1, len(r.site.call_sites))
+        picked += calls * mine
+        fastest += calls * best
+        if t is not None and t.fastest is not None:
+            measured += 1
+        else:
+            estimated += 1
+    if not measured and not estimated:
+        return None
+    return ShapeCost(picked, fastest, measured, estimated, tuple(missing))
 
 
 def explain_site(
@@ -109,8 +168,10 @@ def explain_site(
     decision = site.decide(key, heuristic)
     alternatives = {name: site.decide(key, name).chosen for name in HEURISTICS if name != heuristic}
     timings = session.timings_at(site.name, key)
+    if timings.fastest is not None:
+        return SiteExplanation(site, key, decision, alternatives=alternatives, timings=timings)
     return SiteExplanation(site, key, decision, alternatives=alternatives,
-                           timings=timings if timings.measured else None)
+                           timings=timings if timings.measured else None, estimate=estimate(session, site, key))
 
 
 def explain(
@@ -144,17 +205,23 @@ def shape_json(shape: str, quality: ModelQuality, results: list[SiteExplanation]
     and the whole-model baselines at these sizes."""
     doc: dict[str, Any] = {"shape": shape, "quality": [q.to_json() for q in quality.sites if q.shapes],
                            "sites": [r.to_json() for r in results]}
+    cost = shape_cost(results)
+    if cost is not None:
+        doc["model"] = cost.to_json()
     if baselines:
         doc["baselines"] = [baseline_to_json(b) for b in baselines]
     return doc
 
 
-def overview_json(session: Session, quality: ModelQuality, what_if: Sequence[WhatIf]) -> dict[str, Any]:
+def overview_json(session: Session, quality: ModelQuality, what_if: Sequence[WhatIf],
+                  site: str | None = None) -> dict[str, Any]:
     """`kinspect explain S --json`: quality, what-if, environment, symbols, sites (with their
-    call sites and findings)."""
+    call sites and findings; `site`: that one alone)."""
     return {
         "quality": [q.to_json() for q in quality.sites if q.shapes],
         "what_if": [w.to_json() for w in what_if[:10]],
+        "paste": paste_line(what_if),
+        "measured_shapes": shapes_json(session),
         "environment": {"gpu": session.environment.gpu, "torch": session.environment.torch,
                         "created": session.environment.created},
         "truncated": session.truncated,
@@ -175,6 +242,6 @@ def overview_json(session: Session, quality: ModelQuality, what_if: Sequence[Wha
                 "call_sites": [call_site_to_json(c) for c in s.call_sites],
                 "findings": [f.message for f in session.findings if f.site == s.name],
             }
-            for s in session.sites
+            for s in session.sites if site is None or s.name == site
         ],
     }

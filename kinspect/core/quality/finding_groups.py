@@ -32,6 +32,56 @@ class FindingGroup:
         count = f" ({n} findings)" if n > len(sites) and n > 1 else ""
         return f"{self.kind}{where}{count}"
 
+    @property
+    def shared(self) -> str | None:
+        """What every member says alike, said once: the sentence before its first `: ` when
+        all share it, with the clauses (`; ` apart) every member has; None where the
+        members share no sentence (each then reads whole)."""
+        split = [_clauses(f.message) for f in self.members]
+        heads = {head for head, _ in split}
+        if len(self.members) < 2 or len(heads) != 1 or not next(iter(heads)):
+            return None
+        common = [c for c in split[0][1] if all(c in parts for _, parts in split[1:])]
+        return split[0][0] + (": " + "; ".join(common) if common else "")
+
+    def own(self, f: Finding) -> str:
+        """What member `f` says beyond `shared` (all of it where nothing is shared; "" where
+        it says nothing more)."""
+        if self.shared is None:
+            return f.message
+        _, parts = _clauses(f.message)
+        common = set(_clauses(self.members[0].message)[1]).intersection(*(
+            _clauses(m.message)[1] for m in self.members[1:]))
+        return "; ".join(c for c in parts if c not in common)
+
+
+def _clauses(message: str) -> tuple[str, list[str]]:
+    """A finding's sentence as (what it is about, its clauses): the text before its first
+    `: ` outside brackets, and the rest split at `; ` outside brackets."""
+    depth, head, cut = 0, "", 0
+    parts: list[str] = []
+    i = 0
+    while i < len(message):
+        ch = message[i]
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif depth == 0 and message.startswith(": ", i) and not head and not parts:
+            head, cut = message[:i], i + 2
+            i += 2
+            continue
+        elif depth == 0 and message.startswith("; ", i) and head:
+            parts.append(message[cut:i])
+            cut = i + 2
+            i += 2
+            continue
+        i += 1
+    if not head:
+        return "", [message]
+    parts.append(message[cut:])
+    return head, parts
+
 
 def _rank(severity: str) -> int:
     return SEVERITIES.index(severity) if severity in SEVERITIES else -1

@@ -105,8 +105,8 @@ def sizes_inside_kernels(site: Site, facts: Facts) -> list[Finding]:
         if _EARLY_EXIT in v.source and _int32(m * n) == 0:
             tuned = _tuned_us(v)
             empty.append(f"at hint {v.hint} M * N = {m:,} × {n:,} wraps to 0 in int32 and `{_EARLY_EXIT}` returns at "
-                         f"once, so v{v.index} was picked on an empty launch"
-                         + (f" (autotuned at {us_text(tuned)})" if tuned else ""))
+                         f"once, so v{v.index} was picked among configs that compute nothing"
+                         + (f" (its autotune time, {us_text(tuned)}, timed no GEMM)" if tuned else ""))
         elif rows % SWIZZLE_ROWS:
             past.append((v.hint, m))
     if not empty and not past:

@@ -19,7 +19,7 @@ site's tensors give.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from kinspect.core.dispatch.shapes import Key, SymbolShape
 from kinspect.core.session.call_sites import group_layers
@@ -41,6 +41,8 @@ class ModelCalls:
         """Per graph, the sizes (by the user's names) a call of it is known by: every
         symbol of its sites."""
         self._odd: dict[str, set[int]] = {}
+        self._named: dict[tuple[str, Key], Sizes] = {}
+        """Per site and key, the sizes of the first model call that dispatched it there."""
         sites = {s.name: s for s in session.sites}
         by_graph: dict[str, list[DispatchEvent]] = {}
         for e in session.events:
@@ -62,16 +64,17 @@ class ModelCalls:
                 self._calls[(graph, sizes)] += 1
                 for e in call:
                     self._seen.setdefault((e.site, sizes), Counter())[e.key] += 1
+                    self._named.setdefault((e.site, e.key), sizes)
 
     def _sizes(self, call: list[DispatchEvent], sites: Mapping[str, Site]) -> Sizes | None:
-        values: dict[str, int] = {}
-        for e in call:
-            for name, v in sites[e.site].symbol_values(e.key).items():
-                if values.setdefault(name, v) != v:
-                    return None  # dispatches of one call disagree: not one call after all
-        if not values:
-            return None
-        return frozenset((self.session.label_of(name), v) for name, v in values.items())
+        values = call_sizes(self.session, [(sites[e.site], e.key) for e in call])
+        return None if values is None else frozenset(values.items())
+
+    def sizes_at(self, site: Site, key: Key) -> dict[str, int]:
+        """The user's sizes of a model call that dispatched `key` at `site` ({} where none
+        was recorded): a key laid out otherwise than the site's tensors (a Llama's o
+        projection's) is named by the call it came in."""
+        return self.session.in_order(dict(self._named.get((site.name, key), ())))
 
     def keys(self, site: Site, sizes: Mapping[str, int]) -> dict[Key, float]:
         """The keys `site` sees in one model call at `sizes` (the user's names), each with
@@ -92,6 +95,17 @@ class ModelCalls:
         by the user's names with repeated layers folded (`layers.{0,1}.self_attn.o_proj`)."""
         odd = [c for i in sorted(self._odd.get(site.name, ())) if (c := site.call_site(i)) is not None]
         return tuple(g.label for g in group_layers(odd))
+
+
+def call_sizes(session: Session, keys: Iterable[tuple[Site, Key]]) -> dict[str, int] | None:
+    """The user's sizes one model call ran at, read off its keys that line up with their
+    site's tensors; None where they disagree (not one call) or tell none."""
+    values: dict[str, int] = {}
+    for site, key in keys:
+        for name, v in site.symbol_values(key).items():
+            if values.setdefault(name, v) != v:
+                return None
+    return {session.label_of(name): v for name, v in values.items()} or None
 
 
 def _calls(events: list[DispatchEvent]) -> list[list[DispatchEvent]]:

@@ -28,6 +28,7 @@ from typing import Any
 from kinspect.core.dispatch.batch import layout_of, of_layout, score_keys
 from kinspect.core.errors import KinspectError
 from kinspect.core.numbers import ratio
+from kinspect.core.quality.model_calls import ModelCalls
 from kinspect.core.session.model import Session, Site
 from kinspect.core.dispatch.shapes import Key, SymbolShape, sizes_or_key, sizes_text
 from kinspect.core.session.records import build, collector_paused
@@ -165,6 +166,15 @@ class ModelQuality:
     def shapes(self) -> int:
         return sum(q.shapes for q in self.sites)
 
+    @property
+    def shapes_text(self) -> str:
+        """The measured points as the whole model's row counts them: a site at a shape each,
+        so 35 shapes at 4 sites read `35 × 4 sites`, not an unexplained 140."""
+        counts = [s.shapes for s in self.sites if s.shapes]
+        if len(counts) > 1 and len(set(counts)) == 1:
+            return f"{counts[0]} × {len(counts)} sites"
+        return f"{self.shapes} over {len(counts)} sites" if len(counts) > 1 else str(self.shapes)
+
     @cached_property
     def fastest_picked(self) -> float | None:
         return sum(q._fastest for q in self.sites) / self.shapes if self.shapes else None
@@ -212,27 +222,39 @@ class SizeNamer:
         """Each set of sizes once: a long workload repeats its few sizes."""
         self._by_site: dict[str, tuple[dict[Key, dict[str, int]], tuple[tuple[str, int, int], ...],
                                        tuple[int, ...]]] = {}
+        self._model_calls: ModelCalls | None = None
 
     def __call__(self, site: Site, key: Key) -> dict[str, int]:
         table, read_off, ranks = self._known_at(site)
         if key in table:
             return dict(table[key])
-        if layout_of(key) != ranks:  # named by its key: its dims are not where the sizes would be
-            return {}
+        if layout_of(key) != ranks or len(read_off) < len(site.symbols):
+            # its dims are not where the sizes would be, or not every size is one: named by the call it came in
+            called = self._calls().sizes_at(site, key)
+            if called or layout_of(key) != ranks:
+                return called
         return {label: key[i][j] for label, i, j in read_off}
+
+    def _calls(self) -> ModelCalls:
+        """The recorded model calls, read only where a key needs them."""
+        if self._model_calls is None:
+            self._model_calls = ModelCalls(self.session)
+        return self._model_calls
 
     def order(self, site: Site) -> Callable[[Key], tuple[Any, ...]]:
         """`_order` of a key's name at `site` (its sizes, then the key) without naming it:
         the worst point of a sweep that ties at every one of 300,000 keys is the first of them."""
         table, read_off, ranks = self._known_at(site)
-        label_order = sorted({label: (label, i, j) for label, i, j in read_off}.values())
+        labels = tuple({label: (label, i, j) for label, i, j in read_off}.values())  # one dim per name, as a name has
 
         def order(key: Key) -> tuple[Any, ...]:
             if key in table:
                 return _order(table[key], key)
-            if layout_of(key) != ranks:
-                return (), key
-            return tuple([(label, key[i][j]) for label, i, j in label_order]), key
+            if layout_of(key) != ranks or len(read_off) < len(site.symbols):
+                called = self._calls().sizes_at(site, key)
+                if called or layout_of(key) != ranks:
+                    return tuple(called.items()), key
+            return tuple([(label, key[i][j]) for label, i, j in labels]), key
         return order
 
     def _known_at(self, site: Site) -> tuple[dict[Key, dict[str, int]], tuple[tuple[str, int, int], ...],
@@ -249,7 +271,7 @@ class SizeNamer:
                 k = self.session.runtime_key(site, SymbolShape(sizes))
             except KinspectError:
                 continue
-            table.setdefault(k, sizes)
+            table.setdefault(k, self.session.in_order(sizes))
         return table
 
     def _read_off(self, site: Site) -> tuple[tuple[str, int, int], ...]:
@@ -258,7 +280,17 @@ class SizeNamer:
         first: dict[str, tuple[int, int]] = {}
         for name, i, j in site.symbol_dims:
             first.setdefault(name, (i, j))
-        return tuple((self.session.label_of(name), i, j) for name, (i, j) in sorted(first.items()))
+        rank = {s.name: n for n, s in enumerate(self.session.symbols)}  # the batch before the sequence
+        return tuple((self.session.label_of(name), i, j)
+                     for name, (i, j) in sorted(first.items(), key=lambda kv: (rank.get(kv[0], len(rank)), kv[0])))
+
+
+def session_namer(session: Session) -> SizeNamer:
+    """One `SizeNamer` while the measurements, the names and the known sizes stand: each
+    keystroke in the inspector names the measured keys near an unmeasured shape."""
+    known = (tuple(s.label for s in session.symbols), len(session.baselines), len(session.sweeps),
+             len(session.model.workload))
+    return session.from_timings(("size namer", known), lambda: SizeNamer(session))
 
 
 Measured = tuple[Key, KeyTimings, int, tuple[float, float, bool]]
@@ -309,8 +341,8 @@ def _point_order(p: ShapePoint) -> tuple[Any, ...]:
 
 
 def _order(sizes: Mapping[str, int], key: Key) -> tuple[Any, ...]:
-    """Points go by their sizes, then their keys."""
-    return tuple(sorted(sizes.items())), key
+    """Points go by their sizes (in the order of the session's symbols), then their keys."""
+    return tuple(sizes.items()), key
 
 
 def pick(site: Site, key: Key, heuristic: str = "inductor", variants: Sequence[int] | None = None) -> int:
@@ -427,7 +459,8 @@ def ranges_text(points: Sequence[ShapePoint], site: Site, labels: Sequence[str])
     runs: list[list[ShapePoint]] = []
     current: list[ShapePoint] = []
     for p in points:
-        if current and (not p.slower or (p.picked, p.fastest) != (current[-1].picked, current[-1].fastest)):
+        if current and (not p.slower or (p.picked, p.fastest) != (current[-1].picked, current[-1].fastest)
+                        or _head(p) != _head(current[-1])):
             runs.append(current)
             current = []
         if p.slower:
@@ -443,6 +476,12 @@ def ranges_text(points: Sequence[ShapePoint], site: Site, labels: Sequence[str])
         out.append(f"{span}: {labels[ran]} runs, {labels[best]} is fastest "
                    f"(worst {ratio(worst.regret)} at {_sizes_text(worst)})")
     return out
+
+
+def _head(p: ShapePoint) -> tuple[tuple[str, int], ...]:
+    """Every size of a point but the last in its order: a run spans the last size alone
+    (`S=100..102 (B=3)`), never from one batch into the next."""
+    return tuple(p.sizes.items())[:-1]
 
 
 def _most_common(values: Sequence[int]) -> int:

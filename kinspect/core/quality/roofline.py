@@ -43,21 +43,31 @@ def share(value: float | None, peak: float | None) -> float | None:
 
 
 def gemm_dims(site: Site, key: Key) -> tuple[int, int, int] | None:
-    """(M, K, N) of a GEMM key (the batch folded into M), or None if it is not a GEMM's."""
+    """(M, K, N) of a GEMM key (the batch folded into M), or None if it is not a GEMM's:
+    K from the input laid out as the output's rows, else (a transformer's `(B, S, K)` input
+    with its `(B*S, N)` output, or one viewed `(B, heads, S, d)`) from a 2-D weight, `(K, N)`
+    or `(N, K)`, that another input holds M*K elements for."""
     roles = [t.role for t in site.tensors]
     if len(key) != len(roles) or "output" not in roles:
         return None
     out = key[roles.index("output")]
     if len(out) < 2:
         return None
-    for shape, role in zip(key, roles):
-        if role == "input" and len(shape) == len(out) and shape[:-1] == out[:-1]:
+    inputs = [shape for shape, role in zip(key, roles) if role == "input"]
+    for shape in inputs:
+        if len(shape) == len(out) and shape[:-1] == out[:-1]:
             return prod(out[:-1]), shape[-1], out[-1]
-    # Rows a template reads through a view of another rank (x as (B, S, K) for (B*S, N) out):
-    # K from the (K, N) weight.
-    for shape, role in zip(key, roles):
-        if role == "input" and len(shape) == 2 and len(out) == 2 and shape[-1] == out[-1]:
-            return out[0], shape[0], out[-1]
+    m = prod(out[:-1])
+    for shape in inputs:
+        for k, n in (shape, shape[::-1]) if len(shape) == 2 else ():  # the weight, or its transpose (lm_head's)
+            if n == out[-1] and any(prod(x) == m * k for x in inputs if x is not shape):
+                return m, k, out[-1]
+    # A key whose input rows disagree with its output's (stock Inductor's at a hint: x keyed
+    # (h, h, K) for h output rows) still says the problem its grid and output stand for.
+    if len(out) == 2:
+        for shape in inputs:
+            if len(shape) == 2 and shape[-1] == out[-1]:
+                return out[0], shape[0], out[-1]
     return None
 
 

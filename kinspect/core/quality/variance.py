@@ -48,7 +48,7 @@ class CompileTimes:
 def compiles(session: Session) -> list[CompileTimes]:
     """The session's compile, then each recompile with the session's own hints."""
     out = [CompileTimes("compile 0 (inspected)", variants_of(session), session.timings())]
-    for i, r in enumerate(same_hints(session.recompiles, own_hints(session)), 1):
+    for i, r in enumerate(same_hints(session.recompiles, session.compiled_hints), 1):
         out.append(CompileTimes(f"compile {i} (fresh)", r.variants, timings_by_key(r.measurements, recompile_kernels(r))))
     return out
 
@@ -57,10 +57,6 @@ def recompile_kernels(r: Recompile) -> dict[str, tuple[int, ...]]:
     """Per site, each of a recompile's variants' kernel: one kernel emitted at several
     hints is timed as one there too."""
     return {site: first_of_kernel([ident for _, ident in vs]) for site, vs in r.variants.items()}
-
-
-def own_hints(session: Session) -> tuple[int, ...]:
-    return tuple(sorted(session.model.hints or {v.hint for s in session.sites for v in s.variants if v.hint}))
 
 
 def same_hints(recompiles: Iterable[Recompile], hints: Sequence[int]) -> list[Recompile]:
@@ -128,7 +124,7 @@ def unstable_autotune(session: Session) -> list[Finding]:
     """A hint whose emitted kernel changed across compiles, with more than 10% between its
     slowest and fastest time at some key. Derived on every refresh of a live session: a
     session without another compile of its hints costs nothing here."""
-    if not same_hints(session.recompiles, own_hints(session)):
+    if not same_hints(session.recompiles, session.compiled_hints):
         return []
     out = []
     by_hint: dict[tuple[str, int | None], list[Spread]] = {}

@@ -26,6 +26,7 @@ from kinspect.core.dispatch.batch import keys_to_array, layout_of, score_array
 from kinspect.core.dispatch.heuristics import HEURISTICS, NO_KEY_DISTANCE
 from kinspect.core.session.model import Session
 from kinspect.core.dispatch.shapes import Key
+from kinspect.core.numbers import ratio
 from kinspect.core.session.timings import KeyTimings, per_site
 
 MAX_EXHAUSTIVE = 10
@@ -182,3 +183,27 @@ def current(results: Sequence[WhatIf], hints: Sequence[int]) -> WhatIf | None:
     want = tuple(sorted(hints))
     return next((w for w in results if w.heuristic == "inductor" and w.hints == want), None)
 
+
+
+def paste_line(results: Sequence[WhatIf]) -> str | None:
+    """What to paste for the best row Inductor's own rule can run (the only heuristic a
+    config sets); None without rows."""
+    best = _best_inductor(results)
+    return None if best is None else f"torch._inductor.config.multi_kernel_hints = {list(best.hints)}"
+
+
+def paste_note(results: Sequence[WhatIf], hints: Sequence[int]) -> str | None:
+    """What the line to paste predicts against the compiled hints: a prediction from these
+    kernels, which `kinspect advise` verifies by compiling."""
+    best = _best_inductor(results)
+    if best is None:
+        return None
+    now = current(results, hints)
+    if now is None or now is best:
+        return f"the compiled hints {list(hints)} are the best subset on these measurements:"
+    return (f"predicted geomean {ratio(best.geomean_regret)} against {ratio(now.geomean_regret)} with the compiled "
+            f"hints {list(hints)}, from these kernels (kinspect advise compiles it to verify):")
+
+
+def _best_inductor(results: Sequence[WhatIf]) -> WhatIf | None:
+    return next((w for w in results if w.heuristic == "inductor"), None)

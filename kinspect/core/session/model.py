@@ -365,13 +365,19 @@ class Session:
         out += [s.name for s in self.symbols if s.name not in out]
         return out
 
-    def resolve(self, values: Mapping[str, int]) -> dict[str, int]:
-        """Map user-typed names (alias or Inductor name) to Inductor symbol values."""
+    def symbols_by_name(self) -> dict[str, SymbolInfo]:
+        """Each symbol by every name a user may give it: Inductor's, and the user's where no
+        symbol has that name already."""
         by_name: dict[str, SymbolInfo] = {}
         for s in self.symbols:
             by_name[s.name] = s
             if s.alias:
                 by_name.setdefault(s.alias, s)
+        return by_name
+
+    def resolve(self, values: Mapping[str, int]) -> dict[str, int]:
+        """Map user-typed names (alias or Inductor name) to Inductor symbol values."""
+        by_name = self.symbols_by_name()
         env: dict[str, int] = {}
         given: dict[str, str] = {}
         for typed, value in values.items():
@@ -415,9 +421,20 @@ class Session:
             raise e.named(self.aliases) from None
 
     @property
+    def compiled_hints(self) -> tuple[int, ...]:
+        """The hints this compile had, in order: the model's, else its variants'."""
+        return tuple(sorted(self.model.hints or {v.hint for s in self.sites for v in s.variants if v.hint}))
+
+    @property
     def aliases(self) -> dict[str, str]:
         """Inductor's symbol names to the user's (`s33` to `B`), where the model named them."""
         return {s.name: s.alias for s in self.symbols if s.alias}
+
+    def in_order(self, sizes: Mapping[str, int]) -> dict[str, int]:
+        """Sizes by the user's names in the order of the session's symbols (Dynamo's: the
+        batch before the sequence), any other name after them by name."""
+        rank = {s.label: i for i, s in enumerate(self.symbols)}
+        return dict(sorted(sizes.items(), key=lambda kv: (rank.get(kv[0], len(rank)), kv[0])))
 
     def label_of(self, symbol: str) -> str:
         for s in self.symbols:
@@ -487,6 +504,11 @@ class Session:
         if name not in derived:
             derived[name] = make()
         return derived[name]
+
+    def forget_derived(self) -> None:
+        """Work `from_timings` out afresh: what it keeps names sizes, and their names changed."""
+        if self._timings is not None:
+            self._timings.derived.clear()
 
     def _timings_now(self) -> _Timings:
         memo = self._timings

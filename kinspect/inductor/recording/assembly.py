@@ -16,6 +16,7 @@ import dataclasses
 import datetime as _dt
 import os
 import platform
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -41,8 +42,20 @@ def rank_fields(rank: Rank | None) -> dict[str, int | None]:
     return {"rank": rank.rank, "world_size": rank.world_size, "local_rank": rank.local_rank}
 
 
-def machine(rank: Rank | None) -> Environment:
-    """This machine as the session states it (versions, the GPU, the rank), whoever compiles."""
+def machine(rank: Rank | None, import_torch: bool = True) -> Environment:
+    """This machine as the session states it (versions, the GPU, the rank), whoever compiles;
+    without `import_torch`, for a program that never imported it, torch's version as
+    installed and no GPU named (importing torch to ask costs seconds)."""
+    if not import_torch and "torch" not in sys.modules:
+        from importlib import metadata
+
+        try:
+            installed: str | None = metadata.version("torch")
+        except metadata.PackageNotFoundError:
+            installed = None
+        return Environment(created=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                           torch=installed, python=platform.python_version(),
+                           platform=platform.platform(terse=True), **rank_fields(rank))
     import torch
 
     try:

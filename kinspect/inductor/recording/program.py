@@ -33,9 +33,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import os
 import re
 import signal
+import sys
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -50,8 +52,10 @@ from kinspect.core.quality.findings import derive_findings
 from kinspect.core.session.compile_changes import BlockGroup, CompileChanges, layers_config, marked_text
 from kinspect.core.recording_files import RecordingFiles
 from kinspect.core.session.format.log import LiveLog
+from kinspect.core.session.size_names import with_source_names
 from kinspect.core.session.model import (
     CallSite,
+    Environment,
     Finding,
     Graph,
     ModelInfo,
@@ -62,6 +66,7 @@ from kinspect.core.session.model import (
 )
 from kinspect.inductor.recording import assembly, translate
 from kinspect.inductor.hooks import hint_sizes, layers_once
+from kinspect.inductor.hooks.after_import import after_import
 from kinspect.inductor.hooks.compile_caches import RecordingCaches
 from kinspect.inductor.hooks.capture import CompileCapture, GraphRecord
 from kinspect.inductor.hooks.kernels import variant_facts
@@ -102,8 +107,10 @@ class ProgramRecording:
         self.recorder = Recorder(namer=self._site_name, on_site=self._site_loaded)
         self.hints = _HintPolicy(options.hints, options.say, options.changes.fit_benchmark_tensors)
         self.snapshots = KeySnapshots() if options.measure else None
-        self.session = Session(environment=assembly.machine(options.rank),
+        self.session = Session(environment=Environment(created=""),  # this machine's, once torch is imported
                                model=ModelInfo(path=options.program, name=Path(options.program).stem))
+        self.started = False
+        """The hooks are in: the program imported torch (`_start`)."""
         self._graphs: dict[Any, int] = {}
         """A graph (compiled here: its capture record's index; loaded: its wrapper file) ->
         its number in the session, in the order its first site loaded."""
@@ -131,31 +138,56 @@ class ProgramRecording:
 
     def __enter__(self) -> ProgramRecording:
         try:
+            self._stack.enter_context(self._written_at_sigterm())
+            self._stack.enter_context(after_import("torch", self._torch_imported))  # a program may never
+        except BaseException:
+            self._stack.close()
+            raise
+        return self
+
+    def _torch_imported(self) -> None:
+        """Inductor's hooks go in at the program's first `torch.compile`, or once it imports
+        Inductor itself (a wrapper module loaded without compiling), whichever comes first
+        (importing Inductor to patch it costs seconds a program that only imports torch never
+        pays); now where Dynamo or Inductor is in already (a notebook that compiled before)."""
+        import torch
+
+        if "torch._dynamo" in sys.modules or "torch._inductor" in sys.modules:
+            self._start()
+        else:
+            self._stack.enter_context(_before_first_compile(torch, self._start))
+            self._stack.enter_context(after_import("torch._inductor", self._start))
+
+    def _start(self) -> None:
+        """This machine stated, the crash-safe log opened and Inductor's hooks in, before
+        anything can compile."""
+        if self.started:
+            return
+        self.started = True
+        self.session.environment = assembly.machine(self.options.rank)
+        self._open_log()
+        changes = self.options.changes
+        if changes.one_size_per_symbol:
+            self._stack.enter_context(hint_sizes.one_size_per_symbol())
+            self._stack.enter_context(RecordingCaches(allow_caches=False).active())
+            self.options.say("--one-size-per-symbol: each hint tuned, keyed and launched at one size per symbol, "
+                             "compiled in a cache directory of this run's own")
+        self._stack.enter_context(self.capture.everywhere())
+        self.capture.progress = self.options.say
+        self.capture.fit_benchmark_tensors = changes.fit_benchmark_tensors
+        self._stack.enter_context(self.capture.watching_benchmarks())
+        self._stack.enter_context(self.recorder.everywhere())
+        self._stack.enter_context(self.hints.installed())
+        self._stack.enter_context(_steps(self.recorder, self._compile_layers_once if changes.layers_once
+                                         else None))
+
+    def _open_log(self) -> None:
+        try:
             self.log = LiveLog(self.options.files.log, self.session, on_failure=self.options.say)
         except BaseException:
             self.options.files.discard()
             raise
         self.recorder.configure(log=self.log)
-        try:
-            changes = self.options.changes
-            if changes.one_size_per_symbol:
-                self._stack.enter_context(hint_sizes.one_size_per_symbol())
-                self._stack.enter_context(RecordingCaches(allow_caches=False).active())
-                self.options.say("--one-size-per-symbol: each hint tuned, keyed and launched at one size per symbol, "
-                                 "compiled in a cache directory of this run's own")
-            self._stack.enter_context(self.capture.everywhere())
-            self.capture.progress = self.options.say
-            self.capture.fit_benchmark_tensors = changes.fit_benchmark_tensors
-            self._stack.enter_context(self.capture.watching_benchmarks())
-            self._stack.enter_context(self.recorder.everywhere())
-            self._stack.enter_context(self.hints.installed())
-            self._stack.enter_context(self._written_at_sigterm())
-            self._stack.enter_context(_steps(self.recorder, self._compile_layers_once if changes.layers_once
-                                             else None))
-        except BaseException:
-            self._stack.close()
-            raise
-        return self
 
     def __exit__(self, *exc: Any) -> None:
         self._stack.close()
@@ -244,6 +276,9 @@ class ProgramRecording:
         say = self.options.say
         if self.forked:
             return self.session
+        if not self.started:  # a program that never imported torch: nothing to patch, nothing to wait for
+            self.session.environment = assembly.machine(self.options.rank, import_torch=False)
+            self._open_log()
         try:
             self._assemble()
             if self.snapshots is not None:
@@ -347,7 +382,7 @@ _SIZE_SOURCE = re.compile(r"^(?P<base>.*\['(?P<name>[A-Za-z_][A-Za-z0-9_]*)'\])\
 
 def _size_symbols(symbols: list[SymbolInfo], sites: Sequence[Site]) -> list[SymbolInfo]:
     """The symbols a user types sizes for: each named by the tensor argument and dim it came
-    from (`input_ids`, 1, from Dynamo's `L['kwargs']['input_ids'].size()[1]`). Symbols of a
+    from (`input_ids_1`, from Dynamo's `L['kwargs']['input_ids'].size()[1]`). Symbols of a
     program's scalars (a module's `eps` made dynamic) are left out unless a site's sizes use
     them."""
     used = frozenset().union(*(site.symbols for site in sites))
@@ -359,7 +394,7 @@ def _size_symbols(symbols: list[SymbolInfo], sites: Sequence[Site]) -> list[Symb
         if m is not None and sym.input is None:
             sym = dataclasses.replace(sym, input=m["name"], dim=int(m["dim"]))
         out.append(sym)
-    return out
+    return with_source_names(out)
 
 
 def _source_name(source: str) -> str | None:
@@ -490,6 +525,25 @@ class _HintPolicy:
 
 
 @contextlib.contextmanager
+def _before_first_compile(torch: Any, start: Callable[[], None]) -> Iterator[None]:
+    """`start()` at the first call of `torch.compile` (a decorator too, and `nn.Module.compile`,
+    which calls it), before it runs."""
+    original = torch.compile
+
+    @functools.wraps(original)
+    def compile(*args: Any, **kwargs: Any) -> Any:
+        start()
+        return original(*args, **kwargs)
+
+    torch.compile = compile
+    try:
+        yield
+    finally:
+        if torch.compile is compile:
+            torch.compile = original
+
+
+@contextlib.contextmanager
 def _steps(recorder: Recorder, first_call: Callable[[Any], None] | None = None) -> Iterator[None]:
     """Each outermost call of a compiled module starts the next workload step (see the
     module's docstring); a torch without `OptimizedModule` records no steps. `first_call`
@@ -531,9 +585,8 @@ def _steps(recorder: Recorder, first_call: Callable[[Any], None] | None = None) 
 def _config(hints: _HintPolicy) -> dict[str, Any]:
     """The Inductor settings the session names: the program's as they ended, and the hints
     its compiles ran with."""
-    import torch._inductor.config as cfg
-
     out: dict[str, Any] = {"multi_kernel_hints": list(hints.seen), "hints_added_by_kinspect": hints.added}
+    cfg = sys.modules.get("torch._inductor.config")  # a program that never compiled: not imported for this
     for name in ("max_autotune", "max_autotune_gemm_backends", "force_disable_caches"):
         value = getattr(cfg, name, None)
         if isinstance(value, (bool, int, str)):

@@ -21,6 +21,7 @@ from kinspect.core.dispatch.shapes import Key, format_key
 from kinspect.core.printing import Passing
 from kinspect.core.errors import KinspectError
 from kinspect.core.dispatch.shapes import sizes_text
+from kinspect.core.quality.model_calls import call_sizes
 from kinspect.core.quality.roofline import gemm_flops, min_bytes
 from kinspect.core.session.model import Environment, Session, Site
 from kinspect.core.session.runtime import Measurement
@@ -69,15 +70,16 @@ def grabbed_arguments(sites: Sequence[LiveSite]) -> Iterator[dict[int, dict[Key,
 def measure_call(name: str, call: Any, args: Sequence[Any], kwargs: Mapping[str, Any], *,
                  site: Site | None = None, overheads: Mapping[str, float] | None = None,
                  cupti: bool = True, l2_flush: bool = False, say: Say = _quiet,
-                 cancel: threading.Event | None = None) -> list[Measurement]:
+                 cancel: threading.Event | None = None, at: str | None = None) -> list[Measurement]:
     """Every variant of `call` (a `SizeHintMultiKernelCall`) timed at the key of these
     arguments, by CUDA events and, with `cupti`, by CUPTI; a variant that cannot run is a
     measurement carrying its error. `site` (the session's) gives the FLOP rate;
-    `overheads` are the environment's peaks (`with_peaks`), which the timing subtracts."""
+    `overheads` are the environment's peaks (`with_peaks`), which the timing subtracts;
+    `at` names the sizes in the progress line (else the key does)."""
     import torch
 
     key: Key = call._get_shape_cache_key(*args)
-    say(Passing(f"measuring {name} at {format_key(key)}"))
+    say(Passing(f"measuring {name} at {at or format_key(key)}"))
     variants = list(range(len(call.kernels)))
     itemsize = next((a.element_size() for a in args if isinstance(a, torch.Tensor)), 2)
     flops = gemm_flops(site, key) if site is not None else None
@@ -123,12 +125,18 @@ def measure_sites(session: Session, targets: Sequence[LiveSite], run: Callable[[
     with grabbed_arguments(targets) as grabbed:
         run()
     overheads = dict(session.environment.peaks)
+    sites = {s.name: s for s in session.sites}
+    ran = [(sites[ls.name], key) for ls in targets if ls.name in sites for key in grabbed.get(ls.index, {})]
+    sizes = call_sizes(session, ran)  # one run: every key it dispatched was at these sizes
     out: list[Measurement] = []
     for ls in targets:
-        site = next((s for s in session.sites if s.name == ls.name), None)
-        for args, kwargs in grabbed.get(ls.index, {}).values():
+        site = sites.get(ls.name)
+        for key, (args, kwargs) in grabbed.get(ls.index, {}).items():
+            at = None
+            if sizes and site is not None:
+                at = sizes_text(sizes) + ("" if site.lines_up(key) else f" (its key {format_key(key)})")
             out += measure_call(ls.name, ls.call, args, kwargs, site=site, overheads=overheads, cupti=cupti,
-                                l2_flush=l2_flush, say=say, cancel=cancel)
+                                l2_flush=l2_flush, say=say, cancel=cancel, at=at)
             torch.cuda.empty_cache()
     return out
 

@@ -71,7 +71,7 @@ class DebuggerPane(DebugPane):
         table.display = site is not None
         if site is not None and cur is not None:
             expl = explain_site(session, site, FullKey(cur.event.key), s.heuristic)
-            table.show(expl, view.data.peak_tflops, s.show_terms, s.inductor_names)
+            table.show(expl, view.data.peak_at(expl.site), s.show_terms, s.inductor_names)
         self.query_one(BreakpointList).show(d.breakpoints)
 
     def _set_fields(self, session: Session) -> None:

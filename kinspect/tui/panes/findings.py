@@ -21,23 +21,24 @@ class FindingsPane(InspectorPane):
     def __init__(self, title: str, ctx: PaneContext, *, id: str) -> None:
         super().__init__(title, ctx, id=id)
         self._tab_title = title
-        self._session = ctx.data.session
+        self._findings = ctx.data.session.findings
 
     @classmethod
     def label(cls, title: str, data: Inspection) -> str:
         return _label(title, data.session)
 
     def content(self) -> ComposeResult:
-        yield FindingsList(self._session.findings, id="findings-list")
+        yield FindingsList(self._findings, id="findings-list")
 
     def watch_view(self, view: View | None) -> None:
-        if view is not None and view.data.session is not self._session:
-            self._session = view.data.session
+        if view is not None and view.data.session.findings is not self._findings:
+            self._findings = view.data.session.findings
             self._new_session(view.data.session)
         super().watch_view(view)
 
     def _new_session(self, session: Session) -> None:
-        """A live session's findings come with its compile: the list and the label follow."""
+        """A live session's findings come with its compile, a renamed size's are said
+        again: the list and the label follow."""
         if self.opened:  # else its list is composed with them
             self.query_one(FindingsList).set_findings(session.findings)
         self.query_ancestor(TabbedContent).get_tab(self).label = _label(self._tab_title, session)

@@ -49,7 +49,7 @@ class VariantsPane(InspectorPane):
         old = self._drawn
         if not old or old[0] is not expl or old[1] is not view.data or old[2:] != drawn:
             self._drawn = (expl, view.data, *drawn)
-            self.query_one(VariantsTable).show(expl, view.data.peak_tflops, s.show_terms, s.inductor_names)
+            self.query_one(VariantsTable).show(expl, view.data.peak_at(expl.site), s.show_terms, s.inductor_names)
             summary.show(_summary(view), keep=site.name)
         self.query_one("#preview", SourceView).show(site, view.selected)  # shown from 120 columns
 
@@ -75,7 +75,7 @@ def _summary(view: View) -> Text:
     baselines = data.session.baselines_at(shape.values) if isinstance(shape, SymbolShape) else []
     decider = site.call_site(data.events.decided_by(site.name, expl.runtime_key))
     return decision_summary(expl, observed, view.can_measure, baselines, decider, site.call_site(view.state.call_site),
-                            data.measured_count[site.name], data.compiles)
+                            data.measured_count[site.name], data.compiles, view.state.inductor_names)
 
 
 def _no_sites(view: View) -> Text:

@@ -20,6 +20,7 @@ import math
 from typing import TYPE_CHECKING
 
 from rich.text import Text
+from textual import events
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
@@ -108,6 +109,12 @@ class DecisionMapView(Vertical, can_focus=True):
                          nearest(dmap.ys, sizes.get(dmap.y_symbol), self.cell[1]))
         self._draw(empty)
 
+    def on_resize(self, event: events.Resize) -> None:
+        """A two-size map shows the columns that fit: as many as the new width takes."""
+        m = self.map
+        if isinstance(m, Heatmap) and event.size.width:
+            self.query_one("#map-caption", Static).update(heatmap(m, *self.cell, event.size.width))
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """↑/↓ only where there is a second size to move along."""
         return isinstance(self.map, Heatmap) if action == "move_y" else True
@@ -178,7 +185,7 @@ class DecisionMapView(Vertical, can_focus=True):
             return
         if isinstance(m, Heatmap):
             plot.display = False
-            caption.update(heatmap(m, *self.cell))
+            caption.update(heatmap(m, *self.cell, self.size.width or 80))
             return
         plot.display = True
         points = _visible(m, 2 * plot.size.width or 2 * 80)

@@ -9,6 +9,7 @@ from textual.widgets import Static
 
 from kinspect.core.dispatch.decision import Decision
 from kinspect.core.dispatch.shapes import format_key
+from kinspect.core.quality.estimate import basis_text, nearest_text
 from kinspect.core.quality.explain import SiteExplanation
 from kinspect.core.quality.variance import CompileTimes, regrets_at
 from kinspect.core.session.runtime import Baseline
@@ -16,7 +17,7 @@ from kinspect.core.session.model import CallSite, Site
 from kinspect.core.session.timings import method_title
 from kinspect.core.inspector.observed import Observed
 from kinspect.tui.text import literal
-from kinspect.tui.widgets.variants_table import CHOSEN, MISMATCH
+from kinspect.tui.widgets.variants_table import CHOSEN, ESTIMATE, MISMATCH
 from kinspect.core import numbers
 
 
@@ -49,7 +50,7 @@ class DecisionSummary(Static):
 def decision_summary(
     expl: SiteExplanation, observed: Observed | None, can_measure: bool, baselines: Sequence[Baseline] = (),
     decided_by: CallSite | None = None, call_site: CallSite | None = None, measured_keys: int = 0,
-    compiles: Sequence[CompileTimes] = (),
+    compiles: Sequence[CompileTimes] = (), inductor_names: bool = False,
 ) -> Text:
     """Why the chosen variant, what it costs, what other rules would do, what was seen
     (and, for a multi-kernel shared by several call sites, which one's cache miss decided
@@ -62,7 +63,8 @@ def decision_summary(
     out.append(f"{CHOSEN} ", style="bold")
     out.append(d.reason(labels), style="bold")
     out.append("\n")
-    _measured_line(out, expl, labels, can_measure, measured_keys, regrets_at(compiles, site, d.chosen, expl.runtime_key))
+    _measured_line(out, expl, labels, can_measure, measured_keys, regrets_at(compiles, site, d.chosen, expl.runtime_key),
+                   inductor_names)
     _what_if_line(out, expl, d, labels)
     for s in d.scores:
         if s.mismatch:
@@ -101,7 +103,7 @@ def _baselines_line(out: Text, baselines: Sequence[Baseline]) -> None:
 
 
 def _measured_line(out: Text, expl: SiteExplanation, labels: list[str], can_measure: bool,
-                   measured_keys: int, spread: list[float]) -> None:
+                   measured_keys: int, spread: list[float], inductor_names: bool) -> None:
     """The fastest and what the pick costs: one compile's figure, with its range over the
     compiles `kinspect compare --compiles` timed here, when there are several."""
     fastest = expl.fastest
@@ -110,6 +112,8 @@ def _measured_line(out: Text, expl: SiteExplanation, labels: list[str], can_meas
         if measured_keys:
             tails.append(f"l lists the {measured_keys} measured key{'s' if measured_keys != 1 else ''}")
         out.append("no measurement at this key" + (": " + ", ".join(tails) if tails else "") + "\n", style="dim")
+        if expl.estimate is not None:
+            _estimate_lines(out, expl, inductor_names)
         return
     d = expl.decision
     assert d is not None and expl.measured is not None
@@ -127,6 +131,23 @@ def _measured_line(out: Text, expl: SiteExplanation, labels: list[str], can_meas
     assert expl.timings is not None
     out.append(f" · timed by {method_title(expl.timings.method)}", style="dim")
     out.append("\n")
+
+
+def _estimate_lines(out: Text, expl: SiteExplanation, inductor_names: bool) -> None:
+    """At an unmeasured key: what the estimated figures are, what they say of the pick, and
+    the nearest measured keys with what was measured there."""
+    est, d, site = expl.estimate, expl.decision, expl.site
+    assert est is not None and d is not None
+    out.append(literal(basis_text(est, site, inductor_names)) + "\n", style="cyan")
+    regret, fastest = est.regret(d.chosen), est.fastest
+    if regret is not None and fastest is not None:
+        if site.kernels[fastest] == site.kernels[d.chosen]:
+            out.append(f"estimated: the chosen v{d.chosen} is the fastest\n", style="cyan")
+        else:
+            out.append(f"estimated: the chosen v{d.chosen} takes {ESTIMATE}{numbers.ratio(regret)} as long as "
+                       f"v{fastest}\n", style="cyan")
+    out.append("nearest measured: ", style="bold")
+    out.append(literal("; ".join(nearest_text(est, site, inductor_names))) + "\n")
 
 
 def _what_if_line(out: Text, expl: SiteExplanation, d: Decision, labels: list[str]) -> None:

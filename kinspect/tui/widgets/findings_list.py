@@ -63,7 +63,10 @@ class FindingsList(OptionList):
             is_open = g.kind in self._open
             out.append(Option(group_prompt(g, is_open), id=f"g{g.kind}"))
             if is_open:
-                out += [Option(Text("  ").append_text(finding_prompt(f)), id=f"f{index[id(f)]}")
+                shared = g.shared
+                if shared is not None:
+                    out.append(Option(Text("  ").append_text(shared_prompt(g, shared)), disabled=True))
+                out += [Option(Text("  ").append_text(finding_prompt(f, g.own(f))), id=f"f{index[id(f)]}")
                         for f in g.members[:SHOWN_MEMBERS]]
                 more = more_text(len(g.members) - SHOWN_MEMBERS, f"{g.kind} findings")
                 if more:
@@ -101,14 +104,30 @@ def group_prompt(g: FindingGroup, is_open: bool) -> Text:
     return out
 
 
-def finding_prompt(f: Finding) -> Text:
+def shared_prompt(g: FindingGroup, shared: str) -> Text:
+    """What every member of a group says alike, once, with its sites."""
+    out = Text()
+    out.append(f"{g.severity:<7} ", style=SEVERITY_STYLE.get(g.severity, ""))
+    out.append(literal(", ".join(g.sites) or "each"), style="bold")
+    out.append(": " + literal(shared))
+    return out
+
+
+def finding_prompt(f: Finding, text: str | None = None) -> Text:
+    """One finding: its site and variants, then `text` (its message, else what it says
+    beyond its group's shared text: "" where it says nothing more)."""
     out = Text()
     out.append(f"{f.severity:<7} ", style=SEVERITY_STYLE.get(f.severity, ""))
     where = f.site or f.graph
+    message = f.message if text is None else text
     if where:
         out.append(literal(where), style="bold")
         if f.variants:
             out.append(" " + ",".join(f"v{i}" for i in f.variants))
-        out.append(": ")
-    out.append(literal(f.message))
+        if message:
+            out.append(": ")
+    if message:
+        out.append(literal(message))
+    elif where:
+        out.append(" (as above)", style="dim")
     return out

@@ -46,21 +46,43 @@ def heat_style(r: float) -> str:
     return "white on red"
 
 
-def heatmap(m: Heatmap, xi: int, yi: int) -> RenderableType:
-    return Group(_table(m, xi, yi), _caption(m, xi, yi))
+def heatmap(m: Heatmap, xi: int, yi: int, width: int = 80) -> RenderableType:
+    """The map in `width` columns: where every column does not fit, the ones around the
+    cursor, and the caption says which (←/→ bring the others)."""
+    shown = columns_shown(m, xi, width)
+    return Group(_table(m, xi, yi, shown), _caption(m, xi, yi, shown))
 
 
-def _table(m: Heatmap, xi: int, yi: int) -> Table:
+CELL = 6
+"""A column's width: a space and `1.22` (the title says the cells are ratios), the
+cursor's `[1.22]` a column one wider."""
+
+
+def columns_shown(m: Heatmap, xi: int, width: int) -> range:
+    """The columns of x that fit in `width`, the cursor's among them, as near the middle as
+    the edges allow."""
+    label = max([len(str(y)) for y in m.ys] + [len(m.y_symbol) + len(m.x_symbol) + 1])
+    cell = max([CELL] + [len(str(x)) + 1 for x in m.xs])
+    fit = max(1, (width - label - 2) // cell)
+    if fit >= len(m.xs):
+        return range(len(m.xs))
+    first = min(max(0, xi - fit // 2), len(m.xs) - fit)
+    return range(first, first + fit)
+
+
+def _table(m: Heatmap, xi: int, yi: int, shown: range) -> Table:
     t = Table(title=Text(f"{literal(m.site)}: regret (pick / fastest) by {literal(m.x_symbol)} → and "
                          f"{literal(m.y_symbol)} ↓"),
-              title_justify="left", box=None, padding=(0, 1), show_edge=False)
-    t.add_column(Text(f"{literal(m.y_symbol)}\\{literal(m.x_symbol)}", style="dim"), justify="right")
-    for i, x in enumerate(m.xs):
-        t.add_column(Text(str(x), style="bold reverse" if i == xi else "bold"), justify="right", min_width=6)
+              title_justify="left", box=None, padding=(0, 0, 0, 1), show_edge=False, collapse_padding=True)
+    t.add_column(Text(f"{literal(m.y_symbol)}\\{literal(m.x_symbol)}", style="dim"), justify="right", no_wrap=True)
+    for i in shown:
+        t.add_column(Text(str(m.xs[i]), style="bold reverse" if i == xi else "bold"), justify="right",
+                     min_width=CELL, no_wrap=True)
     for j, (y, row) in enumerate(zip(m.ys, m.regret)):
         cells = []
-        for i, r in enumerate(row):
-            text = "·" if r is None else numbers.ratio(r)
+        for i in shown:
+            r = row[i]
+            text = "·" if r is None else f"{r:.2f}"
             style = "dim" if r is None else heat_style(r)
             cells.append(Text(f"[{text}]" if (i, j) == (xi, yi) else text,
                               style=f"{style} bold reverse" if (i, j) == (xi, yi) else style))
@@ -68,8 +90,11 @@ def _table(m: Heatmap, xi: int, yi: int) -> Table:
     return t
 
 
-def _caption(m: Heatmap, xi: int, yi: int) -> Text:
+def _caption(m: Heatmap, xi: int, yi: int, shown: range) -> Text:
     out = Text()
+    if len(shown) < len(m.xs):
+        out.append(f"{literal(m.x_symbol)}={m.xs[shown[0]]}..{m.xs[shown[-1]]} shown of "
+                   f"{m.xs[0]}..{m.xs[-1]} ({len(shown)} of {len(m.xs)} columns): ←/→ bring the others\n", style="yellow")
     sizes = sizes_text(cell_sizes(m, xi, yi))
     out.append(f"{literal(sizes)}: ", style="bold")
     regret, picked = m.regret[yi][xi], m.picked[yi][xi]

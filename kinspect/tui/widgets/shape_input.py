@@ -63,8 +63,8 @@ class ShapeInput(Input):
         self.post_message(self.Left())
 
     def begin(self, text: str) -> None:
-        """Start a new shape with `text`, typed while focus was elsewhere: the keys that
-        follow go on after it (focus would otherwise select it, and the next key replace it)."""
+        """Make `text` the shape, typed while focus was elsewhere: the keys that follow go
+        on after it (focus would otherwise select it, and the next key replace it)."""
         self.select_on_focus = False
         self.value = text
         self.cursor_position = len(text)

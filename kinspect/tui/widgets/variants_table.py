@@ -10,6 +10,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable
 
+from kinspect.core.cut import KERNEL_LEAST, cut_middle
 from kinspect.core.dispatch.heuristics import distance_text
 from kinspect.core.dispatch.operands import operand_names
 from kinspect.core.dispatch.shapes import format_key
@@ -46,6 +47,10 @@ class VariantsTable(DataTable):
         """How many times the rows were rebuilt; benchmarks wait on it."""
         self._layout: tuple[object, bool, bool] | None = None
         self._widths: list[int] = []
+        self._shown: tuple[SiteExplanation, float | None, bool, bool] | None = None
+        """What `show` last drew, drawn again when the width changes."""
+        self._drawn_at = 0
+        """The width it was drawn at."""
 
     def show(self, expl: SiteExplanation, peak_tflops: float | None, show_terms: bool,
              inductor_names: bool = False) -> None:
@@ -58,9 +63,15 @@ class VariantsTable(DataTable):
         jitter as the user types. The app selects the chosen variant itself, so moving
         the cursor here posts no VariantHighlighted: only the user's moves do.
         """
-        labels = variant_columns(show_terms)
+        self._shown = (expl, peak_tflops, show_terms, inductor_names)
+        self._drawn_at = self.size.width
+        labels = variant_columns(show_terms, peak_tflops is not None)
         rows = variant_rows(expl, peak_tflops, show_terms, inductor_names)
         widths = column_widths(labels, rows)
+        room = self._kernel_room(labels, widths)
+        if room is not None:  # the kernels' names cut where they differ, not at the screen's edge
+            rows = variant_rows(expl, peak_tflops, show_terms, inductor_names, room)
+            widths = column_widths(labels, rows)
         layout = (expl.site, show_terms, inductor_names)
         if layout == self._layout:
             widths = [max(w, have) for w, have in zip(widths, self._widths)]
@@ -78,6 +89,25 @@ class VariantsTable(DataTable):
                 self.move_cursor(row=expl.decision.chosen)
         self.generation += 1
 
+    def on_resize(self) -> None:
+        """Its width known, or changed: the kernels' names are cut to fit it (the cursor
+        stays on its row)."""
+        if self._shown is None or self.size.width == self._drawn_at:
+            return
+        row = self.cursor_row
+        self._layout = None
+        self.show(*self._shown)
+        with self.prevent(DataTable.RowHighlighted):
+            self.move_cursor(row=row)
+
+    def _kernel_room(self, labels: list[str], widths: list[int]) -> int | None:
+        """How wide the kernel column may be to end on screen, where its names are wider:
+        the table's visible width less its cell's padding and the columns before it."""
+        width = self.scrollable_content_region.width or self.app.size.width
+        k = labels.index("kernel")
+        room = width - 2 * self.cell_padding - sum(widths[:k]) - 2 * k
+        return max(room, KERNEL_LEAST) if widths[k] > room else None
+
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         event.stop()
         self.post_message(self.VariantHighlighted(self, event.cursor_row))
@@ -92,11 +122,16 @@ TIED = "="
 MISMATCH = "!"
 
 
-def variant_columns(show_terms: bool) -> list[str]:
+ESTIMATE = "~"
+"""Marks a figure that was estimated, not measured (`kinspect.core.quality.estimate`)."""
+
+
+def variant_columns(show_terms: bool, peak: bool = True) -> list[str]:
+    """`peak`: a share of the GPU's peak can be given (a column always empty says nothing)."""
     cols = ["", "v", "hint", "distance"]
     if show_terms:
         cols.append("terms (tensor[dim] distance)")
-    return cols + ["median µs", "p20–p80", "vs fastest", "peak", "kernel", "same as", "key"]
+    return cols + ["median µs", "p20–p80", "vs fastest"] + (["peak"] if peak else []) + ["kernel", "same as", "key"]
 
 
 def identical_to(site: Site) -> dict[int, int]:
@@ -132,9 +167,11 @@ def _spread(m: Measurement) -> str:
 
 
 def variant_rows(
-    expl: SiteExplanation, peak_tflops: float | None, show_terms: bool, inductor_names: bool = False
+    expl: SiteExplanation, peak_tflops: float | None, show_terms: bool, inductor_names: bool = False,
+    kernel_width: int | None = None,
 ) -> list[list[Text]]:
-    """One row per variant, cells in `variant_columns` order.
+    """One row per variant, cells in `variant_columns` order; kernel names cut in the middle
+    to `kernel_width`, where given (their ends tell a site's kernels apart).
 
     Without a decision (the shape does not apply to this site) the rows still show each
     variant's hint, kernel and key, with the decision columns empty.
@@ -166,10 +203,19 @@ def variant_rows(
         if show_terms:
             row.append(_terms_text(s.terms, labels) if s is not None else Text(""))
         m = measured.get(v.index)
-        ratio = expl.timings.regret(v.index) if expl.timings is not None else None
-        row += _measure_cells(m, ratio, expl.timings is not None and expl.timings.is_fastest(v.index), peak_tflops)
+        est = expl.estimate.median(v.index) if expl.estimate is not None and m is None else None
+        if est is not None:
+            assert expl.estimate is not None
+            row += [Text(ESTIMATE + numbers.us(est), style="cyan"), Text(""),
+                    Text(ESTIMATE + numbers.ratio(expl.estimate.regret(v.index)), style="cyan")]
+            row += [Text("")] if peak_tflops is not None else []
+        else:
+            ratio = expl.timings.regret(v.index) if expl.timings is not None else None
+            cells = _measure_cells(m, ratio, expl.timings is not None and expl.timings.is_fastest(v.index),
+                                   peak_tflops)
+            row += cells if peak_tflops is not None else cells[:-1]
         row += [
-            plain(v.kernel_name),
+            plain(v.kernel_name if kernel_width is None else cut_middle(v.kernel_name, kernel_width)),
             Text(f"= v{same[v.index]}" if v.index in same else "", style="magenta"),
             Text("none" if v.key is None else format_key(v.key), style="dim"),
         ]
