@@ -437,16 +437,10 @@ def ranges_text(points: Sequence[ShapePoint], site: Site, labels: Sequence[str])
     out = []
     for run in runs:
         worst = max(run, key=lambda p: p.regret)
-        ran = _most_common([p.picked for p in run])
-        best = _most_common([p.fastest for p in run])
-        span = _span(run[0], run[-1])
-        out.append(f"{span}: {labels[ran]} runs, {labels[best]} is fastest "
+        span = _span(run[0], run[-1])  # a run has one pick and one fastest: a change starts the next
+        out.append(f"{span}: {labels[run[0].picked]} runs, {labels[run[0].fastest]} is fastest "
                    f"(worst {ratio(worst.regret)} at {_sizes_text(worst)})")
     return out
-
-
-def _most_common(values: Sequence[int]) -> int:
-    return max(set(values), key=lambda v: (values.count(v), -v))
 
 
 def _sizes_text(p: ShapePoint) -> str:
