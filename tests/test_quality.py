@@ -183,7 +183,42 @@ def test_what_if_names_the_best_rule_and_hint_subset():
     assert abs(only_4096.geomean_regret - 1.5 ** (1 / 3)) < 1e-9
 
 
+def test_what_if_weighs_the_loss_by_the_recorded_calls_as_the_quality_does():
+    s = linear_with({100: {0: SLOW, 1: FAST, 2: SLOW}, 1000: {0: SLOW, 1: FAST, 2: FAST}})
+    site = s.sites[0]
+    b100, b1000 = (s.runtime_key(site, SymbolShape({"B": b})) for b in (100, 1000))
+    s.events = [*(DispatchEvent(i, site.name, b100, 0, 0, i > 0, step=i) for i in range(3)),
+                DispatchEvent(3, site.name, b1000, 1, 1, False, step=3)]
+    results = what_ifs(s)
+    now = current(results, [64, 256, 4096])
+    assert now.workload_lost == site_quality(s, site).workload_lost == 15 / 40  # 3 calls lose 5 us of 10
+    only_256 = next(w for w in results if w.heuristic == "inductor" and w.hints == (256,))
+    assert only_256.workload_lost == 0.0 and only_256.geomean_regret == 1.0
+    assert now.to_json() == {"heuristic": "inductor", "hints": [64, 256, 4096], "shapes": 2,
+                             "geomean_regret": round(1.5 ** 0.5, 4), "worst_regret": 1.5, "workload_lost": 0.375}
+
+
 def test_what_if_covers_every_fully_measured_key():
     s = linear_with({b: {0: SLOW, 1: FAST, 2: SLOW} for b in range(10, 510)})
     results = what_ifs(s)
     assert {w.shapes for w in results} == {500}
+
+
+def test_a_decision_map_needs_two_measured_sizes_and_two_are_enough():
+    from kinspect.core.quality.decision_map import decision_map
+
+    one = linear_with({100: {0: SLOW, 1: FAST, 2: SLOW}})
+    two = linear_with({100: {0: SLOW, 1: FAST, 2: SLOW}, 1000: {0: SLOW, 1: FAST, 2: FAST}})
+    assert decision_map(one, one.sites[0]) is None
+    drawn = decision_map(two, two.sites[0])
+    assert [p.x for p in drawn.points] == [100, 1000]
+
+
+def test_a_sessions_own_hints_are_its_models_else_its_variants():
+    from kinspect.core.quality.variance import own_hints
+
+    s = linear_with({100: {0: SLOW, 1: FAST, 2: SLOW}})
+    s.model = replace(s.model, hints=(4096, 64, 512))  # the model file's, though this compile differs
+    assert own_hints(s) == (64, 512, 4096)
+    s.model = replace(s.model, hints=())
+    assert own_hints(s) == (64, 256, 4096)  # read off the variants
