@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from textual.app import App
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the shared stand-in kernel
 
@@ -30,17 +29,3 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
 @pytest.fixture
 def recorded_app() -> InspectorApp:
     return InspectorApp(RecordedSource(session_with_finding(), "/recordings/model.session.json"))
-
-
-@pytest.fixture(autouse=True)
-def _notifications_kept(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every notification an app raised, kept for `toasts`: a toast stays four or five
-    seconds, and on a loaded machine it could time out before the test waiting for it
-    looked at the screen."""
-    notify = App.notify
-
-    def kept(self: App, message, *args, **kwargs):
-        self.__dict__.setdefault("notified", []).append(str(message))
-        return notify(self, message, *args, **kwargs)
-
-    monkeypatch.setattr(App, "notify", kept)

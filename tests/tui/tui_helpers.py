@@ -62,9 +62,8 @@ def widget_segments(widget: Widget) -> list[Segment]:
 
 
 def toasts(app: InspectorApp) -> list[str]:
-    """The notifications the user was shown, each as one string: those on screen (the screen
-    wraps them), and those that timed out already (kept by tests/tui/conftest.py)."""
-    return [t.render().plain for t in app.screen.query("Toast")] + list(app.__dict__.get("notified", []))
+    """The notifications on screen, each as one string (the screen wraps them)."""
+    return [t.render().plain for t in app.screen.query("Toast")]
 
 
 def session_with_finding(sites: int = 3, variants: int = 3, events: int = 0) -> Session:
