@@ -10,7 +10,7 @@ from synthetic import synthetic_session
 
 from kinspect.core.dispatch.decision import decide
 from kinspect.core.session.model import Session
-from kinspect.core.store import save
+from kinspect.core.store import load, save
 
 ADDMM_1000 = [[4096], [1000, 1024], [4096, 1024], [1000, 4096]]
 
@@ -52,6 +52,13 @@ def test_the_overview_as_json(kinspect_cli, session_file, synthetic: Session):
     assert [v["hint"] for v in site["variants"]] == [64, 256, 1024]
     assert site["variants"][0]["key"] == [[64, 4096], [4096, 64], [64, 64]]
     assert doc["truncated"] is None
+    assert doc["environment"] == {"gpu": synthetic.environment.gpu, "torch": synthetic.environment.torch,
+                                  "created": synthetic.environment.created}
+    assert [s["example"] for s in doc["symbols"]] == [x.example for x in synthetic.symbols]
+    shown = load(session_file)  # its findings as a user sees them: derived afresh
+    for s in doc["sites"]:  # each site with its own findings, and only those
+        assert s["findings"] == [f.message for f in shown.findings if f.site == s["name"]]
+    assert any(s["findings"] for s in doc["sites"]) and len({tuple(s["findings"]) for s in doc["sites"]}) > 1
 
 
 # ---------------------------------------------------------------- decisions

@@ -170,24 +170,60 @@ def test_keys_regrouped_from_their_shapes_are_the_keys_read_one_by_one():
     assert key_column([[[1, 2]], [(1, 2)]]) is None
 
 
-def test_the_collector_is_off_while_records_are_built_and_back_on_after_whatever_happens():
+class Collector:
+    """Stands in for the `gc` module in `records`: the switch and the freezes of one block
+    of code, not those of the whole process. The real ones are shared with every thread: in
+    a pytest-xdist worker, execnet's thread takes work-stealing messages while a test runs
+    and frees objects that an earlier test's session load froze, so the process's freeze
+    count drops under a test that froze nothing."""
+
+    def __init__(self, enabled: bool = True) -> None:
+        self.enabled = enabled
+        self.freezes = 0
+
+    def isenabled(self) -> bool:
+        return self.enabled
+
+    def disable(self) -> None:
+        self.enabled = False
+
+    def enable(self) -> None:
+        self.enabled = True
+
+    def freeze(self) -> None:
+        self.freezes += 1
+
+
+def test_the_collector_is_off_while_records_are_built_and_back_on_after_whatever_happens(monkeypatch):
+    from kinspect.core.session import records
+
+    gc = Collector()
+    monkeypatch.setattr(records, "gc", gc)
+    with pytest.raises(KeyError):
+        with records.collector_paused():
+            assert not gc.enabled
+            with records.collector_paused():
+                pass
+            assert not gc.enabled  # an inner block leaves it as the outer one set it
+            raise KeyError
+    assert gc.enabled and gc.freezes == 0
+    with records.collector_paused(freeze=True):
+        assert not gc.enabled
+    assert gc.enabled and gc.freezes == 1  # what lives on is kept out of later passes
+
+    off = Collector(enabled=False)  # someone else's block: theirs to turn back on, and to freeze
+    monkeypatch.setattr(records, "gc", off)
+    with records.collector_paused(freeze=True):
+        pass
+    assert not off.enabled and off.freezes == 0
+
+
+def test_the_collector_paused_is_the_processs_own():
     import gc
 
-    from kinspect.core.session.records import collector_paused
+    from kinspect.core.session import records
 
-    assert gc.isenabled()
-    with pytest.raises(KeyError):
-        with collector_paused():
-            assert not gc.isenabled()
-            with collector_paused():
-                pass
-            assert not gc.isenabled()  # an inner block leaves it as the outer one set it
-            raise KeyError
-    assert gc.isenabled()
-    frozen = gc.get_freeze_count()
-    with collector_paused():
-        kept = [object() for _ in range(10)]  # noqa: F841
-    assert gc.get_freeze_count() == frozen
+    assert records.gc is gc
 
 
 def test_a_timing_table_split_by_site_whole_or_with_one_site_is_split_as_by_hand():

@@ -8,7 +8,8 @@ import pytest
 
 from kinspect.core.dispatch.decision import decide
 from kinspect.core.errors import KinspectError
-from kinspect.core.dispatch.heuristics import HEURISTICS, NO_KEY_DISTANCE, UNCOVERED, get_heuristic
+from kinspect.core.dispatch.heuristics import HEURISTICS, NO_KEY_DISTANCE, UNCOVERED, distance_text, get_heuristic
+from kinspect.core.quality.whatif import distance_matrix
 
 
 def linear(b: int):
@@ -115,6 +116,15 @@ def test_ceil_charges_each_uncovered_dim_a_million_plus_its_log2_distance():
     assert h.distance(((100,),), ((400,),)) == pytest.approx(2)
 
 
+def test_ceil_takes_a_hint_equal_to_the_runtime_size_as_covering_it():
+    """"Not below" includes equal: at a hint's own size its variant is at distance 0, and is the pick."""
+    h = HEURISTICS["ceil"]
+    assert h.distance(linear(256), linear(256)) == 0
+    assert distance_text(h.distance(((64,),), ((64,),)), "ceil") == "0.000"
+    assert distance_text(h.distance(((65,),), ((64,),)), "ceil") == "1 dim above hint + 0.022"
+    assert [picks("ceil", linear(b)) for b in (64, 256, 4096)] == [0, 1, 2]
+
+
 def test_ceil_with_no_hint_covering_picks_the_closest_largest():
     assert picks("ceil", linear(10_000)) == 2
     assert picks("ceil", ((10_000,),), [((4096,),), ((64,),)]) == 0
@@ -125,6 +135,28 @@ def test_ceil_prefers_covering_more_dims():
     one_short = ((64, 4096),)
     both_covered = ((4096, 4096),)
     assert picks("ceil", runtime, [one_short, both_covered]) == 1
+
+
+# ---------------------------------------------------------------- many keys at once
+
+
+def test_the_what_if_scores_many_keys_as_one_decision_scores_each():
+    """The what-if table scores every measured key of a site at once (arrays): each
+    heuristic's distances there are those of a single decision, at and around every hint,
+    at size 0, without a key, and for keys whose tensors do not line up with a hint."""
+    keys = [linear(b) for b in (1, 63, 64, 65, 100, 128, 255, 256, 257, 2000, 4095, 4096, 4097, 10_000)]
+    hints = HINTS + [None, ((4096,), (256, 1024))]
+    for name, h in HEURISTICS.items():
+        for batch in (keys, [((0,), (0, 1024), (4096, 1024), (0, 4096))]):
+            got = distance_matrix(batch, hints, name)
+            want = [[h.distance(k, hint) for hint in hints] for k in batch]
+            assert got.tolist() == [pytest.approx(row, rel=1e-12, abs=1e-12) for row in want], name
+
+
+def test_ceil_in_the_what_if_takes_a_hint_equal_to_the_size_as_covering_it():
+    d = distance_matrix([linear(64), linear(256), linear(4096)], HINTS, "ceil")
+    assert d.argmin(axis=1).tolist() == [0, 1, 2]
+    assert d.min(axis=1).tolist() == [0.0, 0.0, 0.0]
 
 
 # ---------------------------------------------------------------- lookup and explanations

@@ -140,6 +140,35 @@ def test_a_bad_measurement_column_is_refused_naming_it(change, error):
         session_from_json(doc)
 
 
+def test_a_key_index_one_past_the_table_is_refused_not_an_index_error():
+    doc = copy.deepcopy(COLUMNS)
+    n = len(doc["keys"])
+    doc["measurements"]["key"][2] = n
+    with pytest.raises(SessionError, match=rf"^measurements\.key\[2\]: no key {n} \(keys has {n}\)$"):
+        session_from_json(doc)
+    doc = copy.deepcopy(COLUMNS)
+    doc["measurements"]["key"][2] = n - 1
+    assert session_from_json(doc).measurements[2].key == tuple(map(tuple, doc["keys"][n - 1]))
+
+
+def test_a_variant_past_255_is_refused_wherever_a_measurement_names_one():
+    """A site has at most 256 variants, so 255 is the last a measurement may name: in the
+    columns, in a list of objects (older files) and in a recompile's measurements, which
+    no site's variant count checks."""
+    row = copy.deepcopy(ROWS["measurements"][0])
+    row["variant"] = 255
+    assert measurement_from_json(row, "m").variant == measurements_from_json([row], "m")[0].variant == 255
+    row["variant"] = 256
+    with pytest.raises(SessionError, match=r"^m\.variant: integer 256 outside 0\.\.255$"):
+        measurement_from_json(row, "m")
+    with pytest.raises(SessionError, match=r"^m\[0\]\.variant: integer 256 outside 0\.\.255$"):
+        measurements_from_json([row], "m")
+    doc = copy.deepcopy(COLUMNS)
+    doc["recompiles"] = [{"hints": [64], "purpose": "verify", "measurements": [row]}]
+    with pytest.raises(SessionError, match=r"^recompiles\[0\]\.measurements\[0\]\.variant: integer 256 outside 0\.\.255$"):
+        session_from_json(doc)
+
+
 def test_timings_follow_measurements_added_or_replaced_and_sites_changed():
     s = synthetic_session(sites=1, variants=3, seed=5)
     site = s.sites[0]

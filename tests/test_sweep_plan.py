@@ -39,3 +39,14 @@ def test_two_swept_sizes_make_a_grid_and_others_keep_their_example():
     assert {p["N"] for p in points} == {300}
     grid = plan(s, {"M": (64, 4096), "N": (64, 4096)}, 16, {"M": 1000, "N": 300})
     assert {(p["M"], p["N"]) for p in grid} >= {(64, 64), (64, 4096), (4096, 64), (4096, 4096)}
+
+
+def test_points_take_two_to_the_most_and_a_sweep_of_two_is_its_ends_and_boundaries():
+    s = load(SAMPLES / "linear.session.json")
+    sizes = [p["B"] for p in plan(s, {"B": (16, 4096)}, 2, {"B": 1000})]
+    assert sizes[0] == 16 and sizes[-1] == 4096 and {128, 129, 1024, 1025} <= set(sizes)
+    for bad in (1, 4097):
+        with pytest.raises(ShapeError, match=rf"^--points takes 2\.\.4096, got {bad}$"):
+            plan(s, {"B": (16, 4096)}, bad, {"B": 1000})
+    with pytest.raises(ShapeError, match=r"^give at least one range, e\.g\. --range B=1\.\.16384$"):
+        parse_ranges([])

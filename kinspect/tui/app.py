@@ -12,6 +12,7 @@ that only post messages.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import threading
 from collections.abc import Iterator
@@ -525,10 +526,26 @@ class InspectorApp(LiveWork, App[None]):
         pane = self._pane(tab)
         if pane is not None:
             await pane.open()
-        self.query_one(TabbedContent).active = tab
+        tabs = self.query_one(TabbedContent)
+        if not await self._tab_label(tabs, tab):
+            return
+        tabs.active = tab
         focus = TABS[tab].pane.FOCUS if tab in TABS else None
         if focus is not None:
             self.query_one(focus).focus()
+
+    async def _tab_label(self, tabs: TabbedContent, tab: str) -> bool:
+        """Wait (a second at most) for the tab bar to have the tab's label: its panes and its
+        labels are mounted by two widgets of their own, and a number key typed as the
+        inspector starts can come between the two (a busy machine shows it), when making
+        the tab active is refused with a ValueError. True once the label is there."""
+        for _ in range(100):
+            try:
+                tabs.get_tab(tab)
+                return True
+            except NoMatches:
+                await asyncio.sleep(0.01)
+        return False
 
     async def action_edit_shape(self) -> None:
         await self.action_show_tab("variants")

@@ -46,3 +46,22 @@ async def test_a_tab_made_later_shows_the_state_it_missed(recorded_app: Inspecto
         text = screen_text(app)
         assert f"sha {site.variants[selected].source_hash}" in text
         assert f"sha {site.variants[app.view.chosen].source_hash}" not in text
+
+
+async def test_a_number_key_typed_before_the_tab_bar_has_its_label_shows_its_tab_once_it_has(recorded_app):
+    """The tabs' panes and the tab bar's labels are mounted by two widgets of their own, so
+    a number key typed as the inspector starts can come between the two (a busy machine
+    showed it): the tab is shown once its label is there, and the inspector does not crash
+    (Textual refuses to make a tab active that its bar has no label for)."""
+    from textual.widgets._tabbed_content import ContentTab, ContentTabs
+
+    app = recorded_app
+    async with app.run_test(size=(160, 48)) as pilot:
+        bar = app.query_one(ContentTabs)
+        label = app.query_one("#--content-tab-debugger", ContentTab)
+        await bar.remove_tab(label.id)  # the Debugger pane is there, its label not yet
+        assert app.query("#debugger") and not bar.query("#--content-tab-debugger")
+        bar.set_timer(0.1, lambda: bar.add_tab(ContentTab(label.label, "debugger"), after="--content-tab-findings"))
+        await pilot.press("6")
+        await wait_until(pilot, lambda: app.active_tab() == "debugger")
+        assert "this session recorded no dispatches" in screen_text(app)

@@ -470,10 +470,8 @@ def ranges_text(points: Sequence[ShapePoint], site: Site, labels: Sequence[str])
     out = []
     for run in runs:
         worst = max(run, key=lambda p: p.regret)
-        ran = _most_common([p.picked for p in run])
-        best = _most_common([p.fastest for p in run])
-        span = _span(run[0], run[-1])
-        out.append(f"{span}: {labels[ran]} runs, {labels[best]} is fastest "
+        span = _span(run[0], run[-1])  # a run has one pick and one fastest: a change starts the next
+        out.append(f"{span}: {labels[run[0].picked]} runs, {labels[run[0].fastest]} is fastest "
                    f"(worst {ratio(worst.regret)} at {_sizes_text(worst)})")
     return out
 
@@ -482,10 +480,6 @@ def _head(p: ShapePoint) -> tuple[tuple[str, int], ...]:
     """Every size of a point but the last in its order: a run spans the last size alone
     (`S=100..102 (B=3)`), never from one batch into the next."""
     return tuple(p.sizes.items())[:-1]
-
-
-def _most_common(values: Sequence[int]) -> int:
-    return max(set(values), key=lambda v: (values.count(v), -v))
 
 
 def _sizes_text(p: ShapePoint) -> str:
