@@ -193,10 +193,17 @@ CORE_PACKAGES = {
 
 
 def core_imports_outside(package: str, allowed: list[str]) -> dict[str, list[str]]:
-    own = [package, "kinspect.core.errors", "kinspect.core.numbers", *allowed]
+    return imports_outside(package, ["kinspect.core.errors", "kinspect.core.numbers", *allowed], "kinspect.",
+                           "kinspect.core")
+
+
+def imports_outside(package: str, allowed: list[str], within: str, face: str = "") -> dict[str, list[str]]:
+    """Each module of `package` and what it imports under `within` that is neither its own
+    package, one of `allowed`, nor the `face` itself."""
+    own = [package, *allowed]
     found = {}
     for path in REPO.joinpath(*package.split(".")).rglob("*.py"):
-        bad = sorted(n for n in imported(path) if n.startswith("kinspect.") and n != "kinspect.core"
+        bad = sorted(n for n in imported(path) if n.startswith(within) and n != face
                      and not any(n == p or n.startswith(p + ".") for p in own))
         # `from kinspect.core.x import name` also lists `kinspect.core.x.name`: keep the module.
         bad = sorted({n for n in bad if not any(m != n and n.startswith(m + ".") for m in bad)})
@@ -238,21 +245,9 @@ INDUCTOR_PACKAGES = {
 docstring says the same in words)."""
 
 
-def inductor_imports_outside(package: str, allowed: list[str]) -> dict[str, list[str]]:
-    own = [package, *allowed]
-    found = {}
-    for path in REPO.joinpath(*package.split(".")).rglob("*.py"):
-        bad = sorted(n for n in imported(path) if n.startswith("kinspect.inductor.")
-                     and not any(n == p or n.startswith(p + ".") for p in own))
-        bad = sorted({n for n in bad if not any(m != n and n.startswith(m + ".") for m in bad)})
-        if bad:
-            found[str(path.relative_to(REPO))] = bad
-    return found
-
-
 @pytest.mark.parametrize("package", list(INDUCTOR_PACKAGES))
 def test_a_part_of_the_inductor_layer_imports_only_the_parts_below_it(package):
-    assert inductor_imports_outside(package, INDUCTOR_PACKAGES[package]) == {}
+    assert imports_outside(package, INDUCTOR_PACKAGES[package], "kinspect.inductor.") == {}
 
 
 def test_every_part_of_the_inductor_layer_has_a_contract_and_no_module_sits_beside_them():
