@@ -110,6 +110,9 @@ def test_gemm_work_of_a_transformers_keys_whose_input_is_not_laid_out_as_its_row
     c_attn, c_proj = s.sites[0], s.sites[1]
     assert gemm_flops(c_attn, ((2304,), (2, 16, 768), (768, 2304), (32, 2304))) == 2 * 32 * 768 * 2304
     assert gemm_flops(c_proj, ((768,), (2, 12, 16, 64), (768, 768), (32, 768))) == 2 * 32 * 768 * 768
-    lm_head = load(Path(__file__).parents[1] / "samples" / "generate.session.json").sites[4]
+    lm_head = next(site for site in load(Path(__file__).parents[1] / "samples" / "generate.session.json").sites
+                   if site.call_sites and site.call_sites[0].module == "lm_head")
     assert gemm_flops(lm_head, ((2, 16, 768), (50257, 768), (32, 50257))) == 2 * 32 * 768 * 50257
-    assert gemm_flops(c_attn, ((2304,), (2, 16, 700), (768, 2304), (32, 2304))) is None  # no input holds M*K
+    # A key whose input rows disagree with its output's (stock Inductor's at a hint): the
+    # problem its output and weight stand for, what its grid covers.
+    assert gemm_flops(c_attn, ((2304,), (2, 16, 700), (768, 2304), (32, 2304))) == 2 * 32 * 768 * 2304

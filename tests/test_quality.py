@@ -215,10 +215,8 @@ def test_a_decision_map_needs_two_measured_sizes_and_two_are_enough():
 
 
 def test_a_sessions_own_hints_are_its_models_else_its_variants():
-    from kinspect.core.quality.variance import own_hints
-
     s = linear_with({100: {0: SLOW, 1: FAST, 2: SLOW}})
     s.model = replace(s.model, hints=(4096, 64, 512))  # the model file's, though this compile differs
-    assert own_hints(s) == (64, 512, 4096)
+    assert s.compiled_hints == (64, 512, 4096)
     s.model = replace(s.model, hints=())
-    assert own_hints(s) == (64, 256, 4096)  # read off the variants
+    assert s.compiled_hints == (64, 256, 4096)  # read off the variants

@@ -13,7 +13,7 @@ from kinspect.core.store import load
 from kinspect.tui.app import InspectorApp
 from kinspect.tui.widgets.shape_input import ShapeInput
 
-GENERATE = Path(__file__).resolve().parents[2] / "samples" / "generate.session.json"
+GENERATE = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "samples_h200_2026-12-03" / "generate.session.json"
 
 
 async def test_sizes_read_by_their_source_and_a_rename_reaches_every_view():
