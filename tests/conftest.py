@@ -18,6 +18,12 @@ from kinspect.core.store import save
 
 REPO = Path(__file__).resolve().parent.parent
 
+# Inductor's CPU code checks which vector instruction sets work by compiling and loading a
+# small C++ program per set, once per cache directory. Tests give their compiles fresh cache
+# directories (in this process and in the programs they run), so each compile paid about
+# 7 s of g++ for it: trust the CPU's own flags instead, for this process and its children.
+os.environ.setdefault("TORCHINDUCTOR_VEC_ISA_OK", "1")
+
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # pytest-xdist starts its workers with COLUMNS=80 and LINES=24, which a pipe never has:
     # the tables that print wide into a pipe would think they were on an 80-column terminal
