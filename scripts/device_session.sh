@@ -44,8 +44,7 @@
 #   scripts/device_session.sh upstream docs/upstream/hint-per-symbol.patch applied to a copy of this machine's
 #                                      Inductor: the reproducer before and after, the upstream test, two programs
 #                                      with plain torch.compile (scripts/with_hints.py, no kinspect) and one
-#                                      recorded by kinspect run (stock mode) on the patched copy; then one program
-#                                      of the set with --one-size-per-symbol on stock torch
+#                                      recorded by kinspect run (stock mode) on the patched copy
 #   scripts/device_session.sh training what kinspect run costs a training program's compile against stock Inductor
 #                                      with the same options, cold caches (benchmarks/training_compile.py)
 # Each ends with a short table. Copy $OUT/samples/*.session.json into samples/ to commit them.
@@ -182,10 +181,6 @@ upstream)
     PYTHONPATH="$patched:$PYTHONPATH" timeout 300 python3 -m kinspect run --hints 64,256,4096 --measure \
         -o "$out/vit.patched.session.json" tests/gpu/programs/vit_classify.py 2>&1 | grep "^kinspect:" | tail -3
     COLUMNS=200 python3 -m kinspect explain "$out/vit.patched.session.json" 2>&1 | grep -iE "finding|hint-size|benchmark|whole model" | head
-    echo "== one program of the set with --one-size-per-symbol (stock torch)"
-    record_dir="$out/programs" limit=300 gpu_tests tests/gpu/test_gpu_programs.py -k "decoder_generate and fixed"
-    python3 scripts/program_table.py "$out/programs"
-    tar czf "$out/programs.tgz" -C "$out" programs && rm -rf "$out/programs"
     ;;
 hints)
     gpu_tests tests/gpu/test_gpu_hint_tensors.py "${@:2}"
