@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import itertools
 import threading
 from collections.abc import Iterator
 from dataclasses import replace
@@ -43,6 +44,7 @@ from kinspect.tui.dialogs import FORMAT_TITLES, ExportScreen, JumpScreen, Measur
 from kinspect.tui.help_screen import HelpScreen
 from kinspect.tui.live_run import SourceGuard
 from kinspect.tui.live_work import LiveWork, while_running
+from kinspect.tui.messages import KeyPassed
 from kinspect.tui.panes.base import InspectorPane, PaneContext
 from kinspect.tui.panes.debug_control import DebugControl
 from kinspect.tui.panes.debug_keys import DEBUG_ACTIONS, DEBUG_TABS
@@ -72,6 +74,11 @@ LIVE_ONLY = {"measure": "m (measure)", "baselines": "a (baselines)", "debug_over
 HOLD_S = 0.3
 """How long a key that may start a size's name, and is a command too, waits for the next
 key to say which it is (a command then runs this much later)."""
+KEY_ROUNDS = 8
+"""At most this many trips through the focused widget before the next key goes on."""
+KEY_WAIT_S = 0.5
+"""How long the keys after one wait for it to pass through its widget before they go on
+anyway (the widget went away with it)."""
 
 
 class InspectorApp(LiveWork, App[None]):
@@ -134,6 +141,9 @@ class InspectorApp(LiveWork, App[None]):
         self._cancel = threading.Event()
         self._quit = threading.Event()
         self._held: tuple[events.Key, Timer] | None = None
+        self._key_tokens = itertools.count()
+        self._in_flight: tuple[int, list[events.Key | events.Paste], Timer] | None = None
+        """While a key is on its way through the focused widget: the keys that came after it."""
         """A key that may start a size's name and is a command too, until the next key says which."""
         steppable = source if isinstance(source, SteppableSource) and source.live else None
         self.debugger = Debugger(self.data.session, live=steppable is not None)
@@ -308,9 +318,9 @@ class InspectorApp(LiveWork, App[None]):
         else:
             self._publish()
 
-    @on(ShapeEntry.Done)
-    def _shape_done(self) -> None:
-        self.query_one("#variants-table").focus()
+    def action_leave_shape(self) -> None:
+        """Enter or escape in the shape entry."""
+        self.screen.set_focus(self.query_one("#variants-table"))  # at once, for the keys typed next (on_event)
 
     @on(TabbedContent.TabActivated)
     def _tab_shown(self) -> None:
@@ -322,19 +332,75 @@ class InspectorApp(LiveWork, App[None]):
     async def on_event(self, event: events.Event) -> None:
         """Keys are looked at as they arrive, before textual hands them to the focused
         widget: a shape typed in a burst (fast, or by a script) then starts in the entry and
-        every later key follows it there, in order."""
+        every later key follows it there, in order.
+
+        One key at a time: textual hands a key to the widget focused when it arrives, and a
+        burst arrives whole before the first key is handled, so the `/` that focuses the
+        entry would leave the keys after it with the table (digits pick tabs), and a key
+        taken here would overtake the ones still there (`/`, ctrl+u, `B=3` typed in one go
+        ended empty). Each key goes on only once the one before has passed through its
+        widget (KeyPassed)."""
+        if isinstance(event, (events.Key, events.Paste)) and not event.is_forwarded:
+            if self._in_flight is not None:
+                self._in_flight[1].append(event)
+            else:
+                await self._key_arrived(event)
+            return
+        await super().on_event(event)
+
+    async def _key_arrived(self, event: events.Key | events.Paste) -> None:
         if isinstance(event, events.Key):
             held, self._held = self._held, None
             if held is not None:
                 held[1].stop()
                 if self._goes_on(held[0], event):
                     return
-                await super().on_event(held[0])  # it was a command after all: it runs, then this key
+                await self._hand_on(held[0])  # it was a command after all: it runs, then this key
+                if self._in_flight is not None:
+                    self._in_flight[1].append(event)
+                    return
             if self._take_key(event):
                 return
         if isinstance(event, events.Paste) and self._take_paste(event.text):
             return
+        await self._hand_on(event)
+
+    async def _hand_on(self, event: events.Key | events.Paste) -> None:
+        """Textual's own handling (a priority binding, else the focused widget), then the
+        keys after it wait until it has passed that widget."""
+        target = self.focused or self.screen
         await super().on_event(event)
+        token = next(self._key_tokens)
+        stuck = self.set_timer(KEY_WAIT_S, functools.partial(self._key_passed_through, token))
+        self._in_flight = (token, [], stuck)
+        if not target.post_message(KeyPassed(token, target)):
+            await self._key_passed_through(token)
+
+    @on(KeyPassed)
+    async def _key_passed(self, message: KeyPassed) -> None:
+        """Back from the widget; what the key made a widget post (a radio set's Changed, a
+        tab's TabActivated) may still be queued: go round again until the screen is quiet."""
+        message.stop()
+        if self._in_flight is None or self._in_flight[0] != message.token:
+            return
+        if message.rounds < KEY_ROUNDS and any(
+                node._message_queue.qsize() for node in (self, *self.screen.walk_children(with_self=True))):
+            target = self.focused or self.screen
+            if target.post_message(KeyPassed(message.token, target, message.rounds + 1)):
+                return
+        await self._key_passed_through(message.token)
+
+    async def _key_passed_through(self, token: int) -> None:
+        if self._in_flight is None or self._in_flight[0] != token:
+            return  # came back after its wait ran out
+        _, later, stuck = self._in_flight
+        self._in_flight = None
+        stuck.stop()
+        while later:
+            await self._key_arrived(later.pop(0))
+            if self._in_flight is not None:  # that one is on its way: the rest wait behind it
+                self._in_flight[1].extend(later)
+                return
 
     def _goes_on(self, held: events.Key, event: events.Key) -> bool:
         """`held` and `event` start a size's name (`s2` of `s27`, `B=`): both go to the entry."""
@@ -347,8 +413,12 @@ class InspectorApp(LiveWork, App[None]):
     def _release_held(self) -> None:
         """No key came after a held one in time: it was a command (`s`, `i`, `B`), and runs."""
         held, self._held = self._held, None
-        if held is not None:
-            self.call_next(super().on_event, held[0])
+        if held is None:
+            return
+        if self._in_flight is not None:
+            self._in_flight[1].insert(0, held[0])
+        else:
+            self.call_next(self._hand_on, held[0])
 
     def _typed_names(self) -> list[str]:
         """The names a user types sizes by: theirs, Inductor's where a size has none."""
@@ -532,7 +602,7 @@ class InspectorApp(LiveWork, App[None]):
         tabs.active = tab
         focus = TABS[tab].pane.FOCUS if tab in TABS else None
         if focus is not None:
-            self.query_one(focus).focus()
+            self.screen.set_focus(self.query_one(focus))  # at once, for the keys typed next (on_event)
 
     async def _tab_label(self, tabs: TabbedContent, tab: str) -> bool:
         """Wait (a second at most) for the tab bar to have the tab's label: its panes and its
@@ -548,8 +618,10 @@ class InspectorApp(LiveWork, App[None]):
         return False
 
     async def action_edit_shape(self) -> None:
+        """Focus moves at once, not after a refresh (`focus()`): the keys typed right after
+        `/` go on as soon as it has passed (on_event), and must find the entry focused."""
         await self.action_show_tab("variants")
-        self.query_one(ShapeInput).focus()
+        self.screen.set_focus(self.query_one(ShapeInput))
 
     def action_toggle_sites(self) -> None:
         """Below 100 columns the list starts hidden, so the variants table keeps its timings."""

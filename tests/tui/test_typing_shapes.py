@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_helpers import wait_until
+from tui_helpers import screen_text, wait_until
 
+from kinspect.core.inspector.state import shape_text
 from kinspect.core.inspector.typing import continued
 from kinspect.core.source import RecordedSource
 from kinspect.core.store import load, read
@@ -53,7 +54,43 @@ def test_a_size_typed_from_outside_the_entry_goes_on_with_the_shape_or_takes_its
     names = ["B", "S", "s33", "s50"]
     assert continued("B=37", "S", names) == "B=37 S"
     assert continued("B=37,", "s5", names) == "B=37, s5"
+    assert continued("B=37", "S=", names) == "B=37 S="  # a held `S` and its `=`
+    assert continued("B=37", "B=", names) == "B="
     assert continued("B=4 S=128", "B", names) == "B"
     assert continued("(4096,),(1000,1024)", "B", names) == "B"
     assert continued("B=4", "(", names) == "("
     assert continued("", "s3", names) == "s3"
+
+
+def _typed_at_once(app: InspectorApp, keys: list[str]) -> None:
+    """Keys as a fast typist's terminal delivers them: all queued before the app handles
+    the first (Pilot.press waits for the app to go idle after each)."""
+    from textual import events
+    from textual.keys import _character_to_key
+
+    for key in keys:
+        name = _character_to_key(key) if len(key) == 1 and not key.isalnum() else key
+        event = events.Key(name, key if len(key) == 1 else None)
+        event.set_sender(app)
+        app._driver.send_message(event)
+
+
+async def test_a_shape_typed_faster_than_the_app_draws_ends_as_typed_and_its_status_says_so():
+    app = InspectorApp(RecordedSource(load(GPT2), "samples/gpt2.session.json"))
+    typed = [  # keys, and the entry's text after them
+        (["/", "ctrl+u", *"B=3 S=77"], "B=3 S=77"),
+        (["escape", "/", "end", "backspace", "backspace", *"12"], "B=3 S=12"),
+        (["enter", *"B=9 S=5"], "B=9 S=5"),
+        (["escape", "6", *"B=37", "enter", *"S=200"], "B=37 S=200"),
+        (["escape", "/", "ctrl+u", "enter", "/", *"B=5", "backspace", "7", " ", *"S=9"], "B=7 S=9"),
+        (["escape", "/", "ctrl+u", *"B=", "enter", *"B=4 S=128"], "B=4 S=128"),
+    ]
+    async with app.run_test(size=(160, 40)) as pilot:
+        for keys, text in typed:
+            _typed_at_once(app, keys)
+            await wait_until(pilot, lambda: app.query_one(ShapeInput).value == text)
+            await pilot.pause()
+            assert app.query_one(ShapeInput).value == text, keys
+            status = [line for line in screen_text(app).splitlines() if "✗" in line]
+            assert not status and not app.state.stale, (keys, status)
+            assert shape_text(app.state.shape) == text

@@ -37,7 +37,8 @@ def continued(text: str, typed: str, names: Sequence[str]) -> str:
     if not current or current.startswith(SHAPE_OPENERS) or typed.startswith(SHAPE_OPENERS):
         return typed
     given = set(_ASSIGNED.findall(current))
-    maybe = [n for n in names if n.startswith(typed)]
+    whole = typed.endswith("=")  # `S=`: a held key and the one after it (goes_on)
+    maybe = [n for n in names if n == typed[:-1]] if whole else [n for n in names if n.startswith(typed)]
     if maybe and not given.intersection(maybe):
         return f"{current} {typed}"
     return typed

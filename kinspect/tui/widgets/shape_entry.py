@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
 from textual.reactive import var
 from textual.widgets import Input, Label, Static
 
@@ -40,9 +39,6 @@ class ShapeEntry(Vertical):
     shows; set by the app."""
     shape: var[ParsedShape | None] = var(None)
     """The text's shape, None while it does not parse; the app watches it."""
-
-    class Done(Message):
-        """The user finished editing (enter or escape)."""
 
     def __init__(self, initial: str, symbols: Sequence[Sequence[str]], id: str | None = None) -> None:
         super().__init__(id=id)
@@ -97,10 +93,6 @@ class ShapeEntry(Vertical):
         self._show_status()
         self.watch(self.query_one(ShapeInput), "value", self._typed, init=False)
 
-    def on_shape_input_left(self, event: ShapeInput.Left) -> None:
-        event.stop()
-        self.post_message(self.Done())
-
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()  # `_typed` saw the new value already
 
@@ -109,10 +101,6 @@ class ShapeEntry(Vertical):
             self.shape, self.parse_error = self._given[1], None
         else:
             self.shape, self.parse_error = _parse(text)
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        self.post_message(self.Done())
 
     def watch_parse_error(self) -> None:
         self._show_status()

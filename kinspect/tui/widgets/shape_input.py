@@ -7,7 +7,6 @@ from collections.abc import Sequence
 
 from textual.binding import Binding
 from textual.geometry import Size
-from textual.message import Message
 from textual.reactive import Reactive
 from textual.suggester import Suggester
 from textual.widgets import Input
@@ -52,15 +51,11 @@ class ShapeInput(Input):
     costs more than the rest of a keystroke put together."""
 
     BINDINGS = [
-        Binding("escape", "done", "Back to table", show=False, id="kinspect.shape.done",
+        # The app's action, run within the key's own handling: focus is back on the table
+        # before the next key typed goes anywhere (a message would arrive after it).
+        Binding("escape,enter", "app.leave_shape", "Back to table", show=False, id="kinspect.shape.done",
                 tooltip="Leave the shape entry and return to the variants table"),
     ]
-
-    class Left(Message):
-        """Escape: the user left the input; the entry around it says so to the app."""
-
-    def action_done(self) -> None:
-        self.post_message(self.Left())
 
     def begin(self, text: str) -> None:
         """Make `text` the shape, typed while focus was elsewhere: the keys that follow go
