@@ -15,6 +15,8 @@ Two figures per keystroke, from the key event reaching the app:
 - painted (the headline): to the first frame written to the terminal after the widget
   showing the change (the variants table, the map) was rebuilt and drawn;
 - rebuilt: to that widget rebuilt (`VariantsTable.show`, `DecisionMapView.show`).
+Where a keystroke rebuilds the widget twice (the table's columns changed width, so it
+is laid out again), both figures run to the last rebuild, and the line says how many did.
 Keys are pressed with Textual's pilot, which waits for the app to go idle after each
 (about 90 ms apart: a fast typist).
 
@@ -99,7 +101,7 @@ async def measure(session: Session, keys: int, on_map: bool) -> dict[str, list[f
         _after(drawn, "render_lines", rendered)
         await pilot.pause(0.2)
 
-        out: dict[str, list[float]] = {"painted": [], "rebuilt": []}
+        out: dict[str, list[float]] = {"painted": [], "rebuilt": [], "twice": []}
         for i in range(keys):
             key_at.clear()
             shown.clear()
@@ -110,10 +112,15 @@ async def measure(session: Session, keys: int, on_map: bool) -> dict[str, list[f
             while (frame := _painted_after(shown, rendered, painted)) is None:
                 assert time.perf_counter() < deadline, f"no frame showed keystroke {i} ({cycle[i % len(cycle)]})"
                 await asyncio.sleep(0.001)
-            assert len(shown) == 1, f"keystroke {i} rebuilt {len(shown)} times"
+            await pilot.pause()
+            if len(shown) > 1:  # rebuilt again (the table's columns changed width): the frame after the last counts
+                out["twice"].append(i)
+                while (frame := _painted_after(shown[-1:], rendered, painted)) is None:
+                    assert time.perf_counter() < deadline, f"no frame after keystroke {i}'s last rebuild"
+                    await asyncio.sleep(0.001)
             k = key_at[0]
             out["painted"].append((frame - k) * 1000)
-            out["rebuilt"].append((shown[0] - k) * 1000)
+            out["rebuilt"].append((shown[-1] - k) * 1000)
         return out
 
 
@@ -188,8 +195,8 @@ def main() -> None:
         p95 = pct(pt, 95)
         verdict = "ok" if p95 < TARGET_P95_MS else "OVER"
         print(f"  {a.one:<42} {statistics.median(pt):14.2f} {p95:6.2f} {max(pt):6.2f}   "
-              f"{statistics.median(rb):14.2f} {pct(rb, 95):6.2f}   p95 {verdict} (target < {TARGET_P95_MS:.0f})",
-              flush=True)
+              f"{statistics.median(rb):14.2f} {pct(rb, 95):6.2f}   p95 {verdict} (target < {TARGET_P95_MS:.0f})"
+              + (f"; {len(out['twice'])} keystrokes rebuilt twice" if out["twice"] else ""), flush=True)
         return
     for busy in [c for c, wanted in ((False, not a.busy), (True, not a.quiet)) if wanted]:
         print(f"keystroke -> painted frame, {a.keys} keystrokes per session, 120x40, each session in a process "
