@@ -141,10 +141,10 @@ class InspectorApp(LiveWork, App[None]):
         self._cancel = threading.Event()
         self._quit = threading.Event()
         self._held: tuple[events.Key, Timer] | None = None
+        """A key that may start a size's name and is a command too, until the next key says which."""
         self._key_tokens = itertools.count()
         self._in_flight: tuple[int, list[events.Key | events.Paste], Timer] | None = None
         """While a key is on its way through the focused widget: the keys that came after it."""
-        """A key that may start a size's name and is a command too, until the next key says which."""
         steppable = source if isinstance(source, SteppableSource) and source.live else None
         self.debugger = Debugger(self.data.session, live=steppable is not None)
         self._guard = SourceGuard(getattr(source, "close", None))
@@ -373,7 +373,7 @@ class InspectorApp(LiveWork, App[None]):
         token = next(self._key_tokens)
         stuck = self.set_timer(KEY_WAIT_S, functools.partial(self._key_passed_through, token))
         self._in_flight = (token, [], stuck)
-        if not target.post_message(KeyPassed(token, target)):
+        if not target.post_message(KeyPassed(token)):
             await self._key_passed_through(token)
 
     @on(KeyPassed)
@@ -385,8 +385,7 @@ class InspectorApp(LiveWork, App[None]):
             return
         if message.rounds < KEY_ROUNDS and any(
                 node._message_queue.qsize() for node in (self, *self.screen.walk_children(with_self=True))):
-            target = self.focused or self.screen
-            if target.post_message(KeyPassed(message.token, target, message.rounds + 1)):
+            if (self.focused or self.screen).post_message(KeyPassed(message.token, message.rounds + 1)):
                 return
         await self._key_passed_through(message.token)
 

@@ -4,7 +4,6 @@ never touches widgets), and the marker that a key has passed its widget."""
 from __future__ import annotations
 
 from textual.message import Message
-from textual.message_pump import MessagePump
 
 from kinspect.core.session.runtime import Baseline, DispatchEvent, Measurement
 from kinspect.core.dispatch.shapes import Key
@@ -63,8 +62,7 @@ class KeyPassed(Message):
     """Posted to the focused widget right behind a key the app handed it: back at the app,
     that key has been handled, and the next may go."""
 
-    def __init__(self, token: int, target: MessagePump, rounds: int = 1) -> None:
+    def __init__(self, token: int, rounds: int = 1) -> None:
         super().__init__()
         self.token = token
-        self.target = target
         self.rounds = rounds
