@@ -5,6 +5,7 @@ saves."""
 
 from __future__ import annotations
 
+import io
 import json
 from array import array
 from dataclasses import replace
@@ -13,7 +14,7 @@ import pytest
 from synthetic import synthetic_session
 
 from kinspect.core.errors import SessionError
-from kinspect.core.session.format.columns import Bools, Growing, Nullable, column
+from kinspect.core.session.format.columns import Bools, Growing, Nullable, read_events
 from kinspect.core.session.format.document import session_from_json, session_to_json
 from kinspect.core.session.format.log import LiveLog
 from kinspect.core.store import load, read, save
@@ -49,6 +50,18 @@ def test_a_session_on_one_line_or_with_a_decoy_section_reads_as_json_makes_it(re
     assert list(read(decoy).events) == list(s.events)  # the section cut was not the document's own
 
 
+def column(body: bytes):
+    """The `seq` column of a document whose events section holds `body`, as read streaming;
+    None where the section is left for json to read whole."""
+    doc = b'{"format":"kinspect-session",\n"events":{\n"seq":[' + body + b'],\n"site":[]\n},\n"x":1}'
+    read = read_events(io.BytesIO(doc))
+    if read is None:
+        return None
+    rest, columns = read
+    assert json.loads(rest) == {"format": "kinspect-session", "events": {}, "x": 1}
+    return columns["seq"]
+
+
 @pytest.mark.parametrize("body, made", [
     (b"1,2,300", array("h", [1, 2, 300])),
     (b"true,false", [True, False]),
@@ -56,26 +69,38 @@ def test_a_session_on_one_line_or_with_a_decoy_section_reads_as_json_makes_it(re
     (b"null,null", [None, None]),
     (b"1,true", [1, True]),
     (b"1,2.5", [1, 2.5]),
-    (b'1,"x"', [1, "x"]),
-    (b"1,[2]", [1, [2]]),
     (b"9223372036854775808,1", [9223372036854775808, 1]),
     (b"", []),
 ])
 def test_a_column_holds_what_json_reads_compact_where_it_can(body, made):
-    col = column(b"[" + body + b"]", 1, len(body) + 1)
+    col = column(body)
     assert list(col) == list(made) == json.loads(b"[" + body + b"]")
     if isinstance(made, array):
         assert col == made
 
 
-def test_a_column_read_in_pieces_joins_them(monkeypatch):
+@pytest.mark.parametrize("body", [b'1,"x"', b"1,[2]", b"1,{}", b"1,,2", b"1" + b"0" * 5000])
+def test_a_column_of_other_values_is_left_for_json_to_read_whole(body):
+    assert column(body) is None
+
+
+@pytest.mark.parametrize("piece", [8, 9, 10, 64])
+def test_a_column_read_in_pieces_joins_them(monkeypatch, piece):
     from kinspect.core.session.format import columns
 
-    monkeypatch.setattr(columns, "_PIECE", 8)
+    monkeypatch.setattr(columns, "_PIECE", piece)  # pieces that end in a number, at a comma, at `],`
     body = b",".join(b"%d" % v if v % 5 else b"null" for v in range(1, 200)) + b",70000"
-    col = column(b"[" + body + b"]", 1, len(body) + 1)
+    col = column(body)
     assert isinstance(col, Nullable) and col.values.typecode == "i"
     assert list(col) == json.loads(b"[" + body + b"]")
+
+
+def test_a_session_read_in_small_pieces_is_the_session_saved(recorded, monkeypatch):
+    from kinspect.core.session.format import columns
+
+    s, path = recorded
+    monkeypatch.setattr(columns, "_PIECE", 7)
+    assert list(read(path).events) == list(s.events)
 
 
 def test_a_growing_column_turns_into_a_list_at_the_first_value_it_cannot_hold():

@@ -13,7 +13,7 @@ import json
 import os
 import stat
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 from collections.abc import Mapping
@@ -23,7 +23,7 @@ from kinspect.core.errors import KinspectError, SessionError
 from kinspect.core.quality.findings import refreshed
 from kinspect.core.session.model import Session
 from kinspect.core.session.records import collector_paused
-from kinspect.core.session.format.columns import cut_events, cut_keys
+from kinspect.core.session.format.columns import cut_keys, read_events
 from kinspect.core.session.size_names import rename, with_source_names
 from kinspect.core.session.format.log import load_log, looks_like_log
 from kinspect.core.session.format.document import dumps, session_from_json, session_to_json
@@ -177,6 +177,14 @@ def read_text(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> str:
 def read_bytes(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> bytes:
     """`read_text`'s file as bytes, with its checks but the decoding: a session is read
     from them without holding its text twice."""
+    with opened(path, limit) as f:
+        return f.read()
+
+
+@contextlib.contextmanager
+def opened(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> Iterator[Bounded]:
+    """A file to read, refused in one line (`read_text`'s refusals) before and while it
+    is read: a file that grows past `limit` meanwhile is refused when it does."""
     path = Path(path)
     try:
         st = path.stat()
@@ -187,19 +195,38 @@ def read_bytes(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> byt
             raise SessionError(f"{path}: is not a regular file (a {kind}); kinspect reads files")
         if st.st_size > limit:
             raise SessionError(f"{path}: file is {st.st_size} bytes, more than kinspect reads ({limit})")
-        with open(path, "rb") as f:
-            data = f.read(st.st_size + 1)  # a file that grew since: read what fits the limit, then refuse
-            if len(data) > st.st_size:
-                data += f.read(limit + 1 - len(data))
-        if len(data) > limit:
-            raise SessionError(f"{path}: file is more than {limit} bytes, more than kinspect reads")
-        return data
+        f = open(path, "rb")
     except FileNotFoundError:
         raise SessionError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise SessionError(f"{path}: is a directory, not a file") from None
     except OSError as e:
         raise SessionError(f"{path}: cannot read ({e.strerror})") from None
+    with f:
+        yield Bounded(f, path, limit)
+
+
+class Bounded:
+    """A file read within a limit: its `read` refuses, in one line, a file grown past it
+    or one the system fails to read."""
+
+    def __init__(self, f: BinaryIO, path: Path, limit: int) -> None:
+        self.f, self.path, self.limit, self.done = f, path, limit, 0
+
+    def read(self, n: int = -1) -> bytes:
+        want = self.limit + 1 - self.done if n < 0 else min(n, self.limit + 1 - self.done)
+        try:
+            data = self.f.read(max(want, 1))
+        except OSError as e:
+            raise SessionError(f"{self.path}: cannot read ({e.strerror})") from None
+        self.done += len(data)
+        if self.done > self.limit:
+            raise SessionError(f"{self.path}: file is more than {self.limit} bytes, more than kinspect reads")
+        return data
+
+    def rewind(self) -> None:
+        self.f.seek(0)
+        self.done = 0
 
 
 def _decode(text: str | bytes, where: str) -> Any:
@@ -261,15 +288,20 @@ def read(path: str | os.PathLike[str]) -> Session:
 
 def _document(path: Path) -> Any:
     """A recording log's session, or a session file's JSON with its event columns read
-    compactly (`columns.cut_events`). The file's bytes are let go as soon as they are
-    read: a large session must not be held twice."""
-    data = read_bytes(path)
-    if looks_like_log(data[:1 << 16].decode("utf-8", "replace")):
-        taken = [data].pop  # the log's reader holds the only reference, and lets it go once read
-        del data
-        return load_log(taken, str(path))
-    rest, events = cut_events(data)
-    del data
+    compactly as the file streams past (`columns.read_events`): a large session's text
+    is never held whole beside its columns."""
+    with opened(path) as f:
+        first = f.read(1 << 16)
+        if looks_like_log(first.decode("utf-8", "replace")):
+            taken = [first + f.read()].pop  # the log's reader holds the only reference, and lets it go once read
+            del first
+            return load_log(taken, str(path))
+        f.rewind()
+        read = read_events(f)
+        if read is None:  # an events section laid out otherwise: json reads the file whole
+            f.rewind()
+            return _decode(f.read(), str(path))
+    rest, events = read
     rest, keys = cut_keys(rest)
     doc = _decode(rest, str(path))
     if (events is not None or keys is not None) and (not isinstance(doc, dict) or (

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 
 from kinspect.core.dispatch.shapes import Key, SymbolShape
 from kinspect.core.session.call_sites import group_layers
-from kinspect.core.session.runtime import DispatchEvent
+from kinspect.core.session.eventlog import site_key_call, sites_without_call_site
 from kinspect.core.session.model import Session, Site
 
 Sizes = frozenset[tuple[str, int]]
@@ -44,31 +44,39 @@ class ModelCalls:
         self._named: dict[tuple[str, Key], Sizes] = {}
         """Per site and key, the sizes of the first model call that dispatched it there."""
         sites = {s.name: s for s in session.sites}
-        by_graph: dict[str, list[DispatchEvent]] = {}
-        for e in session.events:
-            site = sites.get(e.site)
+        # Graphs recorded before call sites were told apart: their calls cannot be told apart either
+        untold = {sites[name].graph for name in sites_without_call_site(session.events) if name in sites}
+        for graph in {s.graph for s in session.sites} - untold:
+            names = frozenset().union(*(s.symbols for s in session.sites if s.graph == graph))
+            self._labels[graph] = frozenset(session.label_of(n) for n in names)
+        open_calls: dict[str, tuple[list[tuple[str, Key]], set[tuple[str, int | None]]]] = {}
+        for name, key, call_site in site_key_call(session.events):
+            site = sites.get(name)
             if site is None:
                 continue
-            by_graph.setdefault(site.graph, []).append(e)
-            if e.call_site is not None and not site.lines_up(e.key):
-                self._odd.setdefault(e.site, set()).add(e.call_site)
-        for graph, events in by_graph.items():
-            if any(e.call_site is None for e in events):
-                continue  # recorded before call sites were told apart: calls cannot be told apart either
-            names = frozenset().union(*(s.symbols for s in session.sites if s.graph == graph))
-            labels = self._labels[graph] = frozenset(session.label_of(n) for n in names)
-            for call in _calls(events):
-                sizes = self._sizes(call, sites)
-                if sizes is None or frozenset(k for k, _ in sizes) != labels:
-                    continue  # a call whose sizes its dispatches do not all tell
-                self._calls[(graph, sizes)] += 1
-                for e in call:
-                    self._seen.setdefault((e.site, sizes), Counter())[e.key] += 1
-                    self._named.setdefault((e.site, e.key), sizes)
+            if call_site is not None and not site.lines_up(key):
+                self._odd.setdefault(name, set()).add(call_site)
+            if site.graph in untold:
+                continue
+            call, seen = open_calls.setdefault(site.graph, ([], set()))
+            if (name, call_site) in seen:  # a call site seen again starts the graph's next call
+                self._count(site.graph, call, sites)
+                call, seen = open_calls[site.graph] = ([], set())
+            seen.add((name, call_site))
+            call.append((name, key))
+        for graph, (call, _) in open_calls.items():
+            self._count(graph, call, sites)
 
-    def _sizes(self, call: list[DispatchEvent], sites: Mapping[str, Site]) -> Sizes | None:
-        values = call_sizes(self.session, [(sites[e.site], e.key) for e in call])
-        return None if values is None else frozenset(values.items())
+    def _count(self, graph: str, call: list[tuple[str, Key]], sites: Mapping[str, Site]) -> None:
+        """Count one model call of `graph` (its dispatches, in order) at the sizes it ran at."""
+        values = call_sizes(self.session, [(sites[name], key) for name, key in call])
+        sizes = None if values is None else frozenset(values.items())
+        if sizes is None or frozenset(k for k, _ in sizes) != self._labels[graph]:
+            return  # a call whose sizes its dispatches do not all tell
+        self._calls[(graph, sizes)] += 1
+        for name, key in call:
+            self._seen.setdefault((name, sizes), Counter())[key] += 1
+            self._named.setdefault((name, key), sizes)
 
     def sizes_at(self, site: Site, key: Key) -> dict[str, int]:
         """The user's sizes of a model call that dispatched `key` at `site` ({} where none
@@ -106,18 +114,4 @@ def call_sizes(session: Session, keys: Iterable[tuple[Site, Key]]) -> dict[str, 
             if values.setdefault(name, v) != v:
                 return None
     return {session.label_of(name): v for name, v in values.items()} or None
-
-
-def _calls(events: list[DispatchEvent]) -> list[list[DispatchEvent]]:
-    """One graph's dispatches split into its calls: a call site seen again starts the next."""
-    out: list[list[DispatchEvent]] = []
-    seen: set[tuple[str, int | None]] = set()
-    for e in events:
-        where = (e.site, e.call_site)
-        if where in seen or not out:
-            out.append([])
-            seen = set()
-        seen.add(where)
-        out[-1].append(e)
-    return out
 

@@ -143,6 +143,27 @@ class EventLog(Sequence[DispatchEvent]):
         return Counter({(names[s], c): n for (s, c), n in calls.items() if c is not None}), deciders
 
 
+def site_key_call(events: Sequence[DispatchEvent]) -> Iterator[tuple[str, Key, int | None]]:
+    """Each event's site, key and call site, in order, over a loaded session's columns
+    without making (or keeping) an event object apiece: a pass over millions of events
+    that needs only these three."""
+    if isinstance(events, EventLog) and events._all is None:
+        calls = repeat(None) if events.call_site is None else events.call_site
+        return zip(map(events.site_names.__getitem__, events.site_ids), map(events.keys.__getitem__, events.key_ids),
+                   calls)
+    return ((e.site, e.key, e.call_site) for e in events)
+
+
+def sites_without_call_site(events: Sequence[DispatchEvent]) -> set[str]:
+    """The sites with an event recorded before call sites were told apart."""
+    if isinstance(events, EventLog) and events._all is None:
+        if events.call_site is None:
+            return {events.site_names[s] for s in set(events.site_ids)}
+        missing = map(operator.is_, events.call_site, repeat(None))
+        return {events.site_names[s] for s in set(compress(events.site_ids, missing))}
+    return {e.site for e in events if e.call_site is None}
+
+
 def deciders(events: Sequence[DispatchEvent]) -> dict[tuple[str, Key], int]:
     """Per site and key, the call site of its first cache miss: the call that chose the
     variant every call site of a shared multi-kernel then ran (over the columns of a

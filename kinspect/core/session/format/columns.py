@@ -3,12 +3,14 @@
 A long recording's file is almost all event columns: millions of small integers, a few
 bytes of text each. Parsed whole by `json.loads`, each becomes a Python int in a Python
 list (some 36 bytes a value) while the whole text is held too: a 1 GiB session took
-4.9 GB to open. Here the `events` section, laid out as kinspect writes it (a column per
-line), is cut out of the document and each column is parsed `_PIECE` bytes at a time by
-`json.loads` into an array of the smallest integer type that holds it (a nullable column
-into an array and a mask, booleans into bytes). What a piece holds is exactly what
-`json.loads` would have made of it; a column holding anything else (a string, a float,
-a nested list) stays the list `json.loads` makes, so that the checks that follow name
+4.9 GB to open. Here the file is read as a stream: what comes before the `events`
+section and after it is kept as text for `json.loads`, and the section itself, laid out
+as kinspect writes it (a column per line), is parsed `_PIECE` bytes at a time as it
+streams past, each column into an array of the smallest integer type that holds it (a
+nullable column into an array and a mask, booleans into bytes), so its text is never
+held whole. What a piece holds is exactly what `json.loads` would have made of it; a
+section holding anything else (a string, a float, a nested list, a line laid out
+otherwise) is left for `json.loads` to read whole, so that the checks that follow name
 its first bad value as they always did.
 """
 
@@ -19,7 +21,7 @@ import re
 from array import array
 from collections.abc import Iterator, Sequence
 from itertools import repeat
-from typing import Any, Union, overload
+from typing import Any, BinaryIO, Union, overload
 
 import numpy
 
@@ -99,30 +101,117 @@ Column = Union[list[Any], "array[int]", Bools, Nullable]
 """What a column is read as: compact where its values allow."""
 
 
-def cut_events(data: bytes) -> tuple[bytes, dict[str, Column] | None]:
-    """The document with its `events` section emptied, and that section's columns read;
-    (data, None) where the section is not laid out as kinspect writes it (a hand-made
-    file), for `json.loads` to read whole as before."""
-    start = data.find(_SECTION)
-    if start < 0:
-        return data, None
-    pos = start + len(_SECTION)
+def read_events(stream: BinaryIO) -> tuple[bytes, dict[str, Column] | None] | None:
+    """The document `stream` holds, with its `events` section emptied, and that section's
+    columns; (the whole document, None) where it has no such section, for `json.loads` to
+    read as before; None where the section is there but not laid out as kinspect writes it
+    (a hand-made file), for the caller to read the file again whole."""
+    head, found, rest = _through(stream, _SECTION)
+    if not found:
+        return head, None
+    ahead = _Ahead(stream, rest)
     columns: dict[str, Column] = {}
     while True:
-        m = _COLUMN.match(data, pos)
-        end = data.find(b"\n", pos)
-        if m is None or end < 0:
-            return data, None
-        body_end = end - 1 if data[end - 1:end] == b"," else end
-        if data[body_end - 1:body_end] != b"]" or m.group(1).decode() in columns:
-            return data, None
-        columns[m.group(1).decode()] = column(data, m.end(), body_end - 1)
-        pos = end + 1
-        if data[body_end:end] != b",":
+        ahead.want(_NAME_BYTES)
+        m = _COLUMN.match(ahead.buf, ahead.pos)
+        if m is None or m.group(1).decode() in columns:
+            return None
+        ahead.pos = m.end()
+        read = _stream_column(ahead)
+        if read is None:
+            return None
+        columns[m.group(1).decode()], more = read
+        if not more:
             break
-    if data[pos:pos + 1] != b"}":
-        return data, None
-    return data[:start + 1] + b'"events":{}' + data[pos + 1:], columns
+    ahead.want(1)
+    if ahead.buf[ahead.pos:ahead.pos + 1] != b"}":
+        return None
+    tail = ahead.buf[ahead.pos + 1:]
+    del ahead
+    return head[:1 - len(_SECTION)] + b'"events":{}' + tail + stream.read(), columns
+
+
+_NAME_BYTES = 24
+"""Enough bytes to hold a column's name and its opening bracket."""
+
+
+def _through(stream: BinaryIO, marker: bytes) -> tuple[bytes, bool, bytes]:
+    """(the stream's bytes through the first `marker`, whether it was found, the bytes of
+    the last piece read after it)."""
+    pieces: list[bytes] = []
+    tail = b""
+    while piece := stream.read(_PIECE):
+        window = tail + piece
+        at = window.find(marker)
+        if at >= 0:
+            cut = at + len(marker) - len(tail)
+            pieces.append(piece[:cut])
+            return b"".join(pieces), True, piece[cut:]
+        pieces.append(piece)
+        tail = window[1 - len(marker):]
+    return b"".join(pieces), False, b""
+
+
+class _Ahead:
+    """A stream read a piece at a time: `buf[pos:]` is what has been read and not yet used."""
+
+    __slots__ = ("stream", "buf", "pos")
+
+    def __init__(self, stream: BinaryIO, first: bytes) -> None:
+        self.stream, self.buf, self.pos = stream, first, 0
+
+    def more(self) -> bool:
+        """Read the next piece; False at the stream's end."""
+        piece = self.stream.read(_PIECE)
+        if not piece:
+            return False
+        self.buf = self.buf[self.pos:] + piece
+        self.pos = 0
+        return True
+
+    def want(self, n: int) -> None:
+        """Read on until `n` bytes are unused, or the stream ends."""
+        while len(self.buf) - self.pos < n and self.more():
+            pass
+
+
+def _stream_column(ahead: _Ahead) -> tuple[Column, bool] | None:
+    """One column's values, read up to its line's end, and whether another column follows
+    (the line ends in a comma); None where the line is not a list of plain values."""
+    out = _Joined()
+    while True:
+        buf, pos = ahead.buf, ahead.pos
+        end = buf.find(b"\n", pos)
+        if end >= 0:
+            body_end = end - 1 if buf[end - 1:end] == b"," else end
+            if body_end <= pos or buf[body_end - 1:body_end] != b"]" or not _add(out, buf, pos, body_end - 1):
+                return None
+            ahead.pos = end + 1
+            return out.done(), body_end < end
+        # the values up to the last comma, less the column's closing `],` (kept for its line's
+        # end); no comma in a whole piece: one huge number, read on to its end
+        cut = buf.rfind(b",", pos, len(buf) - 2)
+        if cut > pos:
+            if not _add(out, buf, pos, cut):
+                return None
+            ahead.pos = cut + 1
+        if not ahead.more():
+            return None
+
+
+def _add(out: _Joined, buf: bytes, start: int, end: int) -> bool:
+    """Add `buf[start:end]`, values and commas, to `out`; False where they are not plain
+    numbers, booleans and nulls that json reads."""
+    if start >= end:
+        return True
+    piece = buf[start:end]
+    if any(c in piece for c in (b"[", b"]", b"{", b'"')):
+        return False
+    try:
+        out.add(json.loads(b"[" + piece + b"]"))
+    except (ValueError, RecursionError):
+        return False
+    return True
 
 
 _KEYS = b'\n"keys":[\n'
@@ -158,22 +247,6 @@ def cut_keys(data: bytes) -> tuple[bytes, list[Any] | None]:
         table += keys
         pos = cut + 2
     return data[:start + 1] + b'"keys":[]' + data[end + 2:], table
-
-
-def column(data: bytes, start: int, end: int) -> Column:
-    """The values of `data[start:end]` (the inside of a JSON list), compact where they
-    allow: only integers, only booleans, or integers and nulls."""
-    if any(data.find(c, start, end) >= 0 for c in (b"[", b"{", b'"')):
-        return json.loads(data[start - 1:end + 1])  # a list of lists or strings: as json makes it
-    out = _Joined()
-    pos = start
-    while pos < end:
-        cut = end if end - pos <= _PIECE else data.rfind(b",", pos, pos + _PIECE)
-        if cut <= pos:  # no comma in a whole piece: one huge number, as json reads it
-            cut = end
-        out.add(json.loads(b"[" + data[pos:cut] + b"]"))
-        pos = cut + 1
-    return out.done()
 
 
 class Growing:
