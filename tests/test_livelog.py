@@ -270,10 +270,15 @@ def test_a_recording_killed_mid_loop_opens_with_what_it_had_written(tmp_path):
     check_events(loaded, len(loaded.events))
 
 
-def test_a_write_killed_halfway_leaves_a_hole_and_the_log_opens_up_to_it(tmp_path):
+@pytest.mark.parametrize("piece", [1 << 20, 7, 64, 4099])
+def test_a_write_killed_halfway_leaves_a_hole_and_the_log_opens_up_to_it(tmp_path, monkeypatch, piece):
     """A copy into the mapped file need not go front to back: a recording killed inside one
     left the first bytes of a record unwritten and later records whole after them (seen on
-    the 2-core CI machine). The log opens with every record before the hole."""
+    the 2-core CI machine). The log opens with every record before the hole, however the
+    pieces it is read in fall."""
+    from kinspect.core.session.format import log as log_format
+
+    monkeypatch.setattr(log_format, "_PIECE", piece)
     _, path, log, rec, call = recording(tmp_path)
     for step, b in enumerate((100, 3000, 64, 500, 7)):
         rec.set_step(step)
@@ -287,3 +292,29 @@ def test_a_write_killed_halfway_leaves_a_hole_and_the_log_opens_up_to_it(tmp_pat
     loaded = read(path)
     assert loaded.truncated == f"the records from line {hole + 1} on were cut short (the write the recording stopped in)"
     assert loaded.events == rec.dispatch_events()[:len(events) - 2]
+
+
+@pytest.mark.parametrize("piece", [1 << 20, 5, 33])
+@pytest.mark.parametrize("cut", [0, 9])
+def test_a_killed_recording_s_padding_ends_its_log_wherever_the_pieces_fall(tmp_path, monkeypatch, piece, cut):
+    """The NULs after a killed recording's last write are padding, not a hole: every record
+    before them opens, the last one cut short where the write stopped in it."""
+    from kinspect.core.session.format import log as log_format
+
+    _, path, log, rec, call = recording(tmp_path)
+    for step, b in enumerate((100, 3000, 64)):
+        rec.set_step(step)
+        call.run(*call_args(b))
+    log.close()
+    text = path.read_text(encoding="utf-8")
+    text = text[:text.rindex('{"type":"end"}')]
+    if cut:
+        text = text[:-cut]  # the last event's write stopped partway
+    path.write_text(text + "\x00" * 5000, encoding="utf-8")
+    monkeypatch.setattr(log_format, "_PIECE", piece)
+    loaded = read(path)
+    n = len(rec.dispatch_events()) - (1 if cut else 0)
+    assert loaded.events == rec.dispatch_events()[:n]
+    lines = text.count("\n") + (1 if cut else 0)
+    assert loaded.truncated == (f"the last record (line {lines}) was cut short" if cut
+                                else "the recording stopped before its end record (was it killed?)")

@@ -293,9 +293,8 @@ def _document(path: Path) -> Any:
     with opened(path) as f:
         first = f.read(1 << 16)
         if looks_like_log(first.decode("utf-8", "replace")):
-            taken = [first + f.read()].pop  # the log's reader holds the only reference, and lets it go once read
-            del first
-            return load_log(taken, str(path))
+            f.rewind()
+            return load_log(f, str(path))
         f.rewind()
         read = read_events(f)
         if read is None:  # an events section laid out otherwise: json reads the file whole

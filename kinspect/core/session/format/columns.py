@@ -275,19 +275,20 @@ class Growing:
     def mapped(self, table: Sequence[int]) -> Column:
         """An integer column with each value `v` replaced by `table[v]`."""
         column = self.done()
-        return _narrowest(array("q", map(table.__getitem__, column)))
+        return array(_code(table), map(table.__getitem__, column))
 
 
 class _Joined:
     """Pieces of one column (lists, as json reads them) joined into one as they come:
-    an array while every value is an integer, with a mask while some are null, bytes
+    an array while every value is an integer, with a mask once some are null (none
+    while all are there: a byte a value less for the columns that never are), bytes
     while every value is a boolean, else a list, as json would have made it whole."""
 
     __slots__ = ("values", "present", "bools", "listed", "length")
 
     def __init__(self) -> None:
         self.values: array[int] | None = None
-        self.present = bytearray()
+        self.present: bytearray | None = None
         self.bools: bytearray | None = None
         self.listed: list[Any] | None = None
         self.length = 0
@@ -301,7 +302,9 @@ class _Joined:
             return
         types = set(map(type, piece))
         if types == {bool} and self.values is None:
-            self.bools = (self.bools or bytearray()) + bytearray(piece)
+            if self.bools is None:
+                self.bools = bytearray()
+            self.bools += bytearray(piece)
             return
         present = [v for v in piece if v is not None] if type(None) in types else piece
         if types <= {int, type(None)} and self.bools is None and (
@@ -313,8 +316,12 @@ class _Joined:
                 self.values = array(code, self.values)
             if len(present) == len(piece):
                 self.values.extend(piece)
-                self.present += b"\x01" * len(piece)
-            elif not present:  # all null: the optional columns of most recordings
+                if self.present is not None:
+                    self.present += b"\x01" * len(piece)
+                return
+            if self.present is None:
+                self.present = bytearray(b"\x01" * len(self.values))
+            if not present:  # all null: the optional columns of most recordings
                 self.values.extend(array(self.values.typecode, bytes(len(piece) * self.values.itemsize)))
                 self.present += bytes(len(piece))
             else:
@@ -328,6 +335,8 @@ class _Joined:
             return list(map(bool, self.bools))
         if self.values is None:
             return []
+        if self.present is None:
+            return list(self.values)
         return [v if p else None for v, p in zip(self.values, self.present)]
 
     def done(self) -> Column:
@@ -337,7 +346,14 @@ class _Joined:
             return Bools(self.bools)
         if self.values is None:
             return []
-        return self.values if all(self.present) else Nullable(self.values, self.present)
+        if self.present is None or all(self.present):
+            return self.values
+        return Nullable(self.values, self.present)
+
+
+def counting(n: int) -> array[int]:
+    """0, 1, ... n - 1, in the narrowest array that holds them (a log's `seq`)."""
+    return array(_code((0, n - 1)) if n else "b", range(n))
 
 
 def lowest(values: Sequence[int]) -> int:
@@ -356,8 +372,3 @@ def _code(values: Sequence[int]) -> str:
         return "b"
     lo, hi = lowest(values), highest(values)
     return next(c for c, bound in _TYPECODES if -bound <= lo and hi < bound)
-
-
-def _narrowest(values: array[int]) -> array[int]:
-    code = _code(values)
-    return values if code == values.typecode else array(code, values)

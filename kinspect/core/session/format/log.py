@@ -45,15 +45,15 @@ import os
 import stat
 import threading
 import weakref
-from array import array
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from itertools import compress
+from itertools import compress, islice
 from pathlib import Path
-from typing import Any, NamedTuple, NoReturn
+from typing import Any, NamedTuple, NoReturn, Protocol
 
 from kinspect.core.errors import SessionError
 from kinspect.core.session.eventlog import EventLog
-from kinspect.core.session.format.columns import Column, Growing
+from kinspect.core.session.format.columns import Column, Growing, counting
 from kinspect.core.session.model import FORMAT, VERSION, Finding, Graph, Session, Site, SymbolInfo
 from kinspect.core.session.runtime import Measurement
 from kinspect.core.session.format.checks import an_int, a_key, a_list, an_object, an_int_or_null, a_string
@@ -468,25 +468,14 @@ def looks_like_log(text: str) -> bool:
     return isinstance(head, dict) and head.get("format") == LOG_FORMAT
 
 
-def load_log(taken: Callable[[], bytes], where: str) -> Session:
-    """A recording log as the session it recorded, read a line at a time: its events go
-    straight into compact columns (`columns.Growing`), never a list of records (a 205 MB
-    log took 3.2 GB when it was one). `taken()` gives the log's bytes, which are let go
-    once every line is read."""
-    data = taken()
-    # A killed recording leaves the rest of its memory-mapped file as NUL bytes, and the
-    # write it was killed in may hold some of its bytes and not others (a copy need not go
-    # front to back): a NUL, which a JSON line never holds, is where the recording stopped.
-    end = _before_padding(data)
-    hole = data.find(b"\x00", 0, end)
-    truncated: str | None = None
-    if hole >= 0:
-        end = data.rfind(b"\n", 0, hole) + 1
-        whole = data.count(b"\n", 0, end)
-        truncated = f"the records from line {whole + 1} on were cut short (the write the recording stopped in)"
+def load_log(stream: Readable, where: str) -> Session:
+    """A recording log as the session it recorded, read from `stream` a piece at a time
+    and a line at a time: its events go straight into compact columns (`columns.Growing`),
+    never a list of records (a 205 MB log took 3.2 GB when it was one), and its text is
+    never held whole beside them."""
     reader = _LogReader(where)
-    lines = _lines(data, end)
-    del data
+    lines = _LogLines(stream)
+    truncated: str | None = None
     for n, line, last in lines:
         try:
             r = json.loads(line)
@@ -502,7 +491,8 @@ def load_log(taken: Callable[[], bytes], where: str) -> Session:
         except ValueError:
             raise SessionError(f"{where}: line {n}: holds a number too long to read") from None
         reader.take(n, r, line)
-    del lines
+    if truncated is None and lines.hole is not None:
+        truncated = f"the records from line {lines.hole} on were cut short (the write the recording stopped in)"
     if reader.head is None:
         raise SessionError(f"{where}: empty log")
     if not reader.ended and truncated is None:
@@ -512,34 +502,75 @@ def load_log(taken: Callable[[], bytes], where: str) -> Session:
     return session
 
 
-def _before_padding(data: bytes) -> int:
-    """Where the NUL padding at the end of a killed recording's log starts (its length
-    if there is none), found a piece at a time: never a copy of the whole."""
-    end = len(data)
-    while end > 0:
-        start = max(0, end - (1 << 20))
-        kept = len(data[start:end].rstrip(b"\x00"))
-        if kept:
-            return start + kept
-        end = start
-    return 0
+class Readable(Protocol):
+    def read(self, n: int = -1, /) -> bytes: ...
+
+
+class _LogLines:
+    """(number, line, whether it is the last) for each line of a log, read `_PIECE` bytes
+    at a time, up to where the recording stopped.
+
+    A killed recording leaves the rest of its memory-mapped file as NUL bytes, and the
+    write it was killed in may hold some of its bytes and not others (a copy need not go
+    front to back): a NUL, which a JSON line never holds, is where the recording stopped.
+    Where NULs run to the file's end they are that padding, and the lines before them
+    are read; a NUL with text after it is a hole, and the lines are read up to the one it
+    is in (`hole`: that line's number)."""
+
+    def __init__(self, stream: Readable) -> None:
+        self.stream = stream
+        self.hole: int | None = None
+
+    def __iter__(self) -> Iterator[tuple[int, bytes, bool]]:
+        n, pending, rest = 0, None, b""
+        done = False
+        while not done:
+            piece = self.stream.read(_PIECE)
+            nul = piece.find(b"\x00")
+            if not piece:
+                done, lines = True, [rest] if rest else []
+            elif nul >= 0:
+                done, text = True, rest + piece[:nul]
+                if _all_nul(piece[nul:]) and self._nul_to_end():
+                    lines = text.split(b"\n")
+                    if not lines[-1]:
+                        lines.pop()
+                else:
+                    lines = text[:text.rfind(b"\n") + 1].split(b"\n")[:-1]
+                    self.hole = n + (pending is not None) + len(lines) + 1
+            else:
+                text = rest + piece
+                cut = text.rfind(b"\n")
+                if cut < 0:
+                    rest = text
+                    continue
+                lines, rest = text[:cut].split(b"\n"), text[cut + 1:]
+            for line in lines:
+                if pending is not None:
+                    n += 1
+                    yield n, pending, False
+                pending = line
+        if pending is not None:
+            yield n + 1, pending, True
+
+    def _nul_to_end(self) -> bool:
+        while piece := self.stream.read(_PIECE):
+            if not _all_nul(piece):
+                return False
+        return True
+
+
+def _all_nul(data: bytes) -> bool:
+    return not data.strip(b"\x00")
+
+
+_PIECE = 1 << 20
+"""Bytes of a log read at a time."""
 
 
 _SEEN = 1 << 14
 """Event lines remembered to read a repeated one once: two dispatches never share a line,
 since each has its own timestamp."""
-
-
-def _lines(data: bytes, size: int) -> Iterator[tuple[int, bytes, bool]]:
-    """(number, line, whether it is the last) for each line of `data[:size]`, one at a time."""
-    pos, n = 0, 0
-    while pos < size:
-        end = data.find(b"\n", pos, size)
-        if end < 0:
-            end = size
-        n += 1
-        yield n, data[pos:end], end >= size - 1
-        pos = end + 1
 
 
 class _LogReader:
@@ -564,7 +595,7 @@ class _LogReader:
                         self.lines, self.steps, self.t_ns)
         self.step: Any = None
         self.t0: int | None = None
-        self.seen: dict[bytes, None] = {}
+        self.seen: OrderedDict[bytes, None] = OrderedDict()
         """The last `_SEEN` event lines: an event written twice (a log of an older kinspect
         whose forked child wrote its parent's events again) is read once."""
         self.measured: set[bytes] = set()
@@ -589,7 +620,7 @@ class _LogReader:
                 return
             self.seen[line] = None
             if len(self.seen) > _SEEN:
-                del self.seen[next(iter(self.seen))]
+                self.seen.popitem(last=False)
             self._event(n, r)
             return
         r = an_object(r, f"{where}: line {n}")
@@ -661,7 +692,7 @@ class _LogReader:
         site = self.name_ids.mapped(rows)
         n = len(site)
         d["events"] = {
-            "seq": array("q", range(n)), "site": site, "key": self.key_ids.done(), "picked": self.picked.done(),
+            "seq": counting(n), "site": site, "key": self.key_ids.done(), "picked": self.picked.done(),
             "predicted": self.predicted.done(), "hit": self.hit.done(), "step": self.steps.done(),
             "t_ns": self.t_ns.done(), "override": self.override.done(),
             "call_site": _call_sites(site, self.lines.done(), d["sites"]),
@@ -718,6 +749,9 @@ def _call_sites(site: Sequence[int], lines: Sequence[int | None], site_records: 
         by_line.append({c.get("line"): i for i, c in enumerate(calls) if isinstance(c, dict) and type(c.get("line")) is int}
                        if isinstance(calls, list) else {})
     out = Growing()
-    for s, line in zip(site, lines):
-        out.append(None if line is None else by_line[s].get(line))
+    pairs = zip(site, lines)
+    while chunk := list(islice(pairs, _BATCH)):
+        for s, line in chunk:
+            out.append(None if line is None else by_line[s].get(line))
+        out.flush()
     return out.done()
