@@ -203,20 +203,24 @@ def opened(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> Iterato
     except OSError as e:
         raise SessionError(f"{path}: cannot read ({e.strerror})") from None
     with f:
-        yield Bounded(f, path, limit)
+        yield Bounded(f, path, st.st_size, limit)
 
 
 class Bounded:
     """A file read within a limit: its `read` refuses, in one line, a file grown past it
     or one the system fails to read."""
 
-    def __init__(self, f: BinaryIO, path: Path, limit: int) -> None:
-        self.f, self.path, self.limit, self.done = f, path, limit, 0
+    def __init__(self, f: BinaryIO, path: Path, size: int, limit: int) -> None:
+        self.f, self.path, self.size, self.limit, self.done = f, path, size, limit, 0
 
     def read(self, n: int = -1) -> bytes:
-        want = self.limit + 1 - self.done if n < 0 else min(n, self.limit + 1 - self.done)
         try:
-            data = self.f.read(max(want, 1))
+            if n >= 0:
+                data = self.f.read(min(n, self.limit + 1 - self.done))
+            else:  # the rest, read at the size the file had (a buffer that large is made first)
+                data = self.f.read(max(self.size - self.done, 0) + 1)
+                if len(data) > self.size - self.done:  # it grew since: read what fits the limit, then refuse
+                    data += self.f.read(self.limit + 1 - self.done - len(data))
         except OSError as e:
             raise SessionError(f"{self.path}: cannot read ({e.strerror})") from None
         self.done += len(data)

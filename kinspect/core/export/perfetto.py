@@ -63,12 +63,17 @@ class _Process:
             elif recorded:
                 first = e.t_ns if first is None else min(first, e.t_ns)
         self.recorded = recorded and len(measured) > 0
+        self.first = first or 0
+        self.durations = measured  # made each slice's length in place: an array the less per event
+        _durations(session.events, self.stamps(), self.durations)
+
+    def stamps(self) -> Iterator[float]:
+        """Each event's timestamp, made as it is needed (a recording's millions of events
+        keep only their slices' lengths): its recorded time, or laid out in sequence."""
         if self.recorded:
-            assert first is not None
-            self.stamps = array("d", ((e.t_ns - first) / 1000.0 for e in _each(session.events)))  # type: ignore[operator]
-        else:
-            self.stamps = _in_sequence(measured)
-        self.durations = _durations(session.events, self.stamps, measured)
+            first = self.first
+            return ((e.t_ns - first) / 1000.0 for e in _each(self.session.events))  # type: ignore[operator]
+        return _in_sequence(self.durations)
 
     def metadata(self) -> list[dict[str, Any]]:
         pid = self.pid
@@ -91,7 +96,7 @@ class _Process:
         per_key: dict[tuple[str, Key], tuple[str, str, dict[str, float]]] = {}
         distance = HEURISTICS["inductor"].distance
         namer = SizeNamer(self.session)
-        for e, ts, dur in zip(_each(self.session.events), self.stamps, self.durations):
+        for e, ts, dur in zip(_each(self.session.events), self.stamps(), self.durations):
             where = (e.site, e.key)
             known = per_key.get(where)
             if known is None:
@@ -132,7 +137,7 @@ class _Process:
 
     def start_of(self, step: int | None) -> float:
         """When the first dispatch of workload `step` is (0 where there is none)."""
-        return min((ts for e, ts in zip(_each(self.session.events), self.stamps) if e.step == step), default=0.0)
+        return min((ts for e, ts in zip(_each(self.session.events), self.stamps()) if e.step == step), default=0.0)
 
 
 def write_trace(f: BinaryIO, session: Session) -> None:
@@ -174,7 +179,7 @@ def write_ranks_trace(f: BinaryIO, merged: MergedRanks) -> None:
     })
 
 
-_BATCH = 2048
+_BATCH = 512
 """Trace events encoded and written together."""
 
 
@@ -185,7 +190,7 @@ def _write(f: BinaryIO, pieces: Iterable[Iterable[dict[str, Any]]], other: dict[
     f.write(b'{"traceEvents":[')
     sep = b""
     for batch in _batched(itertools.chain.from_iterable(pieces)):
-        f.write(sep + ",".join(map(encode, batch)).encode("utf-8"))
+        f.write(sep + encode(batch)[1:-1].encode("utf-8"))  # a batch's list, less its brackets
         sep = b","
     f.write(b'],"displayTimeUnit":"ns","otherData":' + encode(other).encode("utf-8") + b"}")
 
@@ -209,23 +214,25 @@ def _measured(t: KeyTimings | None, picked: int) -> tuple[float, str] | None:
     return None if us is None or t is None or t.method is None else (us, t.method)
 
 
-def _in_sequence(measured: Sequence[float]) -> array[float]:
-    """Each event after the previous one ends (`measured`: its slice's length, nan for a marker)."""
-    out, t = array("d"), 0.0
-    for m in measured:
-        out.append(t)
+def _in_sequence(lengths: Sequence[float]) -> Iterator[float]:
+    """Each event after the previous one ends (`lengths`: its slice's, nan or 0 for a marker)."""
+    t = 0.0
+    for m in lengths:
+        yield t
         t += (0.0 if math.isnan(m) else m) + GAP_US
-    return out
 
 
-def _durations(events: Sequence[DispatchEvent], stamps: Sequence[float], measured: Sequence[float]) -> array[float]:
-    """Each measured slice's length, cut short where the same site dispatches again
-    sooner (slices on one track must not overlap); 0 for markers."""
-    out = array("d", (0.0 if math.isnan(m) else m for m in measured))
-    last: dict[str, int] = {}
-    for i, e in enumerate(_each(events)):
-        j = last.get(e.site)
-        if j is not None:
-            out[j] = max(0.0, min(out[j], stamps[i] - stamps[j]))
-        last[e.site] = i
-    return out
+def _durations(events: Sequence[DispatchEvent], stamps: Iterable[float], measured: array[float]) -> None:
+    """Make `measured` (per event, its picked variant's median, nan for a marker) each
+    slice's length, cut short where the same site dispatches again sooner (slices on one
+    track must not overlap); 0 for markers."""
+    last: dict[str, tuple[int, float]] = {}
+    for i, (e, ts) in enumerate(zip(_each(events), stamps)):
+        m = measured[i]
+        if math.isnan(m):
+            measured[i] = 0.0
+        seen = last.get(e.site)
+        if seen is not None:
+            j, at = seen
+            measured[j] = max(0.0, min(measured[j], ts - at))
+        last[e.site] = (i, ts)

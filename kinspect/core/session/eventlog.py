@@ -64,13 +64,7 @@ class EventLog(Sequence[DispatchEvent]):
 
     def __iter__(self) -> Iterator[DispatchEvent]:
         if self._all is None:
-            none = repeat(None)
-            self._all = list(map(
-                DispatchEvent, self.seq, map(self.site_names.__getitem__, self.site_ids),
-                map(self.keys.__getitem__, self.key_ids), self.picked, self.predicted, self.hit,
-                none if self.step is None else self.step, none if self.t_ns is None else self.t_ns,
-                none if self.override is None else self.override,
-                none if self.call_site is None else self.call_site))
+            self._all = list(self._made())
         return iter(self._all)
 
     def each(self) -> Iterator[DispatchEvent]:
@@ -78,7 +72,16 @@ class EventLog(Sequence[DispatchEvent]):
         of millions of events that need not hold them all (an export)."""
         if self._all is not None:
             return iter(self._all)
-        return map(self.__getitem__, range(len(self)))
+        return self._made()
+
+    def _made(self) -> Iterator[DispatchEvent]:
+        none = repeat(None)
+        return map(
+            DispatchEvent, self.seq, map(self.site_names.__getitem__, self.site_ids),
+            map(self.keys.__getitem__, self.key_ids), self.picked, self.predicted, self.hit,
+            none if self.step is None else self.step, none if self.t_ns is None else self.t_ns,
+            none if self.override is None else self.override,
+            none if self.call_site is None else self.call_site)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
