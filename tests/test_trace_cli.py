@@ -29,7 +29,7 @@ def test_explain_opens_with_whether_the_hints_took_effect(kinspect_cli):
     lines = out.stdout.splitlines()
     assert lines[0] == "hints [64, 256, 4096] took effect: 2 size-hint multi-kernel sites in 1 graph; every GEMM has one"
     assert lines[1] == "mlp: read from a TORCH_TRACE log: compiled code only, no dispatch events and no measurements"
-    assert "identical-variants" in out.stdout and "x (args_0__0, 1024)" in out.stdout  # named from its source
+    assert "identical-variants" in out.stdout and "x (arg0_0, 1024)" in out.stdout  # named from its source, as a recording names it
 
 
 def hints_line(stdout: str) -> str:
@@ -97,7 +97,7 @@ def test_every_size_of_a_range_runs_what_its_span_says(kinspect_cli):
 
 def test_a_range_over_a_size_the_session_lacks_is_one_line(kinspect_cli):
     out = kinspect_cli("explain", MLP, "--range", "B=2..100")
-    assert out.returncode == 2 and out.stderr == "kinspect: error: unknown symbol B; this session has: args_0__0\n"
+    assert out.returncode == 2 and out.stderr == "kinspect: error: unknown symbol B; this session has: arg0_0\n"
 
 
 def test_export_writes_a_session_and_a_report_from_a_trace(tmp_path, kinspect_cli):

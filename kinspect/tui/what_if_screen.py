@@ -53,8 +53,10 @@ class WhatIfScreen(ModalScreen[str | None]):
             title = "what-if on this session's measurements (one compile)"
             yield Static(Text(title, style="bold"))
             if self._best is None:
-                yield Static(Text("no key has every variant measured: the figures need a sweep "
-                                  "(kinspect sweep model.py --range ...) or m at a few shapes", style="dim"))
+                yield Static(Text("no key has every variant measured, so no hints can be weighed by time: the "
+                                  "Map tab (8) shows which variant runs along each size for each subset of the "
+                                  "compiled hints, from the compiled code; the figures here need a sweep "
+                                  "(kinspect sweep PROGRAM --range ...) or m at a few shapes", style="dim"))
             else:
                 yield Static(Text(f"best: {self._best.label()} at geomean {numbers.ratio(self._best.geomean_regret)} "
                                   f"over {self._best.shapes} measured keys", style="green"))

@@ -10,6 +10,7 @@ and ask for changes by message; none decides a site itself.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -19,6 +20,7 @@ from kinspect.core.quality.comparison import Comparison, comparison
 from kinspect.core.quality.decision_map import DecisionMap, Heatmap, decision_map
 from kinspect.core.quality.explain import SiteExplanation, explain_site
 from kinspect.core.quality.overview import worst_regrets
+from kinspect.core.quality.pick_map import SizeMaps, site_maps
 from kinspect.core.quality.variance import compiles
 from kinspect.core.session.model import Site, Session
 from kinspect.core.inspector.observed import EventIndex
@@ -58,6 +60,7 @@ class Inspection:
         self.findings = Counter(f.site for f in session.findings if f.site)
         """Findings per site, for the site list's marks."""
         self._maps: dict[str, DecisionMap | Heatmap | None] = {}
+        self._pick_maps: dict[tuple[str, tuple[tuple[str, int], ...]], list[SizeMaps]] = {}
 
     def remeasured(self) -> Inspection:
         """The same session after a measurement: its events are indexed already."""
@@ -85,6 +88,14 @@ class Inspection:
         if site.name not in self._maps:
             self._maps[site.name] = decision_map(self.session, site, self.timings)
         return self._maps[site.name]
+
+    def pick_maps(self, site: Site, sizes: Mapping[str, int]) -> list[SizeMaps]:
+        """Which variant runs along each of the site's sizes, from the compiled code (the
+        Map tab's answer where nothing is measured)."""
+        at = (site.name, tuple(sorted(sizes.items())))
+        if at not in self._pick_maps:
+            self._pick_maps[at] = site_maps(self.session, site, sizes)
+        return self._pick_maps[at]
 
 
 @dataclass(frozen=True, eq=False)

@@ -96,3 +96,35 @@ def what_if_maps(session: Session, site: Site, symbol: str, lo: int, hi: int,
         if m is not None:
             out.append(m)
     return out
+
+
+@dataclass(frozen=True)
+class SizeMaps:
+    """Which variant runs along one of a site's sizes, the others held where they are."""
+
+    symbol: str
+    lo: int
+    hi: int
+    fixed: Mapping[str, int]
+    maps: tuple[PickMap, ...]
+
+
+FIRST_SIZE = 2
+"""Dynamo specialises sizes 0 and 1: a graph with a dynamic size never sees them."""
+
+
+def site_maps(session: Session, site: Site, sizes: Mapping[str, int]) -> list[SizeMaps]:
+    """For each of the site's sizes (the user's names), its `what_if_maps` from 2 to four
+    times the largest hint (16384 at least), the other sizes at `sizes` or else at their
+    example values: what a session with nothing measured (a trace) can still map."""
+    labels = [session.label_of(n) for n in sorted(site.symbols)]
+    examples = {s.label: s.example for s in session.symbols if s.example is not None}
+    hints = [v.hint for v in site.variants if v.hint is not None]
+    hi = max([16384, *(4 * h for h in hints)])
+    out = []
+    for symbol in labels:
+        fixed = {k: v for k in labels if k != symbol
+                 if (v := sizes.get(k, examples.get(k))) is not None}
+        out.append(SizeMaps(symbol, FIRST_SIZE, hi, fixed, tuple(what_if_maps(session, site, symbol, FIRST_SIZE,
+                                                                                 hi, fixed))))
+    return out

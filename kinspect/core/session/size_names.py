@@ -25,8 +25,9 @@ _ARGS = re.compile(r"\['args'\]$|^L$")
 
 def source_name(symbol: SymbolInfo) -> str | None:
     """`input_ids_1` for a size Dynamo read off `input_ids`'s dim 1 (`arg0_1` for a
-    positional argument); None where no source says which tensor it is."""
-    if symbol.input and symbol.dim is not None:
+    positional argument, whether the session came from a recording or a trace, which
+    calls that input `args[0]`); None where no source says which tensor it is."""
+    if symbol.input and _NAME.fullmatch(symbol.input) and symbol.dim is not None:
         return _identifier(f"{symbol.input}_{symbol.dim}")
     for source in symbol.sources:
         m = _SIZE.match(source)

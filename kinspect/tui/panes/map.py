@@ -1,5 +1,6 @@
 """The Map tab (8): the site's decision map along the swept size, and `kinspect compare`'s
-whole-model figures under it; ←/→ move along the measured sizes and the shape follows."""
+whole-model figures under it; ←/→ move along the measured sizes and the shape follows.
+Where nothing is measured (a trace), which variant runs along each size, from the code."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from kinspect.core.dispatch.shapes import SymbolShape, sizes_text
 from kinspect.tui.panes.base import InspectorPane, PaneContext
 from kinspect.tui.panes.requests import ShapeRequested
 from kinspect.core.inspector.state import View
-from kinspect.tui.widgets.decision_map_view import DecisionMapView
+from kinspect.tui.widgets.decision_map_view import DecisionMapView, pick_maps_view
 
 
 class MapPane(InspectorPane):
@@ -37,9 +38,9 @@ class MapPane(InspectorPane):
         if site is None:
             map_view.show(None, "no site")
             return
-        map_view.show(data.decision_map(site),
-                      f"{site.name} has fewer than two measured sizes along one size: "
-                      "kinspect sweep model.py --range B=1..16384 measures a map", sizes)
+        dmap = data.decision_map(site)
+        map_view.show(dmap, "" if dmap is not None else pick_maps_view(site, data.pick_maps(site, sizes or {}),
+                                                                       sizes or {}), sizes)
 
     @on(DecisionMapView.SizesChosen)
     def _moved(self, event: DecisionMapView.SizesChosen) -> None:

@@ -17,8 +17,11 @@ from __future__ import annotations
 from kinspect.core.dispatch.shapes import sizes_text
 
 import math
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from rich.console import Group, RenderableType
+from rich.table import Table
 from rich.text import Text
 from textual import events
 from textual.binding import Binding
@@ -28,6 +31,8 @@ from textual.widgets import Static
 
 from kinspect.core.quality.comparison import Comparison
 from kinspect.core.quality.decision_map import DecisionMap, Heatmap, MapPoint
+from kinspect.core.quality.pick_map import SizeMaps
+from kinspect.core.session.model import Site
 from kinspect.tui.widgets.comparison_chart import comparison_chart
 from kinspect.tui.text import literal
 from kinspect.tui.widgets.map_heat import cell_sizes, heatmap, nearest
@@ -91,8 +96,9 @@ class DecisionMapView(Vertical, can_focus=True):
         if c is not None:
             panel.update(comparison_chart(c))
 
-    def show(self, dmap: DecisionMap | Heatmap | None, empty: str, sizes: dict[str, int] | None = None) -> None:
-        """Draw a map (or say why there is none); the cursor goes to the measured size
+    def show(self, dmap: DecisionMap | Heatmap | None, empty: str | RenderableType,
+             sizes: dict[str, int] | None = None) -> None:
+        """Draw a map (or show `empty` in its place); the cursor goes to the measured size
         nearest to `sizes`, the shape typed now."""
         if dmap is not self.map:
             self._maps_shown += 1
@@ -172,7 +178,7 @@ class DecisionMapView(Vertical, can_focus=True):
 
         return self.query_one(MapPlot)
 
-    def _draw(self, empty: str) -> None:
+    def _draw(self, empty: str | RenderableType) -> None:
         plot = self._plot()
         caption = self.query_one("#map-caption", Static)
         plt = plot.plt
@@ -181,7 +187,7 @@ class DecisionMapView(Vertical, can_focus=True):
         m = self.map
         if m is None:
             plot.display = False
-            caption.update(Text(empty, style="dim"))
+            caption.update(Text(empty, style="dim") if isinstance(empty, str) else empty)
             return
         if isinstance(m, Heatmap):
             plot.display = False
@@ -297,3 +303,32 @@ def _legend(m: DecisionMap) -> Text:
     out.append(PICK_SLOW_MARK, style=PICK_SLOW)
     out.append(" slower\n")
     return out
+
+
+def pick_maps_view(site: Site, maps: Sequence[SizeMaps], typed: Mapping[str, int]) -> RenderableType:
+    """Where nothing is measured (a trace, a recording not swept): which variant Inductor
+    runs along each of the site's sizes, with the compiled hints and each subset of them,
+    the typed size's span marked."""
+    labels = {v.index: v.label for v in site.variants}
+    parts: list[RenderableType] = [Text.assemble(
+        (site.name, "bold"), " · nothing measured along one size: which variant Inductor runs, from the compiled "
+        "code, with the compiled hints (first row) and each subset of them as compiled (a compile with fewer hints "
+        "may autotune other kernels)", style="dim")]
+    for m in maps:
+        at = " ".join(f"{k}={v}" for k, v in m.fixed.items())
+        heading = Text.assemble("\n", (f"{m.symbol} = {m.lo}..{m.hi}", "bold"), f" with {at}" if at else "")
+        x = typed.get(m.symbol)
+        span = next((sp for sp in m.maps[0].spans if x is not None and sp.lo <= x <= sp.hi), None) if m.maps else None
+        if span is not None:
+            who = " = ".join(labels.get(v, f"v{v}") for v in span.variants) or "no key"
+            heading.append(f" · ◀ {m.symbol}={x} runs {who}", style="bold")
+        parts.append(heading)
+        table = Table(box=None, show_header=True, header_style="dim", padding=(0, 1), expand=False)
+        table.add_column("hints", no_wrap=True)
+        table.add_column("variant run: sizes")
+        for pm in m.maps:
+            table.add_row(Text(", ".join(map(str, pm.hints))), Text(pm.text(labels)))
+        parts.append(table)
+        parts.append(Text(f"kinspect sweep PROGRAM --range {m.symbol}={m.lo}..{m.hi} measures each variant along it",
+                          style="dim"))
+    return Group(*parts)

@@ -564,7 +564,7 @@ def _all_nul(data: bytes) -> bool:
     return not data.strip(b"\x00")
 
 
-_PIECE = 1 << 20
+_PIECE = 1 << 18
 """Bytes of a log read at a time."""
 
 
