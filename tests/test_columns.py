@@ -162,3 +162,16 @@ def test_a_bad_key_in_a_piece_is_named_as_before(recorded):
     path.write_text("\n".join(lines))
     with pytest.raises(SessionError, match=r"keys\[3\]\[0\]\[0\]: integer -1 outside 0\.\."):
         load(path)
+
+
+def test_a_column_value_longer_than_any_kinspect_writes_is_named_in_one_line(recorded, monkeypatch):
+    """Read on piece by piece, one endless number would copy all of itself at every piece."""
+    from kinspect.core.session.format import columns
+
+    _, path = recorded
+    monkeypatch.setattr(columns, "_PIECE", 64)
+    text = path.read_text()
+    at = text.index('"seq":[') + len('"seq":[')
+    path.write_text(text[:at] + "1" * (1 << 20) + text[at:])
+    with pytest.raises(SessionError, match=r"holds a number too long to read$"):
+        load(path)

@@ -22,6 +22,7 @@ from standins import StandIn
 from synthetic import synthetic_session
 
 from kinspect.core.dispatch.decision import decide
+from kinspect.core.errors import SessionError
 from kinspect.core.session.model import Finding
 from kinspect.core.session.runtime import Measurement
 from kinspect.core.store import load, read
@@ -318,3 +319,18 @@ def test_a_killed_recording_s_padding_ends_its_log_wherever_the_pieces_fall(tmp_
     lines = text.count("\n") + (1 if cut else 0)
     assert loaded.truncated == (f"the last record (line {lines}) was cut short" if cut
                                 else "the recording stopped before its end record (was it killed?)")
+
+
+def test_a_log_line_of_megabytes_is_read_once_and_named_in_one_line(tmp_path, monkeypatch):
+    """A line with no end in sight is kept as its pieces and joined once, not copied whole
+    at every piece read."""
+    from kinspect.core.session.format import log as log_format
+
+    _, path, log, rec, call = recording(tmp_path)
+    call.run(*call_args(100))
+    log.close()
+    lines = path.read_bytes().split(b"\n")
+    path.write_bytes(b"\n".join([*lines[:3], b"7" * (4 << 20), *lines[3:]]))
+    monkeypatch.setattr(log_format, "_PIECE", 64)
+    with pytest.raises(SessionError, match=r"line 4: holds a number too long to read$"):
+        read(path)

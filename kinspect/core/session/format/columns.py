@@ -131,6 +131,9 @@ def read_events(stream: BinaryIO) -> tuple[bytes, dict[str, Column] | None] | No
     return head[:1 - len(_SECTION)] + b'"events":{}' + tail + stream.read(), columns
 
 
+_LONGEST = 1 << 16
+"""Bytes past which a column's value is not one kinspect wrote (read on, each piece would
+copy all before it)."""
 _NAME_BYTES = 24
 """Enough bytes to hold a column's name and its opening bracket."""
 
@@ -195,6 +198,8 @@ def _stream_column(ahead: _Ahead) -> tuple[Column, bool] | None:
             if not _add(out, buf, pos, cut):
                 return None
             ahead.pos = cut + 1
+        elif len(buf) - pos > _LONGEST:
+            return None  # a value no column of kinspect's holds: json reads the file and says so
         if not ahead.more():
             return None
 

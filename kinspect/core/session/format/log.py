@@ -522,15 +522,17 @@ class _LogLines:
         self.hole: int | None = None
 
     def __iter__(self) -> Iterator[tuple[int, bytes, bool]]:
-        n, pending, rest = 0, None, b""
+        n, pending = 0, None
+        rest: list[bytes] = []  # the pieces of a line not ended yet (one long line is joined once)
         done = False
         while not done:
             piece = self.stream.read(_PIECE)
             nul = piece.find(b"\x00")
             if not piece:
-                done, lines = True, [rest] if rest else []
+                tail = b"".join(rest)
+                done, lines = True, [tail] if tail else []
             elif nul >= 0:
-                done, text = True, rest + piece[:nul]
+                done, text = True, b"".join([*rest, piece[:nul]])
                 if _all_nul(piece[nul:]) and self._nul_to_end():
                     lines = text.split(b"\n")
                     if not lines[-1]:
@@ -539,12 +541,12 @@ class _LogLines:
                     lines = text[:text.rfind(b"\n") + 1].split(b"\n")[:-1]
                     self.hole = n + (pending is not None) + len(lines) + 1
             else:
-                text = rest + piece
-                cut = text.rfind(b"\n")
+                cut = piece.rfind(b"\n")
                 if cut < 0:
-                    rest = text
+                    rest.append(piece)
                     continue
-                lines, rest = text[:cut].split(b"\n"), text[cut + 1:]
+                lines = b"".join([*rest, piece[:cut]]).split(b"\n")
+                rest = [piece[cut + 1:]]
             for line in lines:
                 if pending is not None:
                     n += 1
