@@ -42,6 +42,7 @@ import fcntl
 import json
 import mmap
 import os
+import re
 import stat
 import threading
 import weakref
@@ -476,7 +477,14 @@ def load_log(stream: Readable, where: str) -> Session:
     reader = _LogReader(where)
     lines = _LogLines(stream)
     truncated: str | None = None
+    events: list[tuple[int, bytes]] = []
     for n, line, last in lines:
+        if _EVENT_LINE.fullmatch(line):
+            events.append((n, line))
+            if len(events) == _BATCH:
+                _take_events(reader, events)
+            continue
+        _take_events(reader, events)
         try:
             r = json.loads(line)
         except RecursionError:
@@ -491,6 +499,7 @@ def load_log(stream: Readable, where: str) -> Session:
         except ValueError:
             raise SessionError(f"{where}: line {n}: holds a number too long to read") from None
         reader.take(n, r, line)
+    _take_events(reader, events)
     if truncated is None and lines.hole is not None:
         truncated = f"the records from line {lines.hole} on were cut short (the write the recording stopped in)"
     if reader.head is None:
@@ -500,6 +509,23 @@ def load_log(stream: Readable, where: str) -> Session:
     session = reader.session()
     session.truncated = truncated
     return session
+
+
+_EVENT_LINE = re.compile(rb'\["[de]"(?:,(?:-?[0-9]{1,18}|null|true|false))*\]')
+"""An event line as the recorder writes it: one JSON list of small numbers, nulls and
+booleans, whole on its line, so that lines of them joined by commas are a JSON list of
+exactly those lists."""
+
+
+def _take_events(reader: _LogReader, events: list[tuple[int, bytes]]) -> None:
+    """Event lines (number, text) decoded in one `json.loads` and taken in order (one call
+    a line was most of the time a long log took to open)."""
+    if not events:
+        return
+    records = json.loads(b"[" + b",".join([line for _, line in events]) + b"]")
+    for (n, line), r in zip(events, records):
+        reader.take(n, r, line)
+    events.clear()
 
 
 class Readable(Protocol):
