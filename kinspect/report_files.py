@@ -90,6 +90,8 @@ def _chart_beside(session: Session, report: Path, drawn: list[tuple[Path, Path]]
 def _maps_beside(session: Session, report: Path, drawn: list[tuple[Path, Path]], notes: list[str]) -> list[str]:
     from kinspect.images import draw
 
+    if not session.measurements:  # a trace: the report's Quality section says which variant runs where
+        return []
     image = report.with_name(report.stem + ".map.png")
     try:
         draw(session, _temporary(image, drawn))

@@ -23,6 +23,7 @@ from kinspect.core.session.compile_changes import notes, tuned_lines
 from kinspect.core.quality.comparison import TITLES, Row, comparison
 from kinspect.core.quality.finding_groups import SHOWN_GROUPS, SHOWN_MEMBERS, group_findings, more_text
 from kinspect.core.quality.overview import SizeNamer, model_quality
+from kinspect.core.quality.pick_map import site_maps
 from kinspect.core.quality.variance import regret_spread, spreads, widest
 from kinspect.core.quality.whatif import current, paste_line, paste_note, what_ifs
 from kinspect.core.session.eventlog import deciders
@@ -105,7 +106,7 @@ def _quality(r: _Names) -> list[str]:
     s = r.session
     q = model_quality(s)
     if not q.shapes:
-        return []
+        return _pick_maps(s)
     rows = []
     across_compiles = regret_spread(s)
     for sq in q.sites:
@@ -146,6 +147,29 @@ def _quality(r: _Names) -> list[str]:
         if line is not None and note is not None:
             lines += ["", prose(note), "", "```python", line, "```"]
     return lines
+
+
+def _pick_maps(s: Session) -> list[str]:
+    """Where nothing is measured (a trace): which variant runs along each size of each site,
+    from the compiled code, with the compiled hints and each subset of them."""
+    lines: list[str] = []
+    for site in s.sites:
+        labels = {v.index: v.label for v in site.variants}
+        for m in site_maps(s, site, {}):
+            if not m.maps:
+                continue
+            at = " ".join(f"{k}={v}" for k, v in m.fixed.items())
+            lines += [f"{code(site.name, in_table=False)}: which variant runs along "
+                      f"{code(f'{m.symbol}={m.lo}..{m.hi}', in_table=False)}"
+                      + (f" with {code(at, in_table=False)}" if at else ""), ""]
+            lines += table(("hints", "variant run: sizes"),
+                           ((code(", ".join(map(str, pm.hints))), prose(pm.text(labels))) for pm in m.maps))
+            lines.append("")
+    if not lines:
+        return []
+    return ["Nothing measured: which variant Inductor runs along each size, from the compiled code (the first "
+            "row with the compiled hints, then each subset of them as compiled: a compile with fewer hints may "
+            "autotune other kernels; `kinspect sweep` measures each variant's latency).", "", *lines]
 
 
 def _worst_at(r: _Names, sizes: dict[str, int], key: Key) -> str:
