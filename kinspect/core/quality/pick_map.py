@@ -15,6 +15,7 @@ import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from kinspect.core.dispatch.reach import SPECIALISED
 from kinspect.core.dispatch.shapes import SymbolShape
 from kinspect.core.errors import KinspectError
 from kinspect.core.quality.boundaries import boundaries
@@ -109,8 +110,8 @@ class SizeMaps:
     maps: tuple[PickMap, ...]
 
 
-FIRST_SIZE = 2
-"""Dynamo specialises sizes 0 and 1: a graph with a dynamic size never sees them."""
+FIRST_SIZE = max(SPECIALISED) + 1
+"""The least size a graph with a dynamic size sees."""
 
 
 def site_maps(session: Session, site: Site, sizes: Mapping[str, int]) -> list[SizeMaps]:
