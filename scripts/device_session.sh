@@ -44,7 +44,7 @@
 #   scripts/device_session.sh upstream docs/upstream/hint-per-symbol.patch applied to a copy of this machine's
 #                                      Inductor: the reproducer before and after, the upstream test, two programs
 #                                      with plain torch.compile (scripts/with_hints.py, no kinspect) and one
-#                                      recorded by kinspect run (stock mode) on the patched copy
+#                                      recorded by kinspect run (stock mode) on the patched copy, all at once
 #   scripts/device_session.sh training what kinspect run costs a training program's compile against stock Inductor
 #                                      with the same options, cold caches (benchmarks/training_compile.py)
 # Each ends with a short table. Copy $OUT/samples/*.session.json into samples/ to commit them.
@@ -166,21 +166,32 @@ upstream)
     rm "$patched/torch/_inductor" && cp -r "$torch_dir/_inductor" "$patched/torch/_inductor"
     command -v patch >/dev/null || { echo "no patch command on this machine"; exit 1; }
     (cd "$patched" && patch -p1 < "$OLDPWD/docs/upstream/hint-per-symbol.patch") || exit 1
-    repro() { timeout 150 python3 docs/upstream/hint_rows_repro.py "$1" 2>&1 \
+    # The steps are independent: each runs at once into a file of its own, printed in order below
+    # (one GPU shared, so autotune times carry that noise; their order against cuBLAS is the check).
+    steps="$out/upstream" && mkdir -p "$steps"
+    on_patched() { PYTHONPATH="$patched:$PYTHONPATH" "$@"; }
+    repro() { timeout 200 python3 docs/upstream/hint_rows_repro.py "$1" 2>&1 \
         | grep -E "AUTOTUNE|^ *triton_mm_[0-9]+ |cuBLAS|compiled|Error" | head -"${2:-6}"; }
-    for h in 4096 64; do echo "== stock torch, hint $h"; repro $h; done
-    for h in 64 256; do echo "== patched torch, hint $h"; PYTHONPATH="$patched:$PYTHONPATH" repro $h; done
-    echo "== upstream test, patched torch"
-    PYTHONPATH="$patched:$PYTHONPATH" timeout 200 python3 docs/upstream/test_hint_per_symbol.py 2>&1 | tail -4
+    for h in 4096 64; do repro $h > "$steps/1-stock-$h.txt" & done
+    for h in 64 256; do on_patched repro $h > "$steps/2-patched-$h.txt" & done
+    on_patched timeout 300 python3 docs/upstream/test_hint_per_symbol.py > "$steps/3-test.txt" 2>&1 &
     for p in encoder_serve vit_classify; do
-        echo "== $p, plain torch.compile on the patched torch"
-        PYTHONPATH="$patched:$PYTHONPATH" timeout 240 python3 scripts/with_hints.py tests/gpu/programs/$p.py 2>&1 \
-            | grep -E "^batch|Error|error" | tail -4
+        on_patched timeout 400 python3 scripts/with_hints.py tests/gpu/programs/$p.py 2>&1 \
+            | grep -E "^batch|Error|error" | tail -4 > "$steps/4-plain-$p.txt" &
     done
-    echo "== vit_classify recorded by kinspect run on the patched torch"
-    PYTHONPATH="$patched:$PYTHONPATH" timeout 300 python3 -m kinspect run --hints 64,256,4096 --measure \
-        -o "$out/vit.patched.session.json" tests/gpu/programs/vit_classify.py 2>&1 | grep "^kinspect:" | tail -3
-    COLUMNS=200 python3 -m kinspect explain "$out/vit.patched.session.json" 2>&1 | grep -iE "finding|hint-size|benchmark|whole model" | head
+    on_patched timeout 450 python3 -m kinspect run --hints 64,256,4096 --measure \
+        -o "$out/vit.patched.session.json" tests/gpu/programs/vit_classify.py 2>&1 | grep "^kinspect:" | tail -3 \
+        > "$steps/5-kinspect-vit.txt" &
+    wait
+    for h in 4096 64; do echo "== stock torch, hint $h"; cat "$steps/1-stock-$h.txt"; done
+    for h in 64 256; do echo "== patched torch, hint $h"; cat "$steps/2-patched-$h.txt"; done
+    echo "== upstream test, patched torch"; tail -4 "$steps/3-test.txt"
+    for p in encoder_serve vit_classify; do
+        echo "== $p, plain torch.compile on the patched torch"; cat "$steps/4-plain-$p.txt"
+    done
+    echo "== vit_classify recorded by kinspect run on the patched torch"; cat "$steps/5-kinspect-vit.txt"
+    COLUMNS=200 python3 -m kinspect explain "$out/vit.patched.session.json" 2>&1 | grep -iE "finding|hint-size|benchmark|autotune-time|whole model" | head
+    rm -rf "$steps"
     ;;
 hints)
     gpu_tests tests/gpu/test_gpu_hint_tensors.py "${@:2}"
