@@ -4,7 +4,10 @@ saying why not), its sites and dispatches, whether every pick was Inductor's, an
 dispatch quality over the keys it ran (pick over fastest variant, whole model and worst
 site; one compile each, timed while other programs compiled on the same GPU).
 
-    python scripts/program_table.py DIR
+    python scripts/program_table.py DIR [DIR ...]
+
+Several directories (two device calls' programs.tgz unpacked, say) are read as one: a
+program's stock row from one and its fixed row from another.
 """
 
 import json
@@ -34,9 +37,10 @@ def row(d: Path, name: str, mode: str) -> str:
             f", {quality}; {', '.join(kinds) or 'no warnings'}")
 
 
-d = Path(sys.argv[1])
-names = sorted({p.name.split(".")[0] for p in d.glob("*.stderr.txt")})
+dirs = [Path(a) for a in sys.argv[1:]]
+names = sorted({p.name.split(".")[0] for d in dirs for p in d.glob("*.stderr.txt")})
 for name in names:
     for mode in ("stock", "fixed"):
-        if (d / f"{name}.{mode}.stderr.txt").exists():
-            print(row(d, name, mode))
+        for d in dirs:
+            if (d / f"{name}.{mode}.stderr.txt").exists():
+                print(row(d, name, mode))
