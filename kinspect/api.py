@@ -64,6 +64,9 @@ class recording(contextlib.ContextDecorator):  # noqa: N801 - used as `with kins
         reason = active.no_site_reason()
         if reason is not None:
             active.options.say(f"no size-hint multi-kernel: {reason}")
+        died = active.compile_died()
+        if died is not None:
+            active.options.say(died)
 
 
 def _caller_file() -> str:

@@ -160,3 +160,28 @@ def test_a_rerun_whose_misfit_does_not_read_back_still_names_the_fault(live, mon
         live.run_sizes({}, what="compile")
     assert "the fault is at hint 256 while autotuning bmm (buf0), config BLOCK_M=32: at hint 256, ..." in str(err.value)
     assert not [g for g in live.capture.graphs if g.misfits]
+
+
+def test_a_graph_keeps_the_autotuning_its_compile_died_in_and_its_line_names_it_and_the_option():
+    """`kinspect run` of a Llama with its layers as regions died of a CUDA fault while Inductor
+    autotuned the block's up projection at a hint, after another graph had made a site: the
+    graph that died is named with the op and hint, and the option that tunes each hint on one
+    problem (not `--compile-layers-once`, which was not the cause)."""
+    from torch._inductor.virtualized import V
+
+    from kinspect.inductor.hooks.capture import Autotuning, CompileCapture
+    from kinspect.inductor.recording.translate import no_site_reason
+
+    graph = SimpleNamespace(is_inference=True)
+    with CompileCapture() as cap, V.set_graph_handler(graph):
+        rec = cap._graph_for(graph)
+        with pytest.raises(RuntimeError, match="illegal memory access"):
+            autotune_every_hint(ScoresNode(fails_at=256))
+    assert rec.died_at == Autotuning("buf0", "bmm", 256)
+    rec.templates, rec.dynamic_inputs = 1, True
+    assert no_site_reason(rec, [64, 256, 4096]) == (
+        "Inductor raised before it wrote this graph's code (its error is above), so no kernel was chosen: it raised "
+        "while autotuning bmm (buf0) at hint 256 (at a hint, stock Inductor's sizes disagree where a GEMM's rows are "
+        "a product of sizes); --one-size-per-symbol tunes each hint on one problem")
+    rec.per_symbol = True  # already tuned on one problem per hint: no option to offer
+    assert no_site_reason(rec, [64, 256, 4096]).endswith("it raised while autotuning bmm (buf0) at hint 256")

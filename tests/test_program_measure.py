@@ -66,3 +66,77 @@ def test_each_key_is_timed_on_new_tensors_shaped_as_its_first_call(monkeypatch):
         assert a[1] is not out and a[1].dtype == torch.bfloat16 and a[2] == 7
     assert bool((x == 1).all()) and bool((out == 0).all())  # the program's tensors untouched
     assert "key 1 of 2" in said and any(s.startswith("measuring multi_kernel_0 at ") for s in said), said
+
+
+ILLEGAL = "CUDA error: an illegal memory access was encountered"
+
+
+def _two_keys(monkeypatch):
+    """A site called at two keys, and measuring stood in up to the GPU."""
+    monkeypatch.setenv("TORCHINDUCTOR_DISABLE_MULTI_KERNEL_CACHE", "1")
+    snapshots = KeySnapshots()
+    with Recorder(on_site=snapshots.watch) as rec:
+        call = Call("multi_kernel_0", {((h, 8), (h, 4)): Launched(f"k{i}", []) for i, h in enumerate((64, 4096))},
+                    {0: [slice(0, 2)], 1: [slice(0, 2)]})
+    call.run(torch.ones(100, 8), torch.zeros(100, 4))
+    call.run(torch.ones(5000, 8), torch.zeros(5000, 4))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
+    monkeypatch.setattr(measurements, "cupti_times", lambda launcher, variants: {})
+    monkeypatch.setattr(measurements, "measure_peaks", lambda: {"tflops_bf16": 1.0})
+    monkeypatch.setattr(measurements, "measure_overheads", lambda: {})
+    return snapshots, rec
+
+
+def test_after_the_programs_cuda_fault_nothing_is_timed_and_one_line_says_why(monkeypatch):
+    """An illegal memory access leaves the process's CUDA context failing every call: the
+    H200's Llama under --compile-layers-once died so, and measuring then raised the same
+    error and lost the session. Now nothing is launched and the line says why."""
+    snapshots, rec = _two_keys(monkeypatch)
+
+    error = getattr(torch, "AcceleratorError", RuntimeError)  # what torch 2.11 raises; older ones, RuntimeError
+
+    def broken():
+        raise error(ILLEGAL + "\nCUDA kernel errors might be asynchronously reported")
+
+    def no_timing(*a, **k):
+        raise AssertionError("timed on a broken context")
+
+    monkeypatch.setattr(torch.cuda, "synchronize", broken)
+    monkeypatch.setattr(measurements, "time_variants", no_timing)
+    said: list[str] = []
+    assert snapshots.measure(Session(Environment(created="test")), rec.sites, said.append, None) == []
+    assert said == [f"--measure times nothing: a CUDA error in the program ({error.__name__}: {ILLEGAL}) left this "
+                    "process's GPU context failing every later call; recorded without timings"]
+
+
+def test_a_fault_while_measuring_keeps_the_keys_timed_before_it(monkeypatch):
+    snapshots, rec = _two_keys(monkeypatch)
+    timed = []
+
+    def fault_on_second(launcher, variants, overheads, l2_flush=False, progress=None, cancel=None):
+        timed.append(variants)
+        if len(timed) == 2:
+            raise RuntimeError(ILLEGAL)
+        return {v: Timing(10.0 + v, 9.0, 11.0, 25) for v in variants}
+
+    monkeypatch.setattr(measurements, "time_variants", fault_on_second)
+    said: list[str] = []
+    made = snapshots.measure(Session(Environment(created="test")), rec.sites, said.append, None)
+    assert [(m.key[0][0], m.variant) for m in made] == [(100, 0), (100, 1)]
+    assert said[-1] == (f"measuring stopped: RuntimeError: {ILLEGAL}, after which every CUDA call in this process "
+                        "fails; the 2 measurements made before it are kept")
+
+
+def test_an_error_that_is_not_a_fault_still_raises(monkeypatch):
+    """Only a sticky CUDA fault is caught here; any other error is the recording's to report
+    (ProgramRecording.finish saves the session with what was measured)."""
+    snapshots, rec = _two_keys(monkeypatch)
+
+    def broken_timer(*a, **k):
+        raise ValueError("a bug in timing")
+
+    monkeypatch.setattr(measurements, "time_variants", broken_timer)
+    with pytest.raises(ValueError, match="a bug in timing"):
+        snapshots.measure(Session(Environment(created="test")), rec.sites, lambda text: None, None)

@@ -239,6 +239,86 @@ def test_the_python_api_records_a_block_and_importing_kinspect_imports_no_torch(
     assert [e.key[0][0] for e in load(tmp_path / "each.session.json").events] == [9]
 
 
+ILLEGAL = "CUDA error: an illegal memory access was encountered"
+
+
+class DyingAutotune:
+    """What Inductor's `MultiTemplateBuffer.choice_timings` reads of an mm being autotuned,
+    whose benchmark at hint 4096 raises the fault the H200 raised."""
+
+    def __init__(self) -> None:
+        self._choice_timings: dict = {}
+        self.origin_node = type("Node", (), {"target": type("Op", (), {"_opname": "mm"})()})()
+
+    def get_name(self) -> str:
+        return "buf5"
+
+    def _choice_timings_fn(self, hint: int) -> dict:
+        if hint == 4096:
+            raise RuntimeError(ILLEGAL)
+        return {}
+
+
+def test_a_compile_that_dies_after_another_graph_made_a_site_is_named_with_its_op_and_hint(tmp_path, monkeypatch,
+                                                                                            capsys):
+    """A 2-layer Llama under `kinspect run --compile-layers-once` on the H200: one graph made a
+    site, then the block's compile died of a CUDA fault while autotuning at hint 4096. The
+    session is saved with the site, and the last line names the graph that died, the op, the
+    hint and the option, where it used to blame the regions and say nothing of the fault."""
+    monkeypatch.setenv("TORCHINDUCTOR_DISABLE_MULTI_KERNEL_CACHE", "1")
+    import kinspect
+    from torch._inductor import ir
+    from torch._inductor.codegen.multi_kernel import SizeHintMultiKernelCall
+    from torch._inductor.virtualized import V
+    from standins import StandIn
+
+    block = type("GraphLowering", (), {"is_inference": True})()
+    with pytest.raises(RuntimeError, match="illegal memory access"):
+        with kinspect.recording(tmp_path / "llama.session.json") as r:
+            call = SizeHintMultiKernelCall("multi_kernel_0", {((h, 1), (h, 64)): StandIn(f"k{i}")
+                                                              for i, h in enumerate((64, 4096))},
+                                           {0: [slice(0, 2)], 1: [slice(0, 2)]})
+            call.run(torch.empty(32, 1, device="meta"), torch.empty(32, 64, device="meta"))
+            with V.set_graph_handler(block):
+                r._active.capture._graph_for(block).templates += 1  # as lowering the block's mm does
+                for hint in (64, 256, 4096):
+                    ir.MultiTemplateBuffer.choice_timings(DyingAutotune(), hint)
+    session = load(tmp_path / "llama.session.json")
+    assert [s.name for s in session.sites] == ["multi_kernel_0"] and len(session.events) == 1
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert re.fullmatch(
+        r"kinspect: graph_\d \(inference\) died: Inductor raised before it wrote this graph's code \(its error is "
+        r"above\), so no kernel was chosen: it raised while autotuning mm \(buf5\) at hint 4096 \(at a hint, stock "
+        r"Inductor's sizes disagree where a GEMM's rows are a product of sizes\); --one-size-per-symbol tunes each "
+        r"hint on one problem", last), last
+
+
+def test_a_cuda_fault_under_regions_is_not_blamed_on_the_regions(tmp_path):
+    """Dynamo reports a fault made while it compiled a region's frame as its own error (the
+    H200's Llama: InternalTorchDynamoError from restoring the RNG state); only an error no
+    CUDA error is behind points at --compile-layers-once."""
+    from torch._dynamo.exc import InternalTorchDynamoError
+
+    from kinspect.core.recording_files import recording_files
+    from kinspect.inductor import ProgramRecording, RunOptions
+
+    files = recording_files(None, tmp_path / "llama_serve.session.json")
+    rec = ProgramRecording(RunOptions(files, "llama_serve.py"))
+    rec.layer_groups = [type("Group", (), {"text": "layers (2 × LlamaDecoderLayer)"})()]
+
+    def dynamo_error(cause: BaseException) -> BaseException:
+        try:
+            raise InternalTorchDynamoError(f"{type(cause).__name__}: {cause}") from cause
+        except InternalTorchDynamoError as e:
+            return e
+
+    assert rec.regions_failed(dynamo_error(RuntimeError(ILLEGAL))) is None
+    assert rec.regions_failed(ValueError("the program's own")) is None
+    assert rec.regions_failed(dynamo_error(KeyError("L['self'].layers[0]"))) == (
+        "Dynamo failed tracing the program with layers (2 × LlamaDecoderLayer) as nested compile regions "
+        "(--compile-layers-once); without the switch its blocks compile as stock Inductor's do")
+
+
 def test_compile_layers_once_marks_the_programs_repeated_blocks_and_the_session_says_so(here):
     done = kinspect(here, "run", "--compile-layers-once", "layers.py")
     assert done.returncode == 0, done.stderr

@@ -70,9 +70,9 @@ def run(args: argparse.Namespace) -> int:
             ended = e
     if ended is not None and not isinstance(ended, (SystemExit, KeyboardInterrupt)):
         print_program_traceback(ended)
-        if args.compile_layers_once and type(ended).__module__.startswith("torch._dynamo") and rec.layer_groups:
-            say(f"Dynamo failed tracing the program with {', '.join(g.text for g in rec.layer_groups)} as nested "
-                "compile regions (--compile-layers-once); without the switch its blocks compile as stock Inductor's do")
+        regions = rec.regions_failed(ended)
+        if regions is not None:
+            say(regions)
     try:
         session = rec.finish()
     except KinspectError as e:
@@ -97,6 +97,9 @@ def run(args: argparse.Namespace) -> int:
     if reason is not None:
         first = "" if ended is None or isinstance(ended, SystemExit) else " (the program ended before its compiles did)"
         say(f"no size-hint multi-kernel{first}: " + (NO_GPU_SITES if first and not gpu else reason))
+    died = rec.compile_died()
+    if died is not None:
+        say(died)
     if isinstance(ended, (SystemExit, KeyboardInterrupt)):
         raise ended
     return 0 if ended is None else 1

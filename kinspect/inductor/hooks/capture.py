@@ -94,6 +94,11 @@ class GraphRecord:
     regions: dict[str, list[Origin]] = field(default_factory=dict)
     """Each nested compile region's subgraph (`repeated_subgraph0`, as the wrapper names its
     function) -> where each of its calls came from (`h.0`, `h.1`, ...), in graph order."""
+    died_at: Autotuning | None = None
+    """The autotuning that raised in this graph's compile: where it died (a CUDA fault is
+    reported late, so it may have been made at an earlier hint of the same compile)."""
+    per_symbol: bool = False
+    """Lowered under `--one-size-per-symbol`."""
 
     @property
     def name(self) -> str:
@@ -168,7 +173,7 @@ class CompileCapture:
                 return rec
         kind = "backward" if getattr(g, "is_backward", False) else (
             "inference" if getattr(g, "is_inference", False) else "forward")
-        rec = GraphRecord(len(self.graphs), kind, g)
+        rec = GraphRecord(len(self.graphs), kind, g, per_symbol=hint_sizes.active())
         if g is not None:  # known before codegen, so a compile that dies still names its sizes
             with contextlib.suppress(Exception):
                 rec.symbols, rec.dynamic_inputs = _symbols_of(g)
@@ -445,7 +450,13 @@ def _install_hooks() -> None:
                 cap.autotuning = Autotuning(node.get_name(), _op_of(node), hint_override)
                 cap.configs = None
                 cap._say(cap._autotuning_text())
-            timings = orig(node, hint_override)
+            try:
+                timings = orig(node, hint_override)
+            except BaseException:
+                rec = cap.current()
+                if rec is not None and rec.died_at is None:
+                    rec.died_at = cap.autotuning or Autotuning(node.get_name(), _op_of(node), hint_override)
+                raise
             cap.autotuning = None
             rec = cap.current()
             if rec is not None and fresh:

@@ -122,6 +122,11 @@ class GraphSizes:
         return int(got) if got.is_number else None
 
 
+def active() -> bool:
+    """Whether graphs lowered now are tuned at one size per symbol."""
+    return _active > 0
+
+
 def assignments(graph: Any) -> tuple[Assignment, ...]:
     """The assignments a graph lowered in this mode was tuned at, in hint order (none
     outside the mode, or where no size was evaluated at a hint)."""

@@ -70,7 +70,7 @@ from kinspect.inductor.hooks.after_import import after_import
 from kinspect.inductor.hooks.compile_caches import RecordingCaches
 from kinspect.inductor.hooks.capture import CompileCapture, GraphRecord
 from kinspect.inductor.hooks.kernels import variant_facts
-from kinspect.inductor.timing.program_measure import KeySnapshots
+from kinspect.inductor.timing.program_measure import KeySnapshots, error_line
 from kinspect.inductor.hooks.recorder import LiveSite, Recorder, loading_module_file
 from kinspect.inductor.launch.torchrun import Rank
 
@@ -118,6 +118,8 @@ class ProgramRecording:
         """Wrapper file -> the sites of a graph loaded from Inductor's caches."""
         self._logged: set[Any] = set()
         self._codes: dict[str, str | None] = {}
+        self._died: dict[str, str] = {}
+        """The graphs whose compile raised before Inductor wrote their code: name -> why."""
         self._stack = contextlib.ExitStack()
         self.log: LiveLog | None = None
         self.layer_groups: list[BlockGroup] = []
@@ -288,6 +290,10 @@ class ProgramRecording:
                 except KeyboardInterrupt:
                     say("measuring interrupted: saving what was measured")
                     self.session.measurements += self.snapshots.done
+                except Exception as e:  # noqa: BLE001 - what was recorded is saved whatever measuring raised
+                    say(f"measuring failed ({error_line(e)}): saving the session with the "
+                        f"{len(self.snapshots.done)} measurements made before it")
+                    self.session.measurements += self.snapshots.done
             self._save()
         finally:
             if self.log is not None:
@@ -313,6 +319,7 @@ class ProgramRecording:
         names = sorted({_source_name(src) for g in numbered for srcs in g.symbols.values() for src in srcs} - {None})
         s.symbols = translate.symbols(numbered, [], names, {})
         s.graphs, s.sites = [], []
+        self._died = {g.name: translate.died(g) for g in numbered if g.wrapper_path is None and g.templates}
         for g in numbered:
             code = self._code(g.wrapper_path)
             s.graphs.append(translate.graph(g, code, self.hints.seen))
@@ -355,6 +362,31 @@ class ProgramRecording:
         if self.log is not None:  # the log ends as the session does: every site with its sources
             for site in self.session.sites:
                 self.log.site(site)
+
+    def regions_failed(self, ended: BaseException) -> str | None:
+        """With the layers as nested compile regions, a Dynamo error that no CUDA error is
+        behind, in one line: the regions are the likely cause, and the switch the way round
+        it. A CUDA fault is a compile's, said by `compile_died` or `no_site_reason`."""
+        if not self.layer_groups or not type(ended).__module__.startswith("torch._dynamo"):
+            return None
+        chain: list[BaseException] = []
+        e: BaseException | None = ended
+        while e is not None and e not in chain and len(chain) < 16:
+            chain.append(e)
+            e = e.__cause__ or e.__context__
+        if any("CUDA error" in str(c) for c in chain):
+            return None
+        return (f"Dynamo failed tracing the program with {', '.join(g.text for g in self.layer_groups)} as nested "
+                "compile regions (--compile-layers-once); without the switch its blocks compile as stock Inductor's do")
+
+    def compile_died(self) -> str | None:
+        """Where some graphs got size-hint multi-kernels but a compile died (the program's
+        error ended it): which graph, and why, in one line; None otherwise (a program with
+        no site hears it from `no_site_reason`)."""
+        if not self.session.sites or not self._died:
+            return None
+        name, why = list(self._died.items())[-1]
+        return f"{name} died: {why}"
 
     def no_site_reason(self) -> str | None:
         """Why the program got no size-hint multi-kernel, in a few words; None if it got one."""

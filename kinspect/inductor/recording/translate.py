@@ -199,15 +199,28 @@ def _site(g: GraphRecord, rec: SiteRecord, facts: list[dict[str, Any]], calls: t
 def _died_of(g: GraphRecord) -> str:
     """What kinspect saw that explains a compile that died autotuning at a hint: the first
     benchmark tensor its kernel read past (CUDA reports such a fault late, at a later call)
-    and the option that tunes each hint on one problem."""
+    and the option that tunes each hint on one problem; else the autotuning that raised."""
     short = [s for s in g.misfits if s.misfit.short]
     if not short:
-        return ""
+        at = g.died_at
+        if at is None or at.hint is None:
+            return ""
+        out = f": it raised while autotuning {at.op} ({at.node}) at hint {at.hint}"
+        if g.per_symbol:
+            return out
+        return out + (" (at a hint, stock Inductor's sizes disagree where a GEMM's rows are a product of sizes); "
+                      "--one-size-per-symbol tunes each hint on one problem")
     first = short[0]
     op, _ = op_of(g, first)
     return (f": at hint {first.misfit.hint}, {op}'s {first.misfit.tensor} was autotuned on a tensor smaller than its "
             f"kernel reads (Inductor's sizes at a hint disagree; {len(short)} such tensor"
             f"{'s' if len(short) > 1 else ''} in all); --one-size-per-symbol tunes each hint on one problem")
+
+
+def died(g: GraphRecord) -> str:
+    """A compile that raised before Inductor wrote the graph's code, and what explains it."""
+    return "Inductor raised before it wrote this graph's code (its error is above), so no kernel was chosen" + \
+        _died_of(g)
 
 
 def no_site_reason(g: GraphRecord, hints: Sequence[int]) -> str:
@@ -220,8 +233,7 @@ def no_site_reason(g: GraphRecord, hints: Sequence[int]) -> str:
     if g.templates == 0:
         return "no GEMM Inductor could render as a Triton template (no mm/addmm/bmm here)"
     if g.wrapper_path is None:
-        return "Inductor raised before it wrote this graph's code (its error is above), so no kernel was chosen" + \
-            _died_of(g)
+        return died(g)
     if not g.finalized:
         return "an extern kernel (e.g. cuBLAS) beat every Triton template in autotuning"
     return "the Triton templates chosen here have no dynamic size (Inductor needs one for a size-hint key)"

@@ -23,6 +23,7 @@ from kinspect.core.session.format.log import LiveLog
 from kinspect.core.session.runtime import Measurement
 from kinspect.core.session.model import Session
 from kinspect.inductor.timing.measurements import measure_call, with_peaks
+from kinspect.inductor.hooks.benchmark_tensors import sticky
 from kinspect.inductor.hooks.recorder import LiveSite
 
 
@@ -78,7 +79,8 @@ class KeySnapshots:
     def measure(self, session: Session, sites: Sequence[LiveSite], say: Callable[[str], None],
                 log: LiveLog | None) -> list[Measurement]:
         """Time every variant at each noted key, in the order the program met them; each
-        measurement goes to the log as it is made. Without CUDA, says so and times none."""
+        measurement goes to the log as it is made. Without CUDA, or after a CUDA fault of
+        the program's (or of a variant's), says so and keeps what was timed before it."""
         import torch
 
         if not self.calls:
@@ -86,6 +88,22 @@ class KeySnapshots:
         if not torch.cuda.is_available():
             say("--measure needs a CUDA GPU, and none is available here: recorded without timings")
             return []
+        fault = context_fault()
+        if fault is not None:
+            say(f"--measure times nothing: a CUDA error in the program ({fault}) left this process's GPU context "
+                "failing every later call; recorded without timings")
+            return []
+        try:
+            self._measure_all(session, sites, say, log)
+        except Exception as e:
+            if not sticky(str(e)):
+                raise
+            say(f"measuring stopped: {error_line(e)}, after which every CUDA call in this process fails; "
+                f"the {len(self.done)} measurement{'s' if len(self.done) != 1 else ''} made before it are kept")
+        return self.done
+
+    def _measure_all(self, session: Session, sites: Sequence[LiveSite], say: Callable[[str], None],
+                     log: LiveLog | None) -> None:
         session.environment = with_peaks(session.environment, say)
         by_index = {ls.index: ls for ls in sites}
         by_name = {s.name: s for s in session.sites}
@@ -105,7 +123,6 @@ class KeySnapshots:
             if log is not None:
                 for m in made:
                     log.measurement(m)
-        return self.done
 
     @staticmethod
     def _measure_key(ls: LiveSite, site: Any, key: Key, args: list[Any], kwargs: dict[str, Any],
@@ -124,3 +141,20 @@ class KeySnapshots:
         finally:
             del built
             torch.cuda.empty_cache()
+
+
+def context_fault() -> str | None:
+    """The sticky CUDA error this process's context holds, in one line, or None: after an
+    illegal memory access every CUDA call fails, so nothing can be timed."""
+    import torch
+
+    try:
+        torch.cuda.synchronize()
+    except Exception as e:  # noqa: BLE001 - only a sticky fault is an answer; anything else is left to measuring
+        return error_line(e) if sticky(str(e)) else None
+    return None
+
+
+def error_line(e: BaseException) -> str:
+    lines = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {lines[0][:300] if lines else ''}"
