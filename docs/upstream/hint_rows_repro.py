@@ -4,8 +4,9 @@
     python docs/upstream/hint_rows_repro.py 64     # dies of a CUDA error while autotuning
 
 It then prints cuBLAS on the same GEMM with B*S rows at the hint for each symbol (what the
-kernel computes) and, where that differs, at the hint itself (what the grid and the
-benchmark tensors of stock Inductor are sized for), to hold the autotune table against.
+kernel computes), at the sizes the patched Inductor tunes where the 32-bit indexing guard
+halves them, and at the hint itself (what the grid and the benchmark tensors of stock
+Inductor are sized for), to hold the autotune table against.
 Needs torch with CUDA and triton only (no kinspect). See hint-rows.md beside it.
 """
 
@@ -41,6 +42,11 @@ def cublas_us(rows: int) -> float:
     return s.elapsed_time(e) / 20 * 1000
 
 
-for rows in dict.fromkeys(r for r in (hint * hint, hint) if r * (768 + 2304) * 2 < 8 << 30):
+# What the patched Inductor tunes at this hint: B = S = the hint, halved together until the
+# (B*S, 2304) output passes its 32-bit indexing guard.
+side = hint
+while side * side * 2304 > torch.iinfo(torch.int32).max:
+    side //= 2
+for rows in dict.fromkeys(r for r in (hint * hint, side * side, hint) if r * (768 + 2304) * 2 < 8 << 30):
     print(f"cuBLAS {rows}x768x2304: {cublas_us(rows):.1f} us")
 print("compiled, no fault")

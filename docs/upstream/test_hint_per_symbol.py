@@ -1,7 +1,8 @@
 # Owner(s): ["module: inductor"]
 """The size-hint multi-kernel tunes and keys each hint's variant on one problem: each size
-symbol takes the hint (hint-per-symbol.patch). In PyTorch's tree this sits beside
-test/inductor/test_multi_kernel.py; run it here with `python test_hint_per_symbol.py`."""
+symbol takes the hint, within its range and the graph's guards (hint-per-symbol.patch). In
+PyTorch's tree this sits beside test/inductor/test_multi_kernel.py; run it here with
+`python test_hint_per_symbol.py`."""
 
 import sympy
 
@@ -39,6 +40,23 @@ class HintPerSymbolTest(TestCase):
             self.assertEqual(sv.optimization_hint_with_override(2 * ks0, 64), 8192)
             # No hint: the example sizes, as before.
             self.assertEqual(sv.optimization_hint_with_override(s0 * s1, None), 8 * 128)
+
+    def test_sizes_at_hint_stay_within_ranges_and_guards(self):
+        # A GEMM whose rows are B*S with S <= 512 (a model's positions) and a template
+        # that installed Inductor's 32-bit indexing guard on its (B*S, 3072) output: at
+        # hint 4096, S stops at 512 and both symbols are halved together until the guard
+        # holds, so the problem tuned is one the graph can run (B*S*3072 < 2**31).
+        graph, s0, s1 = _graph()
+        with V.set_graph_handler(graph):
+            sv = graph.sizevars
+            sv.check_leq(s1, 512)
+            self.assertEqual(sv.optimization_hint_with_override(s0 * s1, 4096), 4096 * 512)
+            sv.check_leq(s0 * s1 * 3072, torch.iinfo(torch.int32).max)
+            self.assertEqual(sv.optimization_hint_with_override(s0, 4096), 1024)
+            self.assertEqual(sv.optimization_hint_with_override(s1, 4096), 512)
+            self.assertEqual(sv.optimization_hint_with_override(s0 * s1, 4096), 1024 * 512)
+            # A hint whose problem fits is each symbol's hint, as before.
+            self.assertEqual(sv.optimization_hint_with_override(s0 * s1, 64), 64 * 64)
 
     @requires_gpu()
     @inductor_config.patch(

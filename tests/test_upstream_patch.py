@@ -1,0 +1,79 @@
+"""docs/upstream/hint-per-symbol.patch applies to this machine's Inductor (torch 2.13 here,
+2.11 on the H200: scripts/device_session.sh upstream) and does what hint-rows.md says, on a
+copy of Inductor, without touching the installed one: at a hint each size symbol takes the
+hint, within its range and the graph's guards (Inductor's 32-bit indexing guard among them).
+PyTorch-style tests of the same (they need expecttest): docs/upstream/test_hint_per_symbol.py."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+PATCH = Path(__file__).resolve().parent.parent / "docs" / "upstream" / "hint-per-symbol.patch"
+
+CHECK = """
+import sympy, torch
+from torch._dynamo.source import ConstantSource
+from torch._inductor.graph import GraphLowering
+from torch._inductor.virtualized import V
+from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+env = ShapeEnv()
+b, s = env.create_symbol(8, ConstantSource("B")), env.create_symbol(128, ConstantSource("S"))
+fx = torch.fx.Graph()
+fx.output(None)
+graph = GraphLowering(torch.fx.GraphModule({}, fx), shape_env=env)
+with V.set_graph_handler(graph):
+    sv = graph.sizevars
+    at = sv.optimization_hint_with_override
+    print("rows at 64", at(b * s, 64), "stride at 64", at(768 * s, 64), "example", at(b * s, None))
+    sv.check_leq(s, 512)
+    print("rows at 4096 with S <= 512", at(b * s, 4096))
+    sv.check_leq(b * s * 3072, torch.iinfo(torch.int32).max)
+    print("at 4096 with the 32-bit guard", at(b, 4096), at(s, 4096), at(b * s, 4096))
+"""
+
+
+@pytest.fixture(scope="module")
+def patched(tmp_path_factory) -> Path:
+    """A torch whose `_inductor` is a patched copy and everything else the installed one's."""
+    if shutil.which("patch") is None:
+        pytest.skip("needs the patch command")
+    installed = Path(torch.__file__).parent
+    root = tmp_path_factory.mktemp("patched-torch")
+    (root / "torch").mkdir()
+    for entry in installed.iterdir():
+        if entry.name != "_inductor":
+            (root / "torch" / entry.name).symlink_to(entry)
+    shutil.copytree(installed / "_inductor", root / "torch" / "_inductor",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    done = subprocess.run(["patch", "-p1", "--forward", "-i", str(PATCH)], cwd=root, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return root
+
+
+def test_the_patch_applies_and_each_size_symbol_takes_the_hint_within_ranges_and_guards(patched):
+    env = {**os.environ, "PYTHONPATH": str(patched)}
+    done = subprocess.run([sys.executable, "-c", CHECK], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines() == [
+        "rows at 64 4096 stride at 64 49152 example 1024",  # B*S at hint 64 is 64*64, as the kernel computes it
+        "rows at 4096 with S <= 512 2097152",  # S stops at its bound, B takes the hint
+        "at 4096 with the 32-bit guard 1024 512 524288",  # halved together until B*S*3072 < 2**31
+    ]
+
+
+def test_the_installed_inductor_is_the_stock_one():
+    """The check reads the patch's effect, not Inductor's own rule: unpatched, every
+    expression at a hint is the hint."""
+    done = subprocess.run([sys.executable, "-c", CHECK], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": ""})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines()[0] == "rows at 64 64 stride at 64 64 example 1024"
