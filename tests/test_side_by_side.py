@@ -51,3 +51,30 @@ def test_a_recording_without_a_site_says_so(tmp_path, capsys):
     save(synthetic_session(sites=1), tmp_path / "fixed.session.json")
     assert cli.main(["compare", str(tmp_path / "stock.session.json"), str(tmp_path / "fixed.session.json")]) == 0
     assert "stock: no size-hint multi-kernel was recorded" in capsys.readouterr().out
+
+
+def test_columns_are_labelled_by_what_tells_the_two_names_apart(tmp_path, capsys, monkeypatch):
+    """`mlp_train.stock` and `mlp_train.fixed` on a 120-column terminal: the columns say
+    `stock` and `fixed` (the whole names were cut to `mlp_train.sto…` and squeezed the site
+    column into five lines), and a line above says which file each is."""
+    monkeypatch.setenv("COLUMNS", "120")
+    for name, seed in (("stock", 1), ("fixed", 2)):
+        save(_called(synthetic_session(sites=2, seed=seed)), tmp_path / f"mlp_train.{name}.session.json")
+    a, b = (str(tmp_path / f"mlp_train.{name}.session.json") for name in ("stock", "fixed"))
+    assert cli.main(["compare", a, b]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"stock: {a}  ·  fixed: {b}"
+    header = next(line for line in lines if "geomean" in line)
+    assert [c.strip() for c in header.split("┃")[2:-1]] == ["keys", "geomean", "worst", "lost"] * 2
+    labels = next(line for line in lines if "stock" in line and "┃" in line)
+    assert labels.count("stock") == 4 and labels.count("fixed") == 4 and "mlp_train" not in labels
+    rows = [line for line in lines if "layers." in line or "whole model" in line]
+    assert len(rows) == 3  # one line per site and the whole model: the site column is not squeezed
+
+
+def test_labels_fall_back_to_the_names_where_nothing_shorter_tells_them_apart():
+    from kinspect.commands.compare import recording_labels
+
+    assert recording_labels("vit.stock.h200", "vit.fixed.h200") == ("stock", "fixed")
+    assert recording_labels("gpt2", "gpt2_small") == ("gpt2", "gpt2_small")
+    assert recording_labels("run", "run") == ("first", "second")

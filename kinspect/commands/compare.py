@@ -19,7 +19,7 @@ from kinspect.core.printing import progress
 from kinspect.commands.stderr_log import log_path_for
 from kinspect.core.quality.boundaries import log_grid
 from kinspect.core.quality.comparison import comparison
-from kinspect.core.errors import KinspectError
+from kinspect.core.errors import KinspectError, shown
 from kinspect.core.recording_files import recording_files
 from kinspect.core.store import recording_path
 from kinspect.core.quality.sweep_plan import axis_points, parse_ranges
@@ -116,12 +116,28 @@ def _recordings(paths: list[str]) -> int:
 
     a, b = (load(p) for p in paths)
     rows, whole = side_by_side(a, b)
-    names = tuple(Path(p).name.removesuffix(".session.json") for p in paths)
-    if names[0] == names[1]:
-        names = ("first", "second")
+    full = tuple(Path(p).name.removesuffix(".session.json") for p in paths)
+    names = recording_labels(full[0], full[1])
     console = terminal.table_console()
+    if names != full:
+        console.print(shown(f"{names[0]}: {paths[0]}  ·  {names[1]}: {paths[1]}"), markup=False, soft_wrap=True)
     console.print(side_by_side_table(names, rows, whole))
     for name, s in zip(names, (a, b)):
         if not s.sites:
             console.print(f"{name}: no size-hint multi-kernel was recorded", markup=False, soft_wrap=True)
     return 0
+
+
+def recording_labels(a: str, b: str) -> tuple[str, str]:
+    """Column labels for two recordings: what tells their names apart (`stock` and `fixed`
+    for `mlp_train.stock` and `mlp_train.fixed`), cut at a `.`, `_` or `-`, so eight columns
+    fit a terminal; the names themselves where nothing shorter tells them apart."""
+    if a == b:
+        return ("first", "second")
+    cuts = [i + 1 for i, (x, y) in enumerate(zip(a, b)) if x == y and x in "._-" and a[:i] == b[:i]]
+    start = max(cuts, default=0)
+    ends = [i for i in range(1, min(len(a), len(b)) - start + 1)
+            if a[-i] == b[-i] and a[-i] in "._-" and a[len(a) - i:] == b[len(b) - i:]]
+    end = max(ends, default=0)
+    short = (a[start:len(a) - end], b[start:len(b) - end])
+    return short if all(short) and short[0] != short[1] else (a, b)
