@@ -293,6 +293,27 @@ def test_a_compile_that_dies_after_another_graph_made_a_site_is_named_with_its_o
         r"hint on one problem", last), last
 
 
+def test_whatever_measuring_raises_the_session_is_saved_with_what_was_measured(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("TORCHINDUCTOR_DISABLE_MULTI_KERNEL_CACHE", "1")
+    import kinspect
+    from torch._inductor.codegen.multi_kernel import SizeHintMultiKernelCall
+    from standins import StandIn
+
+    from kinspect.inductor.timing.program_measure import KeySnapshots
+
+    def broken(self, *a, **k):
+        raise ValueError("a bug in timing")
+
+    monkeypatch.setattr(KeySnapshots, "measure", broken)
+    with kinspect.recording(tmp_path / "m.session.json", measure=True):
+        call = SizeHintMultiKernelCall("multi_kernel_0", {((64, 1024), (64, 4096)): StandIn("k0")}, {0: [slice(0, 2)]})
+        call.run(torch.empty(5, 1024, device="meta"), torch.empty(5, 4096, device="meta"))
+    assert [e.key[0][0] for e in load(tmp_path / "m.session.json").events] == [5]
+    err = capsys.readouterr().err
+    assert "kinspect: measuring failed (ValueError: a bug in timing): saving the session with the 0 measurements " \
+           "made before it\n" in err
+
+
 def test_a_cuda_fault_under_regions_is_not_blamed_on_the_regions(tmp_path):
     """Dynamo reports a fault made while it compiled a region's frame as its own error (the
     H200's Llama: InternalTorchDynamoError from restoring the RNG state); only an error no
