@@ -45,6 +45,7 @@
 #                                      Inductor: the reproducer before and after, the upstream test, two programs
 #                                      with plain torch.compile (scripts/with_hints.py, no kinspect) and one
 #                                      recorded by kinspect run (stock mode) on the patched copy, all at once
+#                                      (UPSTREAM_TIMEOUT caps each step's seconds)
 #   scripts/device_session.sh training what kinspect run costs a training program's compile against stock Inductor
 #                                      with the same options, cold caches (benchmarks/training_compile.py)
 # Each ends with a short table. Copy $OUT/samples/*.session.json into samples/ to commit them.
@@ -169,18 +170,19 @@ upstream)
     # The steps are independent: each runs at once into a file of its own, printed in order below
     # (one GPU shared, so autotune times carry that noise; their order against cuBLAS is the check).
     steps="$out/upstream" && mkdir -p "$steps"
+    t() { local cap="${UPSTREAM_TIMEOUT:-$1}"; echo $(( $1 < cap ? $1 : cap )); }  # UPSTREAM_TIMEOUT caps every step
     on_patched() { PYTHONPATH="$patched:$PYTHONPATH" "$@"; }
     repro() {  # each autotune table's two fastest configs, then cuBLAS at the same sizes
-        timeout 200 python3 docs/upstream/hint_rows_repro.py "$1" 2>&1 | grep -E "AUTOTUNE|^ *triton_mm_[0-9]+ |cuBLAS|compiled|Error" \
+        timeout $(t 200) python3 docs/upstream/hint_rows_repro.py "$1" 2>&1 | grep -E "AUTOTUNE|^ *triton_mm_[0-9]+ |cuBLAS|compiled|Error" \
             | awk '/AUTOTUNE/ { n = 0 } /triton_mm_/ { if (n++ >= 2) next } { print }'; }
     for h in 4096 64; do repro $h > "$steps/1-stock-$h.txt" & done
     for h in 64 256 4096; do on_patched repro $h > "$steps/2-patched-$h.txt" & done
-    on_patched timeout 300 python3 docs/upstream/test_hint_per_symbol.py > "$steps/3-test.txt" 2>&1 &
+    on_patched timeout $(t 300) python3 docs/upstream/test_hint_per_symbol.py > "$steps/3-test.txt" 2>&1 &
     for p in encoder_serve vit_classify; do
-        on_patched timeout 400 python3 scripts/with_hints.py tests/gpu/programs/$p.py 2>&1 \
+        on_patched timeout $(t 400) python3 scripts/with_hints.py tests/gpu/programs/$p.py 2>&1 \
             | grep -E "^batch|Error|error" | tail -4 > "$steps/4-plain-$p.txt" &
     done
-    on_patched timeout 450 python3 -m kinspect run --hints 64,256,4096 --measure \
+    on_patched timeout $(t 450) python3 -m kinspect run --hints 64,256,4096 --measure \
         -o "$out/vit.patched.session.json" tests/gpu/programs/vit_classify.py 2>&1 \
         | grep -vE "^[EW][0-9]{4} " | grep -E "^kinspect:|Error|error" | tail -8 > "$steps/5-kinspect-vit.txt" &
     wait
