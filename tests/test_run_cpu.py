@@ -30,7 +30,7 @@ torch = pytest.importorskip("torch")
 
 @pytest.fixture
 def here(tmp_path):
-    for name in ("serve.py", "standin.py", "pointwise.py", "ranks.py", "layers.py", "pkg"):
+    for name in ("serve.py", "standin.py", "pointwise.py", "ranks.py", "layers.py", "dying_compile.py", "pkg"):
         src = PROGRAMS / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
     return tmp_path
@@ -242,47 +242,21 @@ def test_the_python_api_records_a_block_and_importing_kinspect_imports_no_torch(
 ILLEGAL = "CUDA error: an illegal memory access was encountered"
 
 
-class DyingAutotune:
-    """What Inductor's `MultiTemplateBuffer.choice_timings` reads of an mm being autotuned,
-    whose benchmark at hint 4096 raises the fault the H200 raised."""
-
-    def __init__(self) -> None:
-        self._choice_timings: dict = {}
-        self.origin_node = type("Node", (), {"target": type("Op", (), {"_opname": "mm"})()})()
-
-    def get_name(self) -> str:
-        return "buf5"
-
-    def _choice_timings_fn(self, hint: int) -> dict:
-        if hint == 4096:
-            raise RuntimeError(ILLEGAL)
-        return {}
-
-
 def test_a_compile_that_dies_after_another_graph_made_a_site_is_named_with_its_op_and_hint(tmp_path, monkeypatch,
                                                                                             capsys):
     """A 2-layer Llama under `kinspect run --compile-layers-once` on the H200: one graph made a
     site, then the block's compile died of a CUDA fault while autotuning at hint 4096. The
     session is saved with the site, and the last line names the graph that died, the op, the
-    hint and the option, where it used to blame the regions and say nothing of the fault."""
-    monkeypatch.setenv("TORCHINDUCTOR_DISABLE_MULTI_KERNEL_CACHE", "1")
+    hint and the option, where it used to blame the regions and say nothing of the fault.
+    Here through `kinspect.recording`; the command line's own test is below."""
+    monkeypatch.syspath_prepend(str(PROGRAMS))
     import kinspect
-    from torch._inductor import ir
-    from torch._inductor.codegen.multi_kernel import SizeHintMultiKernelCall
-    from torch._inductor.virtualized import V
-    from standins import StandIn
+    import dying_compile
 
-    block = type("GraphLowering", (), {"is_inference": True})()
     with pytest.raises(RuntimeError, match="illegal memory access"):
-        with kinspect.recording(tmp_path / "llama.session.json") as r:
-            call = SizeHintMultiKernelCall("multi_kernel_0", {((h, 1), (h, 64)): StandIn(f"k{i}")
-                                                              for i, h in enumerate((64, 4096))},
-                                           {0: [slice(0, 2)], 1: [slice(0, 2)]})
-            call.run(torch.empty(32, 1, device="meta"), torch.empty(32, 64, device="meta"))
-            with V.set_graph_handler(block):
-                r._active.capture._graph_for(block).templates += 1  # as lowering the block's mm does
-                for hint in (64, 256, 4096):
-                    ir.MultiTemplateBuffer.choice_timings(DyingAutotune(), hint)
+        with kinspect.recording(tmp_path / "llama.session.json"):
+            dying_compile.dispatch()
+            dying_compile.die_compiling()
     session = load(tmp_path / "llama.session.json")
     assert [s.name for s in session.sites] == ["multi_kernel_0"] and len(session.events) == 1
     last = capsys.readouterr().err.splitlines()[-1]
@@ -312,6 +286,21 @@ def test_whatever_measuring_raises_the_session_is_saved_with_what_was_measured(t
     err = capsys.readouterr().err
     assert "kinspect: measuring failed (ValueError: a bug in timing): saving the session with the 0 measurements " \
            "made before it\n" in err
+
+
+def test_kinspect_run_names_the_compile_that_died_in_its_last_line_and_saves_the_site(here):
+    """The same through the command line: the program's traceback, the session saved with the
+    site the program dispatched, and the last line naming the graph, op, hint and option."""
+    done = kinspect(here, "run", "--measure", "dying_compile.py")
+    assert done.returncode == 1
+    lines = done.stderr.splitlines()
+    assert lines[-1].startswith("kinspect: graph_") and lines[-1].endswith(
+        "died: Inductor raised before it wrote this graph's code (its error is above), so no kernel was chosen: it "
+        "raised while autotuning mm (buf5) at hint 4096 (at a hint, stock Inductor's sizes disagree where a GEMM's "
+        "rows are a product of sizes); --one-size-per-symbol tunes each hint on one problem"), lines[-4:]
+    assert "RuntimeError: CUDA error: an illegal memory access was encountered" in done.stderr
+    session = load(here / "dying_compile.session.json")
+    assert [s.name for s in session.sites] == ["multi_kernel_0"] and len(session.events) == 1
 
 
 def test_a_cuda_fault_under_regions_is_not_blamed_on_the_regions(tmp_path):
