@@ -381,8 +381,8 @@ class InspectorApp(LiveWork, App[None]):
         """Back from the widget; what the key made a widget post (a radio set's Changed, a
         tab's TabActivated) may still be queued: go round again until the screen is quiet."""
         message.stop()
-        if self._in_flight is None or self._in_flight[0] != message.token:
-            return
+        if self._in_flight is None or self._in_flight[0] != message.token or not self.screen_stack:
+            return  # stale, or the app is closing with no screen left to pass a key to
         if message.rounds < KEY_ROUNDS and any(
                 node._message_queue.qsize() for node in (self, *self.screen.walk_children(with_self=True))):
             if (self.focused or self.screen).post_message(KeyPassed(message.token, message.rounds + 1)):
