@@ -7,6 +7,7 @@ session, and with `--compiles N` the spread of the same hints over fresh compile
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 
 
@@ -134,10 +135,8 @@ def recording_labels(a: str, b: str) -> tuple[str, str]:
     fit a terminal; the names themselves where nothing shorter tells them apart."""
     if a == b:
         return ("first", "second")
-    cuts = [i + 1 for i, (x, y) in enumerate(zip(a, b)) if x == y and x in "._-" and a[:i] == b[:i]]
-    start = max(cuts, default=0)
-    ends = [i for i in range(1, min(len(a), len(b)) - start + 1)
-            if a[-i] == b[-i] and a[-i] in "._-" and a[len(a) - i:] == b[len(b) - i:]]
-    end = max(ends, default=0)
+    prefix, suffix = os.path.commonprefix([a, b]), os.path.commonprefix([a[::-1], b[::-1]])
+    start = max(prefix.rfind(c) for c in "._-") + 1
+    end = max(suffix.rfind(c) for c in "._-") + 1
     short = (a[start:len(a) - end], b[start:len(b) - end])
     return short if all(short) and short[0] != short[1] else (a, b)

@@ -63,3 +63,10 @@ def shown(text: str, lines: bool = False) -> str:
     for text shown as lines (a kernel's source). The one function every path from
     outside to a terminal goes through."""
     return (_HIDDEN_IN_LINES if lines else _HIDDEN).sub(_visible, text)
+
+
+def error_line(e: BaseException) -> str:
+    """An exception as one line: its type and the first line of its text (a CUDA error or
+    a model's exception holds many), cut to 300 characters."""
+    lines = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {lines[0][:300] if lines else ''}"

@@ -455,7 +455,7 @@ def _install_hooks() -> None:
             except BaseException:
                 rec = cap.current()
                 if rec is not None and rec.died_at is None:
-                    rec.died_at = cap.autotuning or Autotuning(node.get_name(), _op_of(node), hint_override)
+                    rec.died_at = Autotuning(node.get_name(), _op_of(node), hint_override)
                 raise
             cap.autotuning = None
             rec = cap.current()

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kinspect.core.errors import KinspectError
+from kinspect.core.errors import KinspectError, error_line
 from kinspect.core.dispatch.shapes import sizes_text
 from kinspect.core.session.compile_changes import CompileChanges, layers_config, marked_text
 from kinspect.core.session.runtime import Baseline, Measurement
@@ -259,7 +259,7 @@ class LivePipeline:
         appended to the failure log."""
         at = self.capture.autotuning
         self.capture.autotuning = None
-        detail = f"{type(e).__name__}: {_first_line(e)}"
+        detail = error_line(e)
         if at is not None and "CUDA error" in detail:
             at, detail, seen = fault_probe.pin_down(self.mf.path, self.hints, at, detail,
                                                     self.options.changes.fit_benchmark_tensors, self._say)
@@ -417,9 +417,3 @@ def fresh_entry(model: Any) -> Callable[..., Any]:
 
 
 _entries = itertools.count()
-
-
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip().splitlines()
-    return text[0][:300] if text else ""
-

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kinspect.core.errors import error_line
 from kinspect.core.inductor_code.calls import dispatch_lines
 from kinspect.core.dispatch.operands import OPERANDS
 from kinspect.core.dispatch.symbolic import SizeExpr, TensorSpec
@@ -70,7 +71,7 @@ from kinspect.inductor.hooks.after_import import after_import
 from kinspect.inductor.hooks.compile_caches import RecordingCaches
 from kinspect.inductor.hooks.capture import CompileCapture, GraphRecord
 from kinspect.inductor.hooks.kernels import variant_facts
-from kinspect.inductor.timing.program_measure import KeySnapshots, error_line
+from kinspect.inductor.timing.program_measure import KeySnapshots
 from kinspect.inductor.hooks.recorder import LiveSite, Recorder, loading_module_file
 from kinspect.inductor.launch.torchrun import Rank
 

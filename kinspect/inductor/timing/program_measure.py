@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kinspect.core.errors import error_line
 from kinspect.core.printing import Passing
 from kinspect.core.dispatch.shapes import Key
 from kinspect.core.session.format.log import LiveLog
@@ -153,8 +154,3 @@ def context_fault() -> str | None:
     except Exception as e:  # noqa: BLE001 - only a sticky fault is an answer; anything else is left to measuring
         return error_line(e) if sticky(str(e)) else None
     return None
-
-
-def error_line(e: BaseException) -> str:
-    lines = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {lines[0][:300] if lines else ''}"
