@@ -180,6 +180,19 @@ def test_a_compile_without_a_size_hint_multi_kernel_gets_a_session_and_the_reaso
     assert "layers_compiled_once" not in s.environment.config  # said only where the switch was given
 
 
+@pytest.mark.parametrize("first", ["import torch._dynamo", "import torch._inductor.config",
+                                   "from torch._dynamo import config"])
+def test_a_program_that_imports_dynamo_or_inductor_before_compiling_is_recorded(here, first):
+    """Dynamo's import imports Inductor half-way through: kinspect's hooks, put in then, died of
+    a circular import in every program that imports `torch._dynamo` itself (and torchvision's)."""
+    (here / "first.py").write_text(f"import torch\n{first}\n" + (here / "pointwise.py").read_text())
+    done = kinspect(here, "run", "--hints", "64,256", "first.py")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0].startswith("8 ")
+    assert "kinspect: compiled graph_0 (inference)" in done.stderr
+    assert [g.name for g in load(here / "first.session.json").graphs] == ["graph_0 (inference)"]
+
+
 @pytest.mark.skipif(not torch.distributed.is_available() or not torch.distributed.is_gloo_available(),
                     reason="this torch has no gloo backend")
 def test_under_torchrun_each_rank_records_its_own_session(here):

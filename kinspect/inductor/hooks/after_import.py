@@ -38,6 +38,18 @@ def after_import(name: str, then: Callable[[], None]) -> Iterator[None]:
             sys.meta_path.remove(finder)
 
 
+def importing(package: str, but: str) -> bool:
+    """Whether a module of `package` other than `but` is part-way through its import now.
+
+    Dynamo's own import imports Inductor part-way through (`trace_rules` imports
+    `torch._inductor.test_operators`), and code run then that imports Dynamo's modules finds
+    names they have not defined yet. importlib flags every module it is executing
+    (`__spec__._initializing`), and this reads the flag."""
+    return any(getattr(getattr(module, "__spec__", None), "_initializing", False)
+               for name, module in list(sys.modules.items())
+               if name != but and (name == package or name.startswith(package + ".")))
+
+
 class _Finder(importlib.abc.MetaPathFinder):
     """Finds `name` as the finders after it do, and wraps its loader to call `then` after."""
 

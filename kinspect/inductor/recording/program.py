@@ -67,7 +67,7 @@ from kinspect.core.session.model import (
 )
 from kinspect.inductor.recording import assembly, translate
 from kinspect.inductor.hooks import hint_sizes, layers_once
-from kinspect.inductor.hooks.after_import import after_import
+from kinspect.inductor.hooks.after_import import after_import, importing
 from kinspect.inductor.hooks.compile_caches import RecordingCaches
 from kinspect.inductor.hooks.capture import CompileCapture, GraphRecord
 from kinspect.inductor.hooks.kernels import variant_facts
@@ -150,16 +150,27 @@ class ProgramRecording:
 
     def _torch_imported(self) -> None:
         """Inductor's hooks go in at the program's first `torch.compile`, or once it imports
-        Inductor itself (a wrapper module loaded without compiling), whichever comes first
-        (importing Inductor to patch it costs seconds a program that only imports torch never
-        pays); now where Dynamo or Inductor is in already (a notebook that compiled before)."""
+        Dynamo or Inductor itself (a wrapper module loaded without compiling), whichever comes
+        first (importing Inductor to patch it costs seconds a program that only imports torch
+        never pays); now where Dynamo or Inductor is in already (a notebook that compiled
+        before). Never while another of torch's modules is part-way through its import: the
+        hooks import Dynamo's modules, and Dynamo's own import imports Inductor half-way
+        (`import torch._dynamo`, or torchvision's import, then died of a circular import)."""
         import torch
 
         if "torch._dynamo" in sys.modules or "torch._inductor" in sys.modules:
             self._start()
         else:
             self._stack.enter_context(_before_first_compile(torch, self._start))
-            self._stack.enter_context(after_import("torch._inductor", self._start))
+            for name in ("torch._dynamo", "torch._inductor"):
+                self._stack.enter_context(after_import(name, functools.partial(self._start_unless_importing, name)))
+
+    def _start_unless_importing(self, imported: str) -> None:
+        """`_start` once `imported` is whole, unless it was imported by another of torch's
+        modules still part-way through its own import (Inductor imported by Dynamo's import:
+        Dynamo's end starts it; any other, the first compile)."""
+        if not importing("torch", but=imported):
+            self._start()
 
     def _start(self) -> None:
         """This machine stated, the crash-safe log opened and Inductor's hooks in, before
