@@ -180,7 +180,7 @@ upstream)
     on_patched timeout $(t 300) python3 docs/upstream/test_hint_per_symbol.py > "$steps/3-test.txt" 2>&1 &
     for p in encoder_serve vit_classify; do
         on_patched timeout $(t 400) python3 scripts/with_hints.py tests/gpu/programs/$p.py 2>&1 \
-            | grep -E "^batch|Error|error" | tail -4 > "$steps/4-plain-$p.txt" &
+            | grep -E "^batch|^AUTOTUNE|Error|error" | tail -10 > "$steps/4-plain-$p.txt" &  # where it died: the last table
     done
     on_patched timeout $(t 450) python3 -m kinspect run --hints 64,256,4096 --measure \
         -o "$out/vit.patched.session.json" tests/gpu/programs/vit_classify.py 2>&1 \

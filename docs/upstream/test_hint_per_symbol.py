@@ -1,29 +1,46 @@
 # Owner(s): ["module: inductor"]
 """The size-hint multi-kernel tunes and keys each hint's variant on one problem: each size
-symbol takes the hint, within its range and the graph's guards (hint-per-symbol.patch). In
-PyTorch's tree this sits beside test/inductor/test_multi_kernel.py; run it here with
-`python test_hint_per_symbol.py`."""
+symbol takes the hint, within its range, the graph's guards and 32-bit indexing of the
+graph's tensors (hint-per-symbol.patch). In PyTorch's tree this sits beside
+test/inductor/test_multi_kernel.py; run it here with `python test_hint_per_symbol.py`."""
 
 import sympy
 
 import torch
 import torch._inductor.config as inductor_config
-from torch._dynamo.source import ConstantSource
 from torch._inductor.graph import GraphLowering
 from torch._inductor.test_case import run_tests, TestCase
 from torch._inductor.utils import run_and_get_code
 from torch._inductor.virtualized import V
-from torch.fx.experimental.symbolic_shapes import ShapeEnv
+from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.fx.experimental.symbolic_shapes import (
+    DimDynamic,
+    ShapeEnv,
+    StatelessSymbolicContext,
+)
 from torch.testing._internal.inductor_utils import GPU_TYPE, requires_gpu
 
 
-def _graph():
+def _graph(*widths):
+    """A graph over size symbols B (example 8) and S (example 128), made as Dynamo makes
+    them, taking a (B, S, n) tensor for each width n."""
     env = ShapeEnv()
-    s0 = env.create_symbol(8, ConstantSource("B"))
-    s1 = env.create_symbol(128, ConstantSource("S"))
+    mode = FakeTensorMode(shape_env=env)
+    first, *rest = widths or (768,)
+    x = mode.from_tensor(
+        torch.empty(8, 128, first),
+        symbolic_context=StatelessSymbolicContext(
+            dynamic_sizes=[DimDynamic.DYNAMIC, DimDynamic.DYNAMIC, DimDynamic.STATIC]
+        ),
+    )
+    with mode:
+        tensors = [x] + [torch.empty(x.shape[0], x.shape[1], n) for n in rest]
     fx = torch.fx.Graph()
+    for i, t in enumerate(tensors):
+        fx.placeholder(f"x{i}").meta["val"] = t
     fx.output(None)
-    return GraphLowering(torch.fx.GraphModule({}, fx), shape_env=env), s0, s1
+    graph = GraphLowering(torch.fx.GraphModule({}, fx), shape_env=env)
+    return graph, x.shape[0].node.expr, x.shape[1].node.expr
 
 
 class HintPerSymbolTest(TestCase):
@@ -42,21 +59,31 @@ class HintPerSymbolTest(TestCase):
             self.assertEqual(sv.optimization_hint_with_override(s0 * s1, None), 8 * 128)
 
     def test_sizes_at_hint_stay_within_ranges_and_guards(self):
-        # A GEMM whose rows are B*S with S <= 512 (a model's positions) and a template
-        # that installed Inductor's 32-bit indexing guard on its (B*S, 3072) output: at
-        # hint 4096, S stops at 512 and both symbols are halved together until the guard
-        # holds, so the problem tuned is one the graph can run (B*S*3072 < 2**31).
+        # A model's 512 positions bound S: at hint 4096, S stops at 512 and B takes the
+        # hint.
         graph, s0, s1 = _graph()
         with V.set_graph_handler(graph):
             sv = graph.sizevars
             sv.check_leq(s1, 512)
             self.assertEqual(sv.optimization_hint_with_override(s0 * s1, 4096), 4096 * 512)
-            sv.check_leq(s0 * s1 * 3072, torch.iinfo(torch.int32).max)
-            self.assertEqual(sv.optimization_hint_with_override(s0, 4096), 1024)
-            self.assertEqual(sv.optimization_hint_with_override(s1, 4096), 512)
+            self.assertEqual(sv.optimization_hint_with_override(s0 * s1, 64), 64 * 64)
+
+    def test_sizes_at_hint_keep_the_graphs_tensors_within_32_bit_indexing(self):
+        # A (B, S, 3072) tensor, which Inductor indexes in 32 bits at the example sizes
+        # and guards so as its kernels are generated: at hint 4096 both symbols are
+        # halved together until B*S*3072 < 2**31, from the first size asked for, and no
+        # guard that arrives later moves them (a variant's grid and its benchmark tensors
+        # must see one problem).
+        graph, s0, s1 = _graph(768, 3072)
+        with V.set_graph_handler(graph):
+            sv = graph.sizevars
+            sv.check_leq(s1, 512)
             self.assertEqual(sv.optimization_hint_with_override(s0 * s1, 4096), 1024 * 512)
             # A hint whose problem fits is each symbol's hint, as before.
             self.assertEqual(sv.optimization_hint_with_override(s0 * s1, 64), 64 * 64)
+            sv.check_leq(s0, 16)
+            self.assertEqual(sv.optimization_hint_with_override(s0, 4096), 1024)
+            self.assertEqual(sv.optimization_hint_with_override(s1, 4096), 512)
 
     @requires_gpu()
     @inductor_config.patch(
