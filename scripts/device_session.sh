@@ -46,6 +46,12 @@
 #                                      with plain torch.compile (scripts/with_hints.py, no kinspect) and one
 #                                      recorded by kinspect run (stock mode) on the patched copy, all at once
 #                                      (UPSTREAM_TIMEOUT caps each step's seconds)
+#   scripts/device_session.sh detach   programs of the set whose runs outlast one call (a ResNet-18 compiles for longer than
+#                                      600 s): the programs part's GPU tests (PROGRAMS_MODE, default cnn_classify;
+#                                      PROGRAM_TIMEOUT default 1500) started in a process session of their own, which the
+#                                      machine keeps running between calls while it stays warm (30 s idle); returns at once
+#   scripts/device_session.sh collect  in the next call on the same machine: waits for them (COLLECT_TIMEOUT), then their
+#                                      results, table and sessions as the programs part gives them ($OUT/programs-detached.tgz)
 #   scripts/device_session.sh training what kinspect run costs a training program's compile against stock Inductor
 #                                      with the same options, cold caches (benchmarks/training_compile.py)
 # Each ends with a short table. Copy $OUT/samples/*.session.json into samples/ to commit them.
@@ -155,6 +161,25 @@ programs)
         tar czf "$out/trace-generate.tgz" -C "$out" trace-generate generate.traced.session.json trace-generate.log \
             && rm -rf "$out/trace-generate" "$out/generate.traced.session.json"*
     fi
+    ;;
+detach)
+    d=/tmp/kinspect-detached && rm -rf "$d" && mkdir -p "$d/programs"
+    KINSPECT_RECORD_DIR="$d/programs" PROGRAM_TIMEOUT="${PROGRAM_TIMEOUT:-1500}" setsid nohup python3 -m pytest \
+        tests/gpu/test_gpu_programs.py -q -s -p no:cacheprovider -o addopts="" -n "${PROGRAMS_N:-2}" \
+        -k "${PROGRAMS_MODE:-cnn_classify}" "${@:2}" > "$d/log" 2>&1 < /dev/null &
+    echo $! > "$d/pid"
+    echo "started the GPU tests of ${PROGRAMS_MODE:-cnn_classify} in the background (pid $!, log $d/log):" \
+        "scripts/device_session.sh collect in the next call, on this machine while it is warm"
+    ;;
+collect)
+    d=/tmp/kinspect-detached
+    [ -f "$d/pid" ] || { echo "nothing was detached on this machine (a fresh one: the machine went back)"; exit 1; }
+    pid=$(cat "$d/pid") limit="${COLLECT_TIMEOUT:-560}"
+    while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$limit" ]; do sleep 5; done
+    kill -0 "$pid" 2>/dev/null && echo "still running after $limit s of this call: collect again in the next one"
+    grep -v "^[EW][0-9]\{4\} " "$d/log" | grep -E "passed|failed|skipped|error|FAILED|ERROR|^kinspect:" | tail -30
+    python3 scripts/program_table.py "$d/programs" | tee "$out/program-table-detached.txt"
+    tar czf "$out/programs-detached.tgz" -C "$d" programs log
     ;;
 training)
     timeout "${TRAINING_TIMEOUT:-560}" python3 benchmarks/training_compile.py "${@:2}" 2>&1 | tail -8 | tee "$out/training-compile.txt"

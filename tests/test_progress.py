@@ -1,6 +1,7 @@
 """Progress a user sees during a long compile or measurement: one line of its own on a
 terminal, rewritten in place (graph, op, hint, configs timed of all, time so far), and
-through a pipe or into a log only the lines that stay, a few per graph and per site."""
+through a pipe or into a log only the lines that stay, a few per graph and per site, and a
+passing one where a minute went by without a line."""
 
 from __future__ import annotations
 
@@ -18,9 +19,22 @@ class Tty(io.StringIO):
         return True
 
 
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 @pytest.fixture(autouse=True)
-def closed_line(monkeypatch):
+def clock(monkeypatch):
+    """No line open, and the last one just written, on a clock the test moves."""
+    clock = Clock()
     monkeypatch.setattr(printing, "_open", False)
+    monkeypatch.setattr(printing.time, "monotonic", clock)
+    monkeypatch.setattr(printing, "_last_line", clock.now)
+    return clock
 
 
 def test_on_a_terminal_passing_lines_overwrite_one_another_and_a_lasting_line_ends_them(monkeypatch):
@@ -42,6 +56,22 @@ def test_through_a_pipe_only_the_lasting_lines_are_written(monkeypatch):
         printing.progress(Passing(f"timing 3 variants: round {r + 1}/25"))
     printing.progress("measuring multi_kernel_0: every variant at its 12 keys (key 1 of 40 in all)")
     assert err.getvalue() == "kinspect: measuring multi_kernel_0: every variant at its 12 keys (key 1 of 40 in all)\n"
+
+
+def test_through_a_pipe_a_compile_quiet_for_a_minute_says_what_it_is_doing(monkeypatch, clock):
+    err = io.StringIO()
+    monkeypatch.setattr("sys.stderr", err)
+    for n in range(1, 19):  # a convolution's 18 configs over 90 s, then the next one's
+        clock.now += 5
+        printing.progress(Passing(f"autotuning convolution (buf3) at hint 4096: {n} of 18 configs, "
+                                  f"{5 * n} s into graph_0 (inference)"))
+    printing.progress("compiled graph_0 (inference) in 95 s: 1 size-hint multi-kernel")
+    clock.now += 30
+    printing.progress(Passing("measuring multi_kernel_0 at B=4"))
+    assert err.getvalue().splitlines() == [
+        "kinspect: autotuning convolution (buf3) at hint 4096: 12 of 18 configs, 60 s into graph_0 (inference)",
+        "kinspect: compiled graph_0 (inference) in 95 s: 1 size-hint multi-kernel",
+    ]
 
 
 def test_a_passing_line_is_escaped_and_kept_to_the_terminals_width(monkeypatch):
