@@ -15,6 +15,7 @@ import errno
 import json
 import os
 import random
+import re
 import resource
 import shutil
 import signal
@@ -158,7 +159,12 @@ def test_a_recording_killed_at_a_random_point_opens_with_a_prefix_of_its_dispatc
     kept = load(here / "hostile.session.jsonl")
     sizes = [e.key[0][0] for e in kept.events]
     assert sizes == [100, *range(1, len(sizes))][:len(sizes)], seed  # in order, none missing, none made up
-    assert kept.truncated == KILLED and not (here / "hostile.session.json").exists()
+    assert not (here / "hostile.session.json").exists()
+    if sig == signal.SIGKILL:  # it may land inside the write of a record: that one is cut short, and said so
+        assert kept.truncated == KILLED or re.fullmatch(r"the (last record \(line \d+\)|records from line \d+ on) "
+                                                        r"(was|were) cut short.*", kept.truncated), kept.truncated
+    else:  # handled between two of Python's steps: no record is cut
+        assert kept.truncated == KILLED
     if sig == signal.SIGTERM and "sleeping" in out:  # written at the signal: every dispatch made
         assert len(sizes) == 20001, seed
 
