@@ -219,7 +219,7 @@ def _died_of(g: GraphRecord) -> str:
 
 def died(g: GraphRecord) -> str:
     """A compile that raised before Inductor wrote the graph's code, and what explains it."""
-    return "Inductor raised before it wrote this graph's code (its error is above), so no kernel was chosen" + \
+    return "Inductor raised before it wrote this graph's code, so no kernel was chosen" + \
         _died_of(g)
 
 
