@@ -10,7 +10,7 @@ from synthetic import synthetic_session
 from kinspect import cli
 from kinspect.core.quality.overview import model_quality
 from kinspect.core.quality.side_by_side import side_by_side
-from kinspect.core.session.model import CallSite
+from kinspect.core.session.model import CallSite, Graph
 from kinspect.core.store import save
 
 
@@ -51,6 +51,26 @@ def test_a_recording_without_a_site_says_so(tmp_path, capsys):
     save(synthetic_session(sites=1), tmp_path / "fixed.session.json")
     assert cli.main(["compare", str(tmp_path / "stock.session.json"), str(tmp_path / "fixed.session.json")]) == 0
     assert "stock: no size-hint multi-kernel was recorded" in capsys.readouterr().out
+
+
+def test_a_recording_that_died_untimed_says_why_its_columns_are_empty(tmp_path, capsys):
+    """A stock Llama under --compile-layers-once on the GPU: 4 sites saved, a fault at hint 64
+    broke the GPU context so nothing was timed, and its last graph's compile died."""
+    stock = synthetic_session(sites=2)
+    stock.measurements = []
+    reason = ("Inductor raised before it wrote this graph's code, so no kernel was chosen: at hint 64, mm's buf1 was "
+              "autotuned on a tensor smaller than its kernel reads")
+    stock.graphs = [*stock.graphs, Graph("graph_4 (inference)", no_site_reason=reason)]
+    save(stock, tmp_path / "llama.stock.session.json")
+    save(synthetic_session(sites=2), tmp_path / "llama.fixed.session.json")
+    assert cli.main(["compare", str(tmp_path / "llama.stock.session.json"),
+                     str(tmp_path / "llama.fixed.session.json")]) == 0
+    out = capsys.readouterr().out
+    assert "stock: 2 sites recorded, none timed (recorded without --measure, or a CUDA fault in the program had " \
+           "left nothing to time with)" in out
+    died = next(line for line in out.splitlines() if line.startswith("stock: graph_4"))
+    assert "at hint 64, mm's buf1 was autotuned on a tensor smaller than its kernel reads" in died
+    assert "fixed:" not in out.split("└")[-1]  # the fixed recording lacks nothing
 
 
 def test_columns_are_labelled_by_what_tells_the_two_names_apart(tmp_path, capsys, monkeypatch):

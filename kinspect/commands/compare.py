@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
 def _recordings(paths: list[str]) -> int:
     from pathlib import Path
 
-    from kinspect.core.quality.side_by_side import side_by_side
+    from kinspect.core.quality.side_by_side import gaps, side_by_side
     from kinspect.core.store import load
 
     a, b = (load(p) for p in paths)
@@ -124,8 +124,8 @@ def _recordings(paths: list[str]) -> int:
         console.print(shown(f"{names[0]}: {paths[0]}  ·  {names[1]}: {paths[1]}"), markup=False, soft_wrap=True)
     console.print(side_by_side_table(names, rows, whole))
     for name, s in zip(names, (a, b)):
-        if not s.sites:
-            console.print(f"{name}: no size-hint multi-kernel was recorded", markup=False, soft_wrap=True)
+        for line in gaps(s):
+            console.print(shown(f"{name}: {line}"), markup=False, soft_wrap=True)
     return 0
 
 

@@ -59,3 +59,17 @@ def side_by_side(a: Session, b: Session) -> tuple[list[Row], Row]:
 def _whole(q: ModelQuality) -> Side:
     worst = q.worst
     return Side(q.shapes, q.geomean_regret, worst[1].regret if worst else None, q.workload_lost)
+
+
+def gaps(s: Session) -> list[str]:
+    """What a recording's columns leave out, in lines to print under the table: no site at
+    all, sites with no timing (the columns then read `-` all down), and each graph whose
+    compile died, with kinspect's reason (a stock compile that faulted at a hint)."""
+    out = []
+    if not s.sites:
+        out.append("no size-hint multi-kernel was recorded")
+    elif not s.measurements:
+        out.append(f"{len(s.sites)} site{'s' if len(s.sites) != 1 else ''} recorded, none timed (recorded without "
+                   "--measure, or a CUDA fault in the program had left nothing to time with)")
+    out += [f"{g.name}: {g.no_site_reason}" for g in s.graphs if g.died]
+    return out

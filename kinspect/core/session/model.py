@@ -291,6 +291,10 @@ class Site:
         return first + (f" +{more}" if more else "")
 
 
+COMPILE_DIED = "Inductor raised before it wrote this graph's code"
+"""How a graph's no-site reason begins where its compile died (a recording saves it)."""
+
+
 @dataclass(frozen=True)
 class Graph:
     name: str
@@ -309,6 +313,12 @@ class Graph:
     """Each wrapper input that is a module's parameter, by its path in the model
     (`arg8_1` -> `transformer.h.0.attn.c_attn.weight`), where the compile said (a trace's
     Dynamo graph does): a GEMM is named by the module whose weight it reads."""
+
+    @property
+    def died(self) -> bool:
+        """Its compile raised before Inductor wrote its code (a stock compile that faulted
+        at a hint, say)."""
+        return bool(self.no_site_reason and self.no_site_reason.startswith(COMPILE_DIED))
 
 
 SEVERITIES = ("info", "warning", "error")

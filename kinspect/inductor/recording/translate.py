@@ -26,7 +26,7 @@ from typing import Any
 
 from kinspect.core.inductor_code.calls import call_lines, region_calls, region_of
 from kinspect.core.session.benchmark_tensors import TemplateMisfit
-from kinspect.core.session.model import AutotuneRow, CallSite, Graph, Site, SymbolInfo, Variant
+from kinspect.core.session.model import COMPILE_DIED, AutotuneRow, CallSite, Graph, Site, SymbolInfo, Variant
 from kinspect.core.dispatch.symbolic import SizeExpr, TensorSpec
 from kinspect.inductor.hooks.benchmark_tensors import Seen
 from kinspect.inductor.hooks.capture import GraphRecord, SiteRecord
@@ -219,8 +219,7 @@ def _died_of(g: GraphRecord) -> str:
 
 def died(g: GraphRecord) -> str:
     """A compile that raised before Inductor wrote the graph's code, and what explains it."""
-    return "Inductor raised before it wrote this graph's code, so no kernel was chosen" + \
-        _died_of(g)
+    return f"{COMPILE_DIED}, so no kernel was chosen" + _died_of(g)
 
 
 def no_site_reason(g: GraphRecord, hints: Sequence[int]) -> str:
