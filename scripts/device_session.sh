@@ -164,12 +164,14 @@ programs)
     ;;
 detach)
     d=/tmp/kinspect-detached && rm -rf "$d" && mkdir -p "$d/programs"
-    KINSPECT_RECORD_DIR="$d/programs" PROGRAM_TIMEOUT="${PROGRAM_TIMEOUT:-1500}" setsid nohup python3 -m pytest \
-        tests/gpu/test_gpu_programs.py -q -s -p no:cacheprovider -o addopts="" -n "${PROGRAMS_N:-2}" \
-        -k "${PROGRAMS_MODE:-cnn_classify}" "${@:2}" > "$d/log" 2>&1 < /dev/null &
-    echo $! > "$d/pid"
-    echo "started the GPU tests of ${PROGRAMS_MODE:-cnn_classify} in the background (pid $!, log $d/log):" \
-        "scripts/device_session.sh collect in the next call, on this machine while it is warm"
+    # The tests write their own pid: setsid forks where the shell made the job a group leader.
+    KINSPECT_RECORD_DIR="$d/programs" PROGRAM_TIMEOUT="${PROGRAM_TIMEOUT:-1500}" setsid nohup \
+        bash -c 'echo $$ > "$1/pid"; shift; exec "$@"' _ "$d" python3 -m pytest tests/gpu/test_gpu_programs.py \
+        -q -s -p no:cacheprovider -o addopts="" -n "${PROGRAMS_N:-2}" -k "${PROGRAMS_MODE:-cnn_classify}" "${@:2}" \
+        > "$d/log" 2>&1 < /dev/null &
+    sleep 2
+    echo "started the GPU tests of ${PROGRAMS_MODE:-cnn_classify} in the background (pid $(cat "$d/pid"), log" \
+        "$d/log): scripts/device_session.sh collect in the next call, on this machine while it is warm"
     ;;
 collect)
     d=/tmp/kinspect-detached
