@@ -134,3 +134,29 @@ def synthetic_session(
                     Measurement(site.name, key, v.index, "synthetic", base, base * 0.97, base * 1.04, 50)
                 )
     return session
+
+
+PRODUCT_ROWS_KERNEL = """
+@triton.jit
+def triton_mm(in_ptr0, arg_A, arg_B, out_ptr0, ks0, ks1):
+    M = {m}
+    N = {n}
+    K = 768
+    if M * N == 0:
+        # early exit due to zero-size input(s)
+        return
+"""
+
+
+def product_rows_site(m: str = "ks0*ks1", n: int = 2304, hints=(64, 256, 4096)) -> Site:
+    """A GEMM whose rows are B*S (`s27*s52`), its variants keyed by Inductor's own rule (the
+    hint for the whole product) and its kernels shaped as samples/generate.py's."""
+    rows = SizeExpr(("mul", "s27", "s52"))
+    tensors = (TensorSpec("x", "input", (rows, SizeExpr(768))),
+               TensorSpec("w", "input", (SizeExpr(768), SizeExpr(n))),
+               TensorSpec("out", "output", (rows, SizeExpr(n))))
+    variants = tuple(Variant(i, h, tuple(t.key_at_hint(h) for t in tensors), f"k{i}",
+                             source=PRODUCT_ROWS_KERNEL.format(m=m, n=n), winner="triton_mm_1",
+                             autotune=(AutotuneRow("triton_mm_1", 3.168 if h == 4096 else 8.0),))
+                     for i, h in enumerate(hints))
+    return Site("multi_kernel_0", "graph_0", "addmm", tensors, variants)

@@ -5,33 +5,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kinspect.core.dispatch.symbolic import SizeExpr, TensorSpec
+from synthetic import product_rows_site
+
 from kinspect.core.quality.findings import derive_findings
-from kinspect.core.session.model import AutotuneRow, Environment, Session, Site, Variant
-
-KERNEL = """
-@triton.jit
-def triton_mm(in_ptr0, arg_A, arg_B, out_ptr0, ks0, ks1):
-    M = {m}
-    N = {n}
-    K = 768
-    if M * N == 0:
-        # early exit due to zero-size input(s)
-        return
-"""
-
-
-def _site(m: str = "ks0*ks1", n: int = 2304, hints=(64, 256, 4096)) -> Site:
-    rows = SizeExpr(("mul", "s27", "s52"))
-    tensors = (TensorSpec("x", "input", (rows, SizeExpr(768))),
-               TensorSpec("w", "input", (SizeExpr(768), SizeExpr(n))),
-               TensorSpec("out", "output", (rows, SizeExpr(n))))
-    variants = tuple(Variant(i, h, tuple(t.key_at_hint(h) for t in tensors), f"k{i}",
-                             source=KERNEL.format(m=m, n=n), winner="triton_mm_1",
-                             autotune=(AutotuneRow("triton_mm_1", 3.168 if h == 4096 else 8.0),))
-                     for i, h in enumerate(hints))
-    return Site("multi_kernel_0", "graph_0", "addmm", tensors, variants)
-
+from kinspect.core.session.model import Environment, Session, Site
 
 def _found(site: Site) -> list:
     s = Session(environment=Environment("2026-12-01T00:00:00Z", torch="2.11.0", gpu="NVIDIA H200"), sites=[site])
@@ -39,7 +16,7 @@ def _found(site: Site) -> list:
 
 
 def test_at_hint_4096_the_int32_early_exit_makes_the_pick_one_among_configs_that_compute_nothing():
-    (f,) = _found(_site())
+    (f,) = _found(product_rows_site())
     assert f.severity == "error" and f.site == "multi_kernel_0"
     assert ("at hint 4096 M * N = 16,777,216 × 2,304 wraps to 0 in int32 and `if M * N == 0` returns at once, "
             "so v2 was picked among configs that compute nothing (its autotune time, 3.2 µs, timed no GEMM)") in f.message
@@ -48,18 +25,18 @@ def test_at_hint_4096_the_int32_early_exit_makes_the_pick_one_among_configs_that
 
 
 def test_a_product_that_does_not_wrap_to_zero_only_warns_of_the_tiles():
-    (f,) = _found(_site(n=50257))  # GPT-2's lm_head: 16,777,216 x 50,257 is not 0 mod 2**32
+    (f,) = _found(product_rows_site(n=50257))  # GPT-2's lm_head: 16,777,216 x 50,257 is not 0 mod 2**32
     assert f.severity == "warning" and "compute nothing" not in f.message
     assert "at hints 64, 256 (M" in f.message and "4096 (M" not in f.message
 
 
 def test_one_symbol_of_rows_is_the_grids_own_and_no_finding():
-    assert _found(_site(m="ks0")) == []
-    assert _found(_site(m="2048")) == []
+    assert _found(product_rows_site(m="ks0")) == []
+    assert _found(product_rows_site(m="2048")) == []
 
 
 def test_a_variant_without_source_says_nothing():
-    site = _site()
+    site = product_rows_site()
     bare = replace(site, variants=tuple(replace(v, source="") for v in site.variants))
     assert _found(bare) == []
 
@@ -80,7 +57,7 @@ def test_a_site_tuned_at_one_size_per_symbol_has_no_disagreeing_sizes_to_report(
 
     tuned = (Assignment(64, {"s27": 64, "s52": 64}), Assignment(256, {"s27": 256, "s52": 256}),
              Assignment(4096, {"s27": 512, "s52": 512}, "lowered from 4096: mm needed 103 GB"))
-    site = _site()
+    site = product_rows_site()
     site = replace(site, variants=tuple(replace(v, key=tuple(t.key_at_hint(v.hint, tuned[v.index].values)
                                                                for t in site.tensors)) for v in site.variants))
     assert site.variants[2].key[2] == (262_144, 2304)
@@ -95,7 +72,7 @@ def test_a_site_tuned_at_one_size_per_symbol_has_no_disagreeing_sizes_to_report(
 def test_an_inductor_that_keys_each_hint_per_symbol_leaves_nothing_to_report():
     """docs/upstream/hint-per-symbol.patch: the key (and grid) at hint 64 hold B*S = 4,096
     rows, as the kernel computes them, with no recorded sizes in the session."""
-    site = _site()
+    site = product_rows_site()
     per_symbol = {v.hint: {"s27": v.hint, "s52": v.hint} for v in site.variants}
     site = replace(site, variants=tuple(replace(v, key=tuple(t.key_at_hint(v.hint, per_symbol[v.hint])
                                                                for t in site.tensors)) for v in site.variants))
@@ -113,17 +90,17 @@ def _times(site: Site, peaks=None, measurements=()) -> list:
 def test_an_autotune_time_faster_than_the_gpu_can_compute_the_problem_is_named():
     """Stock Inductor's c_attn at hint 4096 (samples/generate.py on the H200): timed at 3.2 µs,
     where 4096 x 768 x 2304 needs 18 µs at the 790 TFLOP/s kinspect measured."""
-    (f,) = _times(_site(), peaks={"tflops_bf16": 790.0})
+    (f,) = _times(product_rows_site(), peaks={"tflops_bf16": 790.0})
     assert f.variants == (2,) and f.site == "multi_kernel_0"
     assert ("v2 (hint 4096) was autotuned at 3.2 µs, but its key's problem (14.5 GFLOP) takes at least 18.3 µs at "
             "this GPU's measured peak") in f.message
-    assert _times(_site()) == []  # no measured peak: nothing to hold it to
+    assert _times(product_rows_site()) == []  # no measured peak: nothing to hold it to
 
 
 def test_an_autotune_time_is_held_to_kinspects_timing_of_the_kernel_at_its_key():
     from kinspect.core.session.runtime import Measurement
 
-    site = _site()
+    site = product_rows_site()
     v1 = site.variants[1]  # autotuned at 8.0 µs at hint 256
     # Autotuned slower than it runs is no sign of another problem (clocks, the benchmark's overhead).
     for median, speaks in ((30.0, True), (12.0, False), (2.0, False)):

@@ -98,3 +98,78 @@ def test_labels_fall_back_to_the_names_where_nothing_shorter_tells_them_apart():
     assert recording_labels("vit.stock.h200", "vit.fixed.h200") == ("stock", "fixed")
     assert recording_labels("gpt2", "gpt2_small") == ("gpt2", "gpt2_small")
     assert recording_labels("run", "run") == ("first", "second")
+
+
+def _slower_pick(session, factor):
+    """The session with Inductor's pick at each measured key `factor` times slower than the
+    fastest other variant: another compile's autotuning chose worse configs for the same
+    problems."""
+    from kinspect.core.quality.overview import pick
+
+    sites = {s.name: s for s in session.sites}
+    out = []
+    for m in session.measurements:
+        if m.variant == pick(sites[m.site], m.key):
+            best = min(o.median_us for o in session.measurements if (o.site, o.key) == (m.site, m.key) and o is not m)
+            m = replace(m, median_us=best * factor, p20_us=best * factor * 0.99, p80_us=best * factor * 1.01)
+        out.append(m)
+    session.measurements = out
+    return session
+
+
+def test_two_compiles_that_tuned_the_same_problems_are_told_apart_only_by_autotuning(tmp_path, capsys, monkeypatch):
+    """The MLP training loop on the GPU, stock x1.00 against fixed x1.35 at one Linear: one
+    size symbol per GEMM, so both modes tuned the same problem at every hint; compare says
+    that its difference is autotuning between the two compiles."""
+    monkeypatch.setenv("COLUMNS", "250")
+    stock = _called(synthetic_session(sites=2, seed=1))
+    fixed = _called(synthetic_session(sites=2, seed=1))
+    fixed.measurements = [m for m in fixed.measurements if m.site == "multi_kernel_1"]
+    _slower_pick(fixed, 1.5)
+    stock.measurements = [m for m in stock.measurements if m.site == "multi_kernel_1"]
+    for name, s in (("mlp.stock", stock), ("mlp.fixed", fixed)):
+        save(s, tmp_path / f"{name}.session.json")
+    assert cli.main(["compare", str(tmp_path / "mlp.stock.session.json"), str(tmp_path / "mlp.fixed.session.json")]) == 0
+    below = capsys.readouterr().out.split("└")[-1]
+    line = next(x for x in below.splitlines() if x.startswith("graph_0 · mm · layers.1.fc"))
+    assert line.endswith(": both compiles tuned the same problem at every hint, so this is autotuning's difference "
+                         "between two compiles (more compiles of each tell which figure is typical)")
+    assert "×1.00 against ×1.50 geomean" in line
+    assert "whole model: ×1.00 against ×1.50 geomean" in below and "graph_0 · addmm" not in below
+
+
+def test_compiles_that_tuned_different_problems_say_at_which_hints_and_what_each_tuned(tmp_path, capsys, monkeypatch):
+    """A B*S GEMM: stock Inductor's variant at hint 64 has a key of 64 rows on a kernel
+    computing 64*64; with one size per symbol the key holds the 4,096 rows the kernel
+    computes. The two compiles' figures are not autotuning noise alone, and compare says why."""
+    from kinspect.core.dispatch.hint_sizes import Assignment
+    from kinspect.core.session.model import Environment, Session
+    from kinspect.core.session.runtime import Measurement
+
+    from synthetic import product_rows_site
+
+    monkeypatch.setenv("COLUMNS", "250")
+    env = Environment("2026-12-01T00:00:00Z", torch="2.11.0", gpu="NVIDIA H200")
+    stock_site = product_rows_site()  # each variant's kernel its own, as autotuning picks configs apart
+    stock_site = replace(stock_site, variants=tuple(replace(v, source=f"{v.source}# config {v.index}\n")
+                                                    for v in stock_site.variants))
+    tuned = tuple(Assignment(h, {"s27": h, "s52": h}) for h in (64, 256, 4096))
+    fixed_site = replace(stock_site, variants=tuple(
+        replace(v, key=tuple(t.key_at_hint(v.hint, tuned[v.index].values) for t in stock_site.tensors))
+        for v in stock_site.variants))
+    sessions = []
+    for site, graph, times in ((stock_site, Graph("graph_0", sites=("multi_kernel_0",)), (40.0, 30.0, 20.0)),
+                               (fixed_site, Graph("graph_0", sites=("multi_kernel_0",), hint_sizes=tuned), (20.0, 21.0, 22.0))):
+        key = site.runtime_key({"s27": 8, "s52": 8})  # 64 rows: hint 64's variant is the pick
+        sessions.append(Session(environment=env, graphs=[graph], sites=[site], measurements=[
+            Measurement(site.name, key, v.index, "cuda-event", t, t * 0.99, t * 1.01, 50)
+            for v, t in zip(site.variants, times)]))
+    for name, s in zip(("bs.stock", "bs.fixed"), sessions):
+        save(s, tmp_path / f"{name}.session.json")
+    assert cli.main(["compare", str(tmp_path / "bs.stock.session.json"), str(tmp_path / "bs.fixed.session.json")]) == 0
+    below = capsys.readouterr().out.split("└")[-1]
+    line = next(x for x in below.splitlines() if x.startswith("graph_0 · addmm"))
+    assert "×2.00 against ×1.00 geomean" in line
+    assert line.endswith(": the compiles tuned different problems at hints 64, 256, 4096 (at hint 64, stock: 64 rows "
+                         "on a kernel computing 4,096; fixed: 4,096 rows)")
+    assert "whole model" not in below

@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
 def _recordings(paths: list[str]) -> int:
     from pathlib import Path
 
-    from kinspect.core.quality.side_by_side import gaps, side_by_side
+    from kinspect.core.quality.side_by_side import gaps, side_by_side, what_differed
     from kinspect.core.store import load
 
     a, b = (load(p) for p in paths)
@@ -123,6 +123,8 @@ def _recordings(paths: list[str]) -> int:
     if names != full:
         console.print(shown(f"{names[0]}: {paths[0]}  ·  {names[1]}: {paths[1]}"), markup=False, soft_wrap=True)
     console.print(side_by_side_table(names, rows, whole))
+    for line in what_differed(names, rows, whole):
+        console.print(shown(line), markup=False, soft_wrap=True)
     for name, s in zip(names, (a, b)):
         for line in gaps(s):
             console.print(shown(f"{name}: {line}"), markup=False, soft_wrap=True)

@@ -85,6 +85,18 @@ def _key_rows(v: Variant) -> int:
     return out[-2] if len(out) >= 2 else v.hint
 
 
+def rows_beyond_key(v: Variant) -> int | None:
+    """The rows a hint's kernel computes under Inductor's own rule (its `M` with the hint for
+    every size argument) where they are more than its key's, so the problem it was tuned on
+    is neither its key's nor its grid's; None where they agree or the source does not say.
+    Only for a session that does not record the sizes each hint was tuned at."""
+    sizes = _sizes(v) if v.hint is not None else None
+    if sizes is None or not _ARG.search(sizes[0]):
+        return None
+    m = _value(sizes[0], v.hint)
+    return m if m is not None and m > _key_rows(v) else None
+
+
 @site_rule(KIND)
 def sizes_inside_kernels(site: Site, facts: Facts) -> list[Finding]:
     """One finding per site: the hints whose kernel returned at once, and those whose tiles
@@ -94,14 +106,15 @@ def sizes_inside_kernels(site: Site, facts: Facts) -> list[Finding]:
     empty, past = [], []
     m_expr = ""
     for v in site.variants:
-        sizes = _sizes(v) if v.hint is not None else None
-        if sizes is None or not _ARG.search(sizes[0]):
+        m = rows_beyond_key(v)
+        if m is None:
             continue
-        m_expr = m_expr or sizes[0]
-        m, n = _value(sizes[0], v.hint), _value(sizes[1], v.hint)
+        m_text, n_text = _sizes(v) or ("", "")  # read already: rows_beyond_key found M there
+        n = _value(n_text, v.hint)
+        if n is None:
+            continue
+        m_expr = m_expr or m_text
         rows = _key_rows(v)
-        if m is None or n is None or m <= rows:
-            continue
         if _EARLY_EXIT in v.source and _int32(m * n) == 0:
             tuned = _tuned_us(v)
             empty.append(f"at hint {v.hint} M * N = {m:,} × {n:,} wraps to 0 in int32 and `{_EARLY_EXIT}` returns at "

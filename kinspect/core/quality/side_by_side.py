@@ -5,14 +5,25 @@ come to its fastest variant over the keys it ran.
 Two compiles number their multi-kernels apart, so sites are matched by what the user calls
 them: the graph, op and module path of their call sites (`graph_0 (inference)` · `addmm` ·
 `h.0.attn.c_attn +1`), else their name.
+
+One compile of each cannot tell a difference the two modes make from autotuning's own
+between compiles, except where the problems tuned differ: so each matched site says whether
+its two compiles tuned the same problem at every hint (each variant's key, and the rows its
+kernel computed where Inductor's rule made them disagree with it).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kinspect.core.numbers import ratio
+from kinspect.core.quality.kernel_sizes import rows_beyond_key
 from kinspect.core.quality.overview import ModelQuality, SiteQuality, model_quality
 from kinspect.core.session.model import Session, Site
+
+VISIBLE = 1.05
+"""Two compiles' figures this far apart (geomean or worst) get a line on what differed
+between them: the geomean goal the fix is held to."""
 
 
 @dataclass(frozen=True)
@@ -28,9 +39,22 @@ class Side:
 
 
 @dataclass(frozen=True)
+class Tuned:
+    """What one variant was tuned on: its key, and the rows its kernel computed where they
+    are more than the key's (stock Inductor's `B*S` GEMM at a hint)."""
+
+    key: tuple | None
+    kernel_rows: int | None = None
+
+
+@dataclass(frozen=True)
 class Row:
     label: str
     sides: tuple[Side, Side]
+    differ: tuple[int | None, ...] | None = None
+    """The hints (None: the example size) at which the two compiles tuned different
+    problems; None where a recording lacks the site or a key."""
+    tuned: tuple[dict[int | None, Tuned], dict[int | None, Tuned]] | None = None
 
 
 def _label(site: Site) -> str:
@@ -47,13 +71,31 @@ def _side(q: SiteQuality | None) -> Side:
 def side_by_side(a: Session, b: Session) -> tuple[list[Row], Row]:
     """A row per site of either recording (matched by label), and the whole model's row."""
     quality = [model_quality(s) for s in (a, b)]
-    by_label: list[dict[str, Side]] = []
+    by_label: list[dict[str, tuple[Side, dict[int | None, Tuned] | None]]] = []
     for s, q in zip((a, b), quality):
         sites = {site.name: site for site in s.sites}
-        by_label.append({_label(sites[sq.site]): _side(sq) for sq in q.sites if sq.site in sites})
-    labels = list(dict.fromkeys([*by_label[0], *by_label[1]]))
-    rows = [Row(label, (by_label[0].get(label, Side()), by_label[1].get(label, Side()))) for label in labels]
+        by_label.append({_label(sites[sq.site]): (_side(sq), _tuned(s, sites[sq.site]))
+                         for sq in q.sites if sq.site in sites})
+    rows = []
+    for label in dict.fromkeys([*by_label[0], *by_label[1]]):
+        (sa, ta), (sb, tb) = (side.get(label, (Side(), None)) for side in by_label)
+        both = (ta, tb) if ta is not None and tb is not None else None
+        rows.append(Row(label, (sa, sb), _differ(ta, tb) if both else None, both))
     return rows, Row("whole model", (_whole(quality[0]), _whole(quality[1])))
+
+
+def _tuned(s: Session, site: Site) -> dict[int | None, Tuned] | None:
+    """Each variant's problem by its hint; a session that records the sizes each hint was
+    tuned at (`--one-size-per-symbol`) tuned on its keys by construction."""
+    if any(v.key is None for v in site.variants):
+        return None
+    stated = bool(s.tuned_sizes(site))
+    return {v.hint: Tuned(v.key, None if stated else rows_beyond_key(v)) for v in site.variants}
+
+
+def _differ(a: dict[int | None, Tuned], b: dict[int | None, Tuned]) -> tuple[int | None, ...]:
+    hints = sorted({*a, *b}, key=lambda h: (h is not None, h or 0))
+    return tuple(h for h in hints if a.get(h) != b.get(h))
 
 
 def _whole(q: ModelQuality) -> Side:
@@ -73,3 +115,52 @@ def gaps(s: Session) -> list[str]:
                    "--measure, or a CUDA fault in the program had left nothing to time with)")
     out += [f"{g.name}: {g.no_site_reason}" for g in s.graphs if g.died]
     return out
+
+
+def what_differed(names: tuple[str, str], rows: list[Row], whole: Row) -> list[str]:
+    """Lines under the table for each site whose figures differ visibly: whether the two
+    compiles tuned the same problems (then it is autotuning between compiles) or at which
+    hints they did not, with what each tuned there."""
+    out = []
+    for r in rows:
+        if r.differ is None or r.tuned is None or not _visibly_apart(r):
+            continue
+        figures = _figures(r)
+        if not r.differ:
+            out.append(f"{r.label}: {figures}: both compiles tuned the same problem at every hint, so this is "
+                       "autotuning's difference between two compiles (more compiles of each tell which figure is typical)")
+            continue
+        h = r.differ[0]
+        at = "the example size" if h is None else f"hint {h}"
+        hints = ", ".join("the example size" if x is None else str(x) for x in r.differ)
+        out.append(f"{r.label}: {figures}: the compiles tuned different problems at "
+                   f"{'hints' if len(r.differ) > 1 else 'hint'} {hints} (at {at}, "
+                   + "; ".join(f"{n}: {_problem(t.get(h))}" for n, t in zip(names, r.tuned)) + ")")
+    matched = [r for r in rows if r.differ is not None]
+    if matched and len(matched) == len(rows) and not any(r.differ for r in matched) and _visibly_apart(whole):
+        out.append(f"whole model: {_figures(whole)}: every site's problems were the same in both compiles, so this "
+                   "is autotuning's difference between them")
+    return out
+
+
+def _visibly_apart(r: Row) -> bool:
+    a, b = r.sides
+    return any(x and y and max(x, y) / min(x, y) >= VISIBLE for x, y in ((a.geomean, b.geomean), (a.worst, b.worst)))
+
+
+def _figures(r: Row) -> str:
+    a, b = r.sides
+    text = f"{ratio(a.geomean)} against {ratio(b.geomean)} geomean" if a.geomean and b.geomean else ""
+    if a.worst and b.worst:
+        text += f"{', ' if text else ''}worst {ratio(a.worst)} against {ratio(b.worst)}"
+    return text
+
+
+def _problem(t: Tuned | None) -> str:
+    """A variant's tuned problem in a few words: its output's rows from its key, and the
+    kernel's own where they differ."""
+    if t is None:
+        return "no such variant"
+    out = t.key[-1] if t.key else ()
+    rows = f"{out[-2]:,} rows" if len(out) >= 2 else "its key " + "x".join(map(str, out))
+    return f"{rows} on a kernel computing {t.kernel_rows:,}" if t.kernel_rows else rows
