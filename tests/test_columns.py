@@ -143,7 +143,7 @@ def test_a_recording_log_reads_its_events_into_arrays(tmp_path):
 
 def test_a_saved_key_table_is_read_in_pieces_each_shape_once(recorded, monkeypatch):
     from kinspect.core.session.format import columns
-    from kinspect.core.session.format.checks import KeyTable
+    from kinspect.core.session.format.key_table import KeyTable
 
     _, path = recorded
     monkeypatch.setattr(columns, "_PIECE", 64)  # a few keys a piece

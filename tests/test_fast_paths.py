@@ -16,7 +16,8 @@ from kinspect.core.dispatch.batch import keys_to_array, layout_of, of_layout
 from kinspect.core.dispatch.symbolic import SizeExpr, TensorSpec
 from kinspect.core.errors import ShapeError
 from kinspect.core.quality.overview import ShapePoint, SizeNamer, pick, picks
-from kinspect.core.session.format.checks import a_key, key_column
+from kinspect.core.session.format.checks import a_key
+from kinspect.core.session.format.key_table import key_column
 from kinspect.core.session.runtime import Measurement
 from kinspect.core.session.model import Session, Site, SymbolInfo, Variant
 from kinspect.core.session.records import build

@@ -25,6 +25,8 @@ from typing import Any, BinaryIO, Union, overload
 
 import numpy
 
+from kinspect.core.session.format.key_table import KeyTable, key_column
+
 _PIECE = 1 << 20
 """Bytes of a column parsed at a time."""
 _SECTION = b'\n"events":{\n'
@@ -228,8 +230,6 @@ def cut_keys(data: bytes) -> tuple[bytes, list[Any] | None]:
     table is not laid out as kinspect writes it, a key a line, or holds a bad key, for
     `json.loads` and the checks to read whole and name it. A million keys of tiny
     tensors were lists of lists (some 200 bytes a key) held with the text until checked."""
-    from kinspect.core.session.format.checks import KeyTable, key_column
-
     start = data.find(_KEYS)
     if start < 0:
         return data, None

@@ -22,6 +22,7 @@ from kinspect.core.session.runtime import (
     BASELINE_KINDS, INSPECTED_KINDS, RECOMPILE_PURPOSES, Baseline, Measurement, Recompile, Sweep,
 )
 from kinspect.core.session.model import SEVERITIES, Finding, Site
+from kinspect.core.session.format.key_table import key_column
 from kinspect.core.session.format.checks import (
     MAX_TEXT,
     a_bool,
@@ -36,7 +37,6 @@ from kinspect.core.session.format.checks import (
     bool_values,
     failure,
     int_values,
-    key_column,
     key_to_json,
     number_values,
     ref_column,
