@@ -53,7 +53,8 @@
 #   scripts/device_session.sh collect  in the next call on the same machine: waits for them (COLLECT_TIMEOUT), then their
 #                                      results, table and sessions as the programs part gives them ($OUT/programs-detached.tgz)
 #   scripts/device_session.sh training what kinspect run costs a training program's compile against stock Inductor
-#                                      with the same options, cold caches (benchmarks/training_compile.py)
+#                                      with the same options, cold caches (benchmarks/training_compile.py; extra
+#                                      arguments go to it: --together runs both compiles at once, beside detached tests)
 # Each ends with a short table. Copy $OUT/samples/*.session.json into samples/ to commit them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
