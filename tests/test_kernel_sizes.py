@@ -57,16 +57,32 @@ def test_a_site_tuned_at_one_size_per_symbol_has_no_disagreeing_sizes_to_report(
 
     tuned = (Assignment(64, {"s27": 64, "s52": 64}), Assignment(256, {"s27": 256, "s52": 256}),
              Assignment(4096, {"s27": 512, "s52": 512}, "lowered from 4096: mm needed 103 GB"))
-    site = product_rows_site()
-    site = replace(site, variants=tuple(replace(v, key=tuple(t.key_at_hint(v.hint, tuned[v.index].values)
-                                                               for t in site.tensors)) for v in site.variants))
+    stock = product_rows_site()
+    site = replace(stock, variants=tuple(replace(v, key=tuple(t.key_at_hint(v.hint, tuned[v.index].values)
+                                                                for t in stock.tensors)) for v in stock.variants))
     assert site.variants[2].key[2] == (262_144, 2304)
     env = Environment("2026-12-01T00:00:00Z", torch="2.11.0", gpu="NVIDIA H200")
-    for graphs, speaks in (([Graph("graph_0", sites=("multi_kernel_0",), hint_sizes=tuned)], False),
-                           ([Graph("graph_0", sites=("multi_kernel_0",))], True)):
+    for site, graphs, speaks in ((site, [Graph("graph_0", sites=("multi_kernel_0",), hint_sizes=tuned)], False),
+                                 (stock, [Graph("graph_0", sites=("multi_kernel_0",))], True)):
         kinds = {f.kind for f in derive_findings(Session(environment=env, graphs=graphs, sites=[site]))}
         assert ({"hint-size-in-kernel", "key-not-true-size"} <= kinds) is speaks
         assert bool({"hint-size-in-kernel", "key-not-true-size"} & kinds) is speaks
+
+
+def test_keys_made_per_symbol_and_lowered_at_a_hint_say_the_sizes_agree_without_recorded_sizes():
+    """A session from an Inductor that evaluates each hint per symbol and lowered hint 4096
+    to B=S=512 (docs/upstream/hint-per-symbol.patch), read without the sizes kinspect now
+    records for it (a production trace, an older recording): the keys hold the rows the
+    kernels computed, so neither sizes finding speaks (both did, reading the kernels' M as
+    4096² against a key of 262,144 rows)."""
+    per_symbol = {64: {"s27": 64, "s52": 64}, 256: {"s27": 256, "s52": 256}, 4096: {"s27": 512, "s52": 512}}
+    site = product_rows_site()
+    site = replace(site, variants=tuple(replace(v, key=tuple(t.key_at_hint(v.hint, per_symbol[v.hint])
+                                                               for t in site.tensors)) for v in site.variants))
+    s = Session(environment=Environment("2026-12-01T00:00:00Z", torch="2.11.0", gpu="NVIDIA H200"), sites=[site])
+    assert not {"hint-size-in-kernel", "key-not-true-size"} & {f.kind for f in derive_findings(s)}
+    assert {"hint-size-in-kernel", "key-not-true-size"} <= {f.kind for f in derive_findings(
+        replace(s, sites=[product_rows_site()]))}
 
 
 def test_an_inductor_that_keys_each_hint_per_symbol_leaves_nothing_to_report():

@@ -95,3 +95,52 @@ def test_the_installed_inductor_is_the_stock_one():
                           env={**os.environ, "PYTHONPATH": ""})
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.splitlines()[0] == "rows at 64 64 stride at 64 64 example 1024"
+
+
+OWN = """
+import torch
+from torch._inductor.graph import GraphLowering
+from torch._inductor.virtualized import V
+from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, StatelessSymbolicContext
+
+from kinspect.inductor.hooks import hint_sizes
+
+env = ShapeEnv()
+mode = FakeTensorMode(shape_env=env)
+x = mode.from_tensor(torch.empty(8, 128, 768), symbolic_context=StatelessSymbolicContext(
+    dynamic_sizes=[DimDynamic.DYNAMIC, DimDynamic.DYNAMIC, DimDynamic.STATIC]))
+with mode:
+    h = torch.empty(x.shape[0], x.shape[1], 3072)
+fx = torch.fx.Graph()
+for i, t in enumerate((x, h)):
+    fx.placeholder(f"x{i}").meta["val"] = t
+fx.output(None)
+g = GraphLowering(torch.fx.GraphModule({}, fx), shape_env=env)
+with V.set_graph_handler(g):
+    g.sizevars.optimization_hint_with_override(x.shape[0].node.expr * x.shape[1].node.expr, 256)  # a kernel's ask
+    names = {str(x.shape[0].node.expr): "B", str(x.shape[1].node.expr): "S"}
+    for a in hint_sizes.inductors_own(g, [64, 256, 4096]):
+        print(a.text(names))
+print("end")
+"""
+
+
+@pytest.mark.parametrize("which", ["patched", "stock"])
+def test_a_session_records_the_sizes_an_inductor_that_evaluates_per_symbol_gave_each_hint(patched, which):
+    """kinspect's capture asks the graph's own allocator what it gave each size symbol at
+    each hint: on the patched Inductor the session then states the problem its kernels,
+    keys and tensors were tuned on (and the sizes findings stay silent), on stock Inductor
+    it records nothing and they speak."""
+    root = Path(__file__).resolve().parent.parent
+    path = f"{patched}{os.pathsep}{root}" if which == "patched" else str(root)
+    done = subprocess.run([sys.executable, "-c", OWN], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": path})
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    if which == "stock":
+        assert lines == ["end"]
+        return
+    assert lines == [
+        "hint 64: B=64 S=64", "hint 256: B=256 S=256",
+        "hint 4096: B=512 S=512 (lowered from 4096 by this Inductor's own rule)", "end"]

@@ -188,6 +188,22 @@ async def test_symbolic_view_flags_keys_that_are_not_the_true_size(recorded_app)
         assert b_row.split("▕")[-1].split()[1:3] == ["2*N", "128"]  # runtime, beside the size: N=64 makes 2*s1 = 128
 
 
+async def test_symbolic_view_shows_keys_made_per_symbol_as_keyed_not_as_off_their_true_size():
+    """A session from an Inductor that evaluates a hint per symbol (the upstream patch),
+    read without recorded sizes: the `2*N` dim was keyed 128 at hint 64, what its kernel
+    computed, so the view shows 128 and no `(true ...)`."""
+    session = session_with_finding()
+    site = session.sites[1]
+    session.sites[1] = replace(site, variants=tuple(
+        replace(v, key=tuple(t.key_at_hint(v.hint, {"s0": v.hint, "s1": v.hint}) for t in site.tensors))
+        for v in site.variants))
+    app = InspectorApp(RecordedSource(session, "/recordings/model.session.json"))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await pilot.press("right_square_bracket", "4")
+        b_row = next(line for line in screen_text(app).splitlines() if "2*N" in line)
+        assert "(true" not in b_row and b_row.split("▕")[-1].split()[3:5] == ["128", "512"]
+
+
 async def test_the_symbolic_header_is_whole_where_gpt2s_hint_columns_run_past_the_pane():
     app = InspectorApp(RecordedSource(load(SAMPLES / "gpt2.session.json"), "gpt2.session.json"))
     async with app.run_test(size=(100, 30)) as pilot:

@@ -142,8 +142,8 @@ def key_value_mismatches(site: Site, facts: Facts) -> list[Finding]:
     variants: set[int] = set()
     tuned = facts.session.tuned_sizes(site)
     for v in site.variants:
-        if v.hint is None:
-            continue
+        if v.hint is None or (v.hint not in tuned and not site.keyed_by_hint(v)):
+            continue  # keyed at the sizes its kernel computes, by an Inductor that evaluates per symbol
         for t, name in zip(site.tensors, names):
             for d, dim in enumerate(t.at_hint(v.hint, tuned.get(v.hint))):
                 if dim.differs:

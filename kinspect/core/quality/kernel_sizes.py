@@ -85,12 +85,13 @@ def _key_rows(v: Variant) -> int:
     return out[-2] if len(out) >= 2 else v.hint
 
 
-def rows_beyond_key(v: Variant) -> int | None:
-    """The rows a hint's kernel computes under Inductor's own rule (its `M` with the hint for
-    every size argument) where they are more than its key's, so the problem it was tuned on
-    is neither its key's nor its grid's; None where they agree or the source does not say.
-    Only for a session that does not record the sizes each hint was tuned at."""
-    sizes = _sizes(v) if v.hint is not None else None
+def rows_beyond_key(site: Site, v: Variant) -> int | None:
+    """The rows a hint's kernel computes under Inductor's stock rule (its `M` with the hint
+    for every size argument) where they are more than its key's, so the problem it was
+    tuned on is neither its key's nor its grid's; None where they agree, the source does
+    not say, or the key shows another rule (sizes evaluated per symbol: the kernel got
+    those too). Only for a session that does not record the sizes each hint was tuned at."""
+    sizes = _sizes(v) if site.keyed_by_hint(v) else None
     if sizes is None or not _ARG.search(sizes[0]):
         return None
     m = _value(sizes[0], v.hint)
@@ -106,7 +107,7 @@ def sizes_inside_kernels(site: Site, facts: Facts) -> list[Finding]:
     empty, past = [], []
     m_expr = ""
     for v in site.variants:
-        m = rows_beyond_key(v)
+        m = rows_beyond_key(site, v)
         if m is None:
             continue
         m_text, n_text = _sizes(v) or ("", "")  # read already: rows_beyond_key found M there

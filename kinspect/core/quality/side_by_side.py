@@ -90,7 +90,7 @@ def _tuned(s: Session, site: Site) -> dict[int | None, Tuned] | None:
     if any(v.key is None for v in site.variants):
         return None
     stated = bool(s.tuned_sizes(site))
-    return {v.hint: Tuned(v.key, None if stated else rows_beyond_key(v)) for v in site.variants}
+    return {v.hint: Tuned(v.key, None if stated else rows_beyond_key(site, v)) for v in site.variants}
 
 
 def _differ(a: dict[int | None, Tuned], b: dict[int | None, Tuned]) -> tuple[int | None, ...]:

@@ -273,6 +273,21 @@ class Site:
     def decide(self, runtime: Key, heuristic: str = "inductor") -> Decision:
         return decide(self.keys, runtime, heuristic)
 
+    def keyed_by_hint(self, v: Variant) -> bool:
+        """Whether Inductor keyed a hint's variant by its stock rule (2.11 to 2.15), the hint
+        for every size expression that is not constant, so a dim such as `B*S` holds the
+        hint where the kernel computes more; False for a key at the sizes the kernel
+        computes (an Inductor that evaluates a hint per symbol, which sessions on it record
+        too). True where the key does not say: nothing shows another rule."""
+        if v.hint is None:
+            return False
+        if v.key is None:
+            return True
+        for specs in (self.tensors, self.runtime_tensors):
+            if specs is not None and tuple(len(t.sizes) for t in specs) == tuple(map(len, v.key)):
+                return v.key == tuple(t.key_at_hint(v.hint) for t in specs)
+        return True
+
     def labels(self) -> list[str]:
         return [v.label for v in self.variants]
 

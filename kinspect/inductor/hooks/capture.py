@@ -388,7 +388,7 @@ def _install() -> None:
 def _install_hooks() -> None:
     hint_sizes.install()  # beneath the capture's own: the keys it records are the ones the mode gives
     try:
-        from torch._inductor import ir
+        from torch._inductor import config as inductor_config, ir
         from torch._inductor.codegen import multi_kernel, simd
         from torch._inductor.graph import GraphLowering
     except ImportError as e:
@@ -422,7 +422,8 @@ def _install_hooks() -> None:
                 rec.regions = _regions(graph)
             mod = orig(graph, *a, **k)
             rec.wrapper_path = getattr(mod, "__file__", None)
-            rec.hint_sizes = hint_sizes.assignments(graph)
+            rec.hint_sizes = hint_sizes.assignments(graph) or (
+                hint_sizes.inductors_own(graph, inductor_config.multi_kernel_hints) if rec.sites else ())
             tuned = len({node for node, hint in rec.timings if hint is not None})
             cap._say(f"compiled {rec.name} in {time.monotonic() - rec.started:.0f} s: {len(rec.sites)} size-hint "
                      f"multi-kernel{'s' if len(rec.sites) != 1 else ''}, {tuned} GEMM template"

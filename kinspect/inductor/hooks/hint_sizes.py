@@ -136,6 +136,34 @@ def assignments(graph: Any) -> tuple[Assignment, ...]:
     return tuple(sizes.by_hint[h] for h in sorted(sizes.by_hint))
 
 
+def inductors_own(graph: Any, hints: Any) -> tuple[Assignment, ...]:
+    """The value this Inductor gave each size symbol at each hint, where it evaluates a size
+    at a hint per symbol on its own (an Inductor with docs/upstream/hint-per-symbol.patch
+    or its like), so the session says what its kernels, grids, keys and tensors saw; none
+    under Inductor's stock rule, which returns the hint for any expression. Asked of the
+    graph's own allocator once its code is generated: the answer it gave its kernels."""
+    sv = getattr(graph, "sizevars", None)
+    if sv is None or not hints:
+        return ()
+    try:
+        ranges, symbols = _ranges(graph)
+        if not symbols:
+            return ()
+        at = sv.optimization_hint_with_override
+        probe = next(iter(symbols.values()))
+        out = []
+        for hint in hints:
+            if at(probe + 1, hint) != at(probe, hint) + 1:
+                return ()  # the hint for the whole expression: Inductor's stock rule
+            values = {name: int(at(sym, hint)) for name, sym in symbols.items()}
+            lowered = any(v < min(hint, ranges[name][1] or hint) for name, v in values.items())
+            out.append(Assignment(int(hint), values,
+                                  f"lowered from {hint} by this Inductor's own rule" if lowered else None))
+        return tuple(out)
+    except Exception:  # an allocator kinspect cannot ask: say nothing rather than something wrong
+        return ()
+
+
 def named(sizevars: Any, hint: int) -> tuple[tuple[str, int], ...]:
     """The hint's size of each symbol, by name, where this graph is tuned at one size per
     symbol (empty otherwise): what kinspect's benchmark-tensor check holds a kernel's reads to."""

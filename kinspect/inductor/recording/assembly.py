@@ -42,19 +42,36 @@ def rank_fields(rank: Rank | None) -> dict[str, int | None]:
     return {"rank": rank.rank, "world_size": rank.world_size, "local_rank": rank.local_rank}
 
 
+def _installed_torch() -> str | None:
+    """torch's `__version__` as importing it would give it (`2.11.0+cu130`; the package's
+    metadata drops the local part), read from torch/version.py as text, never run."""
+    import ast
+    import importlib.util
+    from importlib import metadata
+
+    with contextlib.suppress(Exception):  # no torch, or a version file of another shape
+        spec = importlib.util.find_spec("torch")
+        for folder in (spec.submodule_search_locations or []) if spec else []:
+            tree = ast.parse((Path(folder) / "version.py").read_text())
+            for node in tree.body:
+                if (isinstance(node, ast.AnnAssign | ast.Assign) and isinstance(node.value, ast.Constant)
+                        and isinstance(node.value.value, str)
+                        and any(getattr(t, "id", None) == "__version__"
+                                for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))):
+                    return node.value.value
+    try:
+        return metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        return None
+
+
 def machine(rank: Rank | None, import_torch: bool = True) -> Environment:
     """This machine as the session states it (versions, the GPU, the rank), whoever compiles;
     without `import_torch`, for a program that never imported it, torch's version as
     installed and no GPU named (importing torch to ask costs seconds)."""
     if not import_torch and "torch" not in sys.modules:
-        from importlib import metadata
-
-        try:
-            installed: str | None = metadata.version("torch")
-        except metadata.PackageNotFoundError:
-            installed = None
         return Environment(created=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                           torch=installed, python=platform.python_version(),
+                           torch=_installed_torch(), python=platform.python_version(),
                            platform=platform.platform(terse=True), **rank_fields(rank))
     import torch
 

@@ -69,15 +69,21 @@ def symbolic_rows(site: Site, env: Mapping[str, int] | None, key: Key | None,
     rows = []
     hinted = [v for v in site.variants if v.hint is not None]
     use_key = key is not None and site.runtime_tensors is None and len(key) == len(site.tensors)
+    # A variant keyed per symbol (an Inductor that evaluates a hint so, in a session that
+    # does not record its sizes) holds the sizes its kernel computed: shown as keyed.
+    per_symbol = [v.hint not in (tuned or {}) and not site.keyed_by_hint(v) and v.key is not None
+                  and tuple(map(len, v.key)) == tuple(len(t.sizes) for t in site.tensors) for v in hinted]
     for ti, t in enumerate(site.tensors):
         at = [t.at_hint(v.hint, (tuned or {}).get(v.hint)) for v in hinted]  # type: ignore[arg-type]
         for di, expr in enumerate(t.sizes):
             text = expr.text if aliases is None else expr.text_with(aliases)
             row = [plain(names[ti]) if di == 0 else Text(""), Text(str(di)), plain(text),
                    _runtime_cell(t, di, env, key[ti] if use_key else None)]
-            for dims in at:
+            for v, dims, keyed in zip(hinted, at, per_symbol):
                 dim = dims[di]
-                if dim.differs:
+                if keyed:
+                    row.append(Text(str(v.key[ti][di]), style="dim" if expr.is_constant else ""))  # type: ignore[index]
+                elif dim.differs:
                     row.append(Text(f"{dim.key_value} (true {dim.true_text})", style="bold red"))
                 else:
                     row.append(Text(str(dim.key_value), style="dim" if expr.is_constant else ""))
