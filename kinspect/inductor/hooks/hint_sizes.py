@@ -94,7 +94,7 @@ class GraphSizes:
             import sympy
 
             if self._ranges is None:
-                self._ranges, self._symbols = _ranges(self.graph)
+                self._ranges, self._symbols = _ranges(self.graph.sizevars.shape_env)
                 try:
                     self._problems = _problems(self.graph)
                 except Exception:  # FX metadata kinspect cannot read: no GEMM is known to need lowering
@@ -146,7 +146,7 @@ def inductors_own(graph: Any, hints: Any) -> tuple[Assignment, ...]:
     if sv is None or not hints:
         return ()
     try:
-        ranges, symbols = _ranges(graph)
+        ranges, symbols = _ranges(sv.shape_env)
         if not symbols:
             return ()
         at = sv.optimization_hint_with_override
@@ -166,11 +166,15 @@ def inductors_own(graph: Any, hints: Any) -> tuple[Assignment, ...]:
 
 def named(sizevars: Any, hint: int) -> tuple[tuple[str, int], ...]:
     """The hint's size of each symbol, by name, where this graph is tuned at one size per
-    symbol (empty otherwise): what kinspect's benchmark-tensor check holds a kernel's reads to."""
+    symbol, by kinspect or by an Inductor that evaluates a hint per symbol on its own (only
+    the symbols not at the hint, then); empty under Inductor's stock rule: what kinspect's
+    benchmark-tensor check holds a kernel's reads to."""
     sizes = _sizes_of(sizevars)
-    if sizes is None:
-        return ()
-    return tuple(sorted((s.name, int(v)) for s, v in sizes.values(hint).items()))
+    if sizes is not None:
+        return tuple(sorted((s.name, int(v)) for s, v in sizes.values(hint).items()))
+    at = sizevars.optimization_hint_with_override
+    return tuple(sorted((name, v) for name, sym in _ranges(sizevars.shape_env)[1].items()
+                        if (v := int(at(sym, hint))) != hint))
 
 
 def _device_budget() -> int:
@@ -183,12 +187,11 @@ def _device_budget() -> int:
     return MAX_TUNED_BYTES
 
 
-def _ranges(graph: Any) -> tuple[dict[str, tuple[int, int | None]], dict[str, Any]]:
-    """Each backed size symbol of the graph's compile with its known range."""
+def _ranges(env: Any) -> tuple[dict[str, tuple[int, int | None]], dict[str, Any]]:
+    """Each backed size symbol of a graph's shape env with its known range."""
     import sympy
     from torch.utils._sympy.symbol import SymT, symbol_is_type
 
-    env = graph.sizevars.shape_env
     values = getattr(env, "backed_var_to_val", None) or getattr(env, "var_to_val", {})
     ranges: dict[str, tuple[int, int | None]] = {}
     symbols: dict[str, Any] = {}
