@@ -115,6 +115,12 @@ def check_every_reader(path: Path, tmp: Path) -> None:
     code, _, err = kinspect("export", str(path), "--format", "json", "-o", str(tmp / "out.json"))
     assert code == 0, err
     strict_json((tmp / "out.json").read_text(encoding="utf-8"))
+    base = tmp / "base.session.json"
+    if not base.exists():
+        base.write_text(dumped(BASE), encoding="utf-8")
+    code, out, err = kinspect("compare", str(base), str(path))  # side by side with the file it was made from
+    assert code == 0, err
+    assert "\x1b" not in out and "\u202e" not in out and "\u200b" not in out
 
 
 FUZZ = settings(max_examples=120, derandomize=True, deadline=None, database=None,
