@@ -170,6 +170,19 @@ def test_compiles_that_tuned_different_problems_say_at_which_hints_and_what_each
     below = capsys.readouterr().out.split("└")[-1]
     line = next(x for x in below.splitlines() if x.startswith("graph_0 · addmm"))
     assert "×2.00 against ×1.00 geomean" in line
-    assert line.endswith(": the compiles tuned different problems at hints 64, 256, 4096 (at hint 64, stock: 64 rows "
+    assert line.endswith(": the compiles tuned different problems at hints 64, 256, 4096 (at 64, stock: 64 rows "
                          "on a kernel computing 4,096; fixed: 4,096 rows)")
     assert "whole model" not in below
+
+
+def test_problems_with_the_same_rows_are_told_apart_by_their_whole_keys():
+    """Two compiles that keyed hint 64 on the same rows but another width (a fresh compile
+    that lowered the GEMM with other arguments): the line shows both keys."""
+    from kinspect.core.quality.side_by_side import Row, Side, Tuned, what_differed
+
+    a = {64: Tuned(((64, 768), (768, 2304), (64, 2304)))}
+    b = {64: Tuned(((64, 768), (768, 3072), (64, 3072)))}
+    row = Row("graph_0 · mm · fc", (Side(5, 1.0, 1.0), Side(5, 1.3, 1.5)), (64,), (a, b))
+    (line,) = what_differed(("stock", "fixed"), [row], Row("whole model", (Side(), Side())))
+    assert line.endswith("at hint 64 (stock: key ((64, 768), (768, 2304), (64, 2304)); "
+                         "fixed: key ((64, 768), (768, 3072), (64, 3072)))")

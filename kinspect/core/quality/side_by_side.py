@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kinspect.core.dispatch.shapes import Key, format_key
 from kinspect.core.numbers import ratio
 from kinspect.core.quality.kernel_sizes import rows_beyond_key
 from kinspect.core.quality.overview import ModelQuality, SiteQuality, model_quality
@@ -43,7 +44,7 @@ class Tuned:
     """What one variant was tuned on: its key, and the rows its kernel computed where they
     are more than the key's (stock Inductor's `B*S` GEMM at a hint)."""
 
-    key: tuple | None
+    key: Key
     kernel_rows: int | None = None
 
 
@@ -55,6 +56,7 @@ class Row:
     """The hints (None: the example size) at which the two compiles tuned different
     problems; None where a recording lacks the site or a key."""
     tuned: tuple[dict[int | None, Tuned], dict[int | None, Tuned]] | None = None
+    """Each recording's variants' problems by hint, where both have the site."""
 
 
 def _label(site: Site) -> str:
@@ -85,8 +87,9 @@ def side_by_side(a: Session, b: Session) -> tuple[list[Row], Row]:
 
 
 def _tuned(s: Session, site: Site) -> dict[int | None, Tuned] | None:
-    """Each variant's problem by its hint; a session that records the sizes each hint was
-    tuned at (`--one-size-per-symbol`) tuned on its keys by construction."""
+    """Each variant's problem by its hint; None where a key is unknown. A session that
+    records the sizes each hint was tuned at (`--one-size-per-symbol`, or an Inductor that
+    evaluates a hint per symbol) tuned on its keys by construction."""
     if any(v.key is None for v in site.variants):
         return None
     stated = bool(s.tuned_sizes(site))
@@ -131,11 +134,11 @@ def what_differed(names: tuple[str, str], rows: list[Row], whole: Row) -> list[s
                        "autotuning's difference between two compiles (more compiles of each tell which figure is typical)")
             continue
         h = r.differ[0]
-        at = "the example size" if h is None else f"hint {h}"
-        hints = ", ".join("the example size" if x is None else str(x) for x in r.differ)
-        out.append(f"{r.label}: {figures}: the compiles tuned different problems at "
-                   f"{'hints' if len(r.differ) > 1 else 'hint'} {hints} (at {at}, "
-                   + "; ".join(f"{n}: {_problem(t.get(h))}" for n, t in zip(names, r.tuned)) + ")")
+        where = ", ".join("the example size" if x is None else str(x) for x in r.differ)
+        where = f"hints {where} (at {'the example size' if h is None else h}, " if len(r.differ) > 1 else \
+            f"{'the example size' if h is None else f'hint {h}'} ("
+        out.append(f"{r.label}: {figures}: the compiles tuned different problems at {where}"
+                   + "; ".join(f"{n}: {p}" for n, p in zip(names, _problems(*(t.get(h) for t in r.tuned)))) + ")")
     matched = [r for r in rows if r.differ is not None]
     if matched and len(matched) == len(rows) and not any(r.differ for r in matched) and _visibly_apart(whole):
         out.append(f"whole model: {_figures(whole)}: every site's problems were the same in both compiles, so this "
@@ -156,11 +159,17 @@ def _figures(r: Row) -> str:
     return text
 
 
-def _problem(t: Tuned | None) -> str:
-    """A variant's tuned problem in a few words: its output's rows from its key, and the
-    kernel's own where they differ."""
-    if t is None:
-        return "no such variant"
-    out = t.key[-1] if t.key else ()
-    rows = f"{out[-2]:,} rows" if len(out) >= 2 else "its key " + "x".join(map(str, out))
-    return f"{rows} on a kernel computing {t.kernel_rows:,}" if t.kernel_rows else rows
+def _problems(a: Tuned | None, b: Tuned | None) -> tuple[str, str]:
+    """Two variants' tuned problems in a few words each: the output's rows from the key, and
+    the kernel's own where they differ; the whole keys where the rows do not tell them apart."""
+    def rows(t: Tuned | None) -> str:
+        if t is None:
+            return "no such variant"
+        out = t.key[-1] if t.key else ()
+        text = f"{out[-2]:,} rows" if len(out) >= 2 else f"key {format_key(t.key)}"
+        return f"{text} on a kernel computing {t.kernel_rows:,}" if t.kernel_rows else text
+
+    texts = rows(a), rows(b)
+    if texts[0] == texts[1] and a is not None and b is not None:
+        return f"key {format_key(a.key)}", f"key {format_key(b.key)}"
+    return texts
