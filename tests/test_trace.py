@@ -248,3 +248,75 @@ def test_the_trace_predicts_every_pick_its_recording_saw(trace, recording):
     checked, wrong = trace_against_recording(load(trace), load(recording))
     assert wrong == []
     assert checked == len(load(recording).events) > 0
+
+
+# ---------------------------------------------------------------- an Inductor that evaluates a hint per symbol
+
+def _per_symbol_trace(tmp_path, lowered_at_4096: int, stated: bool = True) -> tuple:
+    """samples/generate.trace.log.gz as an Inductor with docs/upstream/hint-per-symbol.patch
+    would write it: each multi-kernel's keys made at one size per symbol (B = S = the hint,
+    both lowered to `lowered_at_4096` at hint 4096), the payload's digest made anew; with
+    `stated`, the compile's settings state the hints (a program that sets them globally:
+    the sample's were set per compile, as `kinspect run --hints` does)."""
+    stock = load(SAMPLES / "generate.trace.log.gz")
+    values = {64: 64, 256: 256, 4096: lowered_at_4096}
+    lines = text_of(SAMPLES / "generate.trace.log.gz").split("\n")
+    if stated:
+        for i, line in enumerate(lines):
+            if '"compilation_metrics"' in line and '"inductor_config"' in line:
+                record = json.loads(line.split("] ", 1)[1])
+                config = json.loads(record["compilation_metrics"]["inductor_config"])
+                config["multi_kernel_hints"] = [64, 256, 4096]
+                record["compilation_metrics"]["inductor_config"] = json.dumps(config)
+                lines[i] = line.split("] ", 1)[0] + "] " + json.dumps(record)
+    at = next(i for i, line in enumerate(lines) if '"inductor_output_code"' in line)
+    end = next(i for i in range(at + 1, len(lines)) if not lines[i].startswith("\t"))
+    code = "\n".join(line[1:] for line in lines[at + 1:end])
+    for site in stock.sites:
+        name = site.name.split("@")[0]
+        start = code.index(f"{name} = async_compile.size_hint_multi_kernel(")
+        stop = code.index("}, arg_index", start)
+        block = code[start:stop]
+        for v in site.variants:
+            key = tuple(t.key_at_hint(v.hint, dict.fromkeys(t.symbols, values[v.hint])) for t in site.tensors)
+            block = block.replace(f"{v.key}: {v.kernel_name}", f"{key}: {v.kernel_name}")
+        code = code[:start] + block + code[stop:]
+    head = json.loads(lines[at].split("] ", 1)[1])
+    head["has_payload"] = hashlib.md5(code.encode()).hexdigest()
+    lines[at] = lines[at].split("] ", 1)[0] + "] " + json.dumps(head)
+    lines[at + 1:end] = ["\t" + line for line in code.split("\n")]
+    return stock, read_trace(write_log(tmp_path, "\n".join(lines)))
+
+
+def test_a_trace_from_an_inductor_that_keys_each_hint_per_symbol_reads_its_sites_and_sizes(tmp_path):
+    """The keys hold B*S as the kernels compute it (4,096 rows at hint 64, 262,144 at hint
+    4096 lowered to 512 each): the sites keep the wrapper's sizes and the compile's hints,
+    the graph states each hint's sizes, and no finding calls the sizes inconsistent (read
+    by stock's rule, every site was `t1_0` sizes with hints 64, 256 and 512)."""
+    stock, per_symbol = _per_symbol_trace(tmp_path, 512)
+    assert [s.tensors for s in per_symbol.sites] == [s.tensors for s in stock.sites]
+    for site in per_symbol.sites:
+        assert [v.hint for v in site.variants] == [64, 256, 4096]
+    c_attn = per_symbol.sites[0]
+    assert c_attn.variants[0].key[-1] == (4096, 2304) and c_attn.variants[2].key[-1] == (262_144, 2304)
+    (graph,) = [g for g in per_symbol.graphs if g.sites]
+    assert [(a.hint, sorted(a.values.values()), a.lowered_for) for a in graph.hint_sizes] == [
+        (64, [64, 64], None), (256, [256, 256], None), (4096, [512, 512], "lowered from 4096 by this Inductor's own rule")]
+    kinds = {f.kind for f in per_symbol.findings}
+    assert not kinds & {"hint-size-in-kernel", "key-not-true-size"}
+    assert {"hint-size-in-kernel", "key-not-true-size"} <= {f.kind for f in stock.findings}
+    assert not stock.graphs[0].hint_sizes
+
+
+def test_without_stated_hints_per_symbol_keys_give_the_size_their_symbols_hold_as_hint_and_say_so(tmp_path):
+    """No hints in the compile's settings (set per compile, as `kinspect run --hints` does):
+    a key whose symbols all hold 4096 was made at hint 4096; one lowered to 512 reads as
+    hint 512, which nothing in the trace can correct, and the session says how it read them."""
+    _, read = _per_symbol_trace(tmp_path / "a", 4096, stated=False)
+    assert [v.hint for v in read.sites[0].variants] == [64, 256, 4096]
+    assert read.sites[0].variants[2].key[-1] == (4096 * 4096, 2304)
+    assert not {"hint-size-in-kernel", "key-not-true-size"} & {f.kind for f in read.findings}
+    _, lowered = _per_symbol_trace(tmp_path / "b", 512, stated=False)
+    assert [v.hint for v in lowered.sites[0].variants] == [64, 256, 512]
+    assert any("the trace states no hints: each variant's hint is read as the size its symbols hold" in f.message
+               for f in lowered.findings)

@@ -6,10 +6,15 @@ definitions their sources and configs (`kernels`), and its `.run(...)` lines whe
 called from (`calls`). The tensors its runtime key is made of are the tensors those lines
 pass, whose sizes the wrapper states as expressions over the graph's symbols (`sizes`):
 so a typed shape gives the runtime key as a recording's site gives it. Each variant's
-hint is what its key holds where a size is symbolic (Inductor keys every symbolic size by
-the hint itself), and that is checked: tensors whose sizes do not give back every hint
-key are dropped for sizes named by tensor and dim (`t1_0`), as a site loaded from
-Inductor's caches has them.
+hint is what its key holds where a size is symbolic (stock Inductor keys every symbolic
+size by the hint itself), and that is checked. An Inductor that evaluates a hint per
+symbol (the upstream patch) keys the sizes its kernel computes instead: where a key's
+single-symbol dims give values that make every dim of it, the variant was tuned at those
+sizes, which the graph records, at the compile's hints (one per key, in its order) where
+it states them, else at the one value all its symbols hold, which is the hint unless that
+Inductor lowered it (the graph says so). Tensors whose sizes give back the keys neither way are
+dropped for sizes named by tensor and dim (`t1_0`), as a site loaded from Inductor's
+caches has them.
 
 Inductor's names restart per graph, so a site's name carries its graph after the first
 (`multi_kernel_0@graph_1`), as a recording names it.
@@ -22,6 +27,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from kinspect.core.dispatch.hint_sizes import Assignment
 from kinspect.core.dispatch.symbolic import SizeExpr, TensorSpec
 from kinspect.core.inductor_code.calls import call_lines, dispatch_lines
 from kinspect.core.inductor_code.gemms import gemm_calls, module_of, op_of_kernel, why_no_multi_kernel
@@ -74,10 +80,12 @@ def one_line(text: str, limit: int = MAX_NAME) -> str:
     return _LINE_CONTROLS.sub("\ufffd", text[:limit])
 
 
-def read_graph(code: str, index: int, label: str, path: str | None, inputs: Sequence[str]) -> GraphRead:
+def read_graph(code: str, index: int, label: str, path: str | None, inputs: Sequence[str],
+               hints: Sequence[int] = ()) -> GraphRead:
     """The graph (`graph_{index} [label] (kind)`) and its sites, from its output code;
-    `inputs` are the Dynamo graph's inputs (for the parameters' names). Why a graph has no
-    site needs the hints every graph was compiled with: `no_site_reason`, once all are read."""
+    `inputs` are the Dynamo graph's inputs (for the parameters' names), `hints` the ones its
+    compile states. Why a graph has no site needs the hints every graph was compiled with:
+    `no_site_reason`, once all are read."""
     code, controls = plain(code)
     notes = [f"{controls} control characters in the output code were replaced"] if controls else []
     name = f"graph_{index} [{label}] ({graph_kind(code)})"
@@ -88,16 +96,27 @@ def read_graph(code: str, index: int, label: str, path: str | None, inputs: Sequ
     sizes = WrapperSizes(code)
     sources = kernel_sources(code)
     sites = []
+    tuned: dict[int, dict[str, int]] = {}
+    agree = True  # one value per symbol at a hint across the graph's sites, as Inductor decides it per graph
     for mk in found:
         if len(mk.name) > MAX_NAME or any(len(k) > MAX_NAME for k in mk.kernels):
             notes.append(f"{name}: a multi-kernel's name is too long to be Inductor's; left out")
             continue
-        site, note = _site(mk, site_name(index, mk.name), name, code, sizes, sources, params)
+        site, note, per_symbol = _site(mk, site_name(index, mk.name), name, code, sizes, sources, params, hints)
         sites.append(site)
         if note:
             notes.append(note)
+        for hint, values in zip(*(per_symbol or ((), ()))):
+            have = tuned.setdefault(hint, {})
+            agree = agree and all(have.setdefault(sym, v) == v for sym, v in values.items())
+    if tuned and not hints:
+        notes.append(f"{name}: keys made at one size per symbol, and the trace states no hints: each variant's "
+                     "hint is read as the size its symbols hold (a hint Inductor lowered reads as the lowered size)")
+    assignments = tuple(Assignment(h, tuned[h], f"lowered from {h} by this Inductor's own rule"
+                                   if any(v < h for v in tuned[h].values()) else None)
+                        for h in sorted(tuned)) if agree else ()
     graph = Graph(name, None if path is None else one_line(path, 4096), tuple(s.name for s in sites),
-                  None, code, parameters=params)
+                  None, code, parameters=params, hint_sizes=assignments)
     return GraphRead(graph, sites, notes)
 
 
@@ -147,16 +166,24 @@ def parameter_path(placeholder: str) -> str | None:
 
 
 def _site(mk: MultiKernel, name: str, graph: str, code: str, sizes: WrapperSizes, sources: Mapping[str, str],
-          params: Mapping[str, str]) -> tuple[Site, str | None]:
+          params: Mapping[str, str], stated: Sequence[int]
+          ) -> tuple[Site, str | None, tuple[list[int], list[dict[str, int]]] | None]:
+    """The site, a note where its sizes could not be read, and each key's hint and size per
+    symbol where its keys were made per symbol."""
     runs = call_lines(code, mk.name)
     note = None
     specs = _specs(mk, runs[0] if runs else None, sizes, sources) if runs else None
-    if specs is None or not _gives_keys(specs, mk.keys):
+    per_symbol = None
+    if specs is not None and not _gives_keys(specs, mk.keys):
+        per_symbol = _sizes_per_symbol(specs, mk.keys, stated)
+        if per_symbol is None:
+            specs = None
+    if specs is None:
         if runs:
             note = (f"{name}: the sizes its call passes do not give back its hint keys; its sizes are named by "
                     "tensor and dim (t1_0)")
         specs = _key_specs(mk.keys)
-    hints = [_hint(specs, key) for key in mk.keys]
+    hints: list[int | None] = list(per_symbol[0]) if per_symbol else [_hint(specs, key) for key in mk.keys]
     variants = []
     for i, (key, kernel) in enumerate(zip(mk.keys, mk.kernels)):
         src = sources.get(kernel, "")
@@ -166,7 +193,7 @@ def _site(mk: MultiKernel, name: str, graph: str, code: str, sizes: WrapperSizes
     calls = tuple(_call_site(j, n, text, specs, params) for j, (n, text) in enumerate(lines))
     op = next((op for k in mk.kernels if (op := op_of_kernel(k))), "template")
     return Site(name, graph, op, tuple(specs), tuple(variants), call=calls[0].call if calls else None,
-                call_sites=calls), note
+                call_sites=calls), note, per_symbol
 
 
 def _call_site(index: int, line: int, text: str, specs: Sequence[TensorSpec], params: Mapping[str, str]) -> CallSite:
@@ -226,6 +253,37 @@ def _gives_keys(specs: Sequence[TensorSpec], keys: Sequence[tuple[tuple[int, ...
         if tuple(t.key_at_hint(hint or 0) for t in specs) != key:
             return False
     return True
+
+
+def _sizes_per_symbol(specs: Sequence[TensorSpec], keys: Sequence[tuple[tuple[int, ...], ...]],
+                      hints: Sequence[int]) -> tuple[list[int], list[dict[str, int]]] | None:
+    """Each key's hint and size per symbol, where the keys were made per symbol: every
+    symbol of the tensors has a dim of its own in the key, and those values make every
+    other dim too (`B*S`, `768*S`); else None. The hints are the compile's, one per key in
+    its order, where it states them; else a key whose symbols all hold one value was made
+    at that value: the hint, unless Inductor lowered every symbol together, which the key
+    cannot tell."""
+    if hints and len(hints) != len(keys):
+        return None
+    out = []
+    for key in keys:
+        if tuple(map(len, key)) != tuple(len(t.sizes) for t in specs):
+            return None
+        values: dict[str, int] = {}
+        for t, shape in zip(specs, key):
+            for e, value in zip(t.sizes, shape):
+                if isinstance(e.tree, str) and values.setdefault(e.tree, value) != value:
+                    return None
+        if not all(t.symbols <= values.keys() for t in specs):
+            return None
+        if tuple(t.key_at_hint(0, values) for t in specs) != key:
+            return None
+        out.append(values)
+    if not hints:
+        if any(len(set(v.values())) != 1 for v in out):
+            return None
+        hints = [next(iter(v.values())) for v in out]
+    return list(hints), out
 
 
 def _hint(specs: Sequence[TensorSpec], key: tuple[tuple[int, ...], ...]) -> int | None:

@@ -46,18 +46,20 @@ def session_from_log(log: TraceLog, source: str, name: str) -> Session:
     taken: dict[str, tuple[str, ...]] = {}
     compiled: list[tuple[Compile, list[Graph]]] = []
     forwards: dict[str, list[str]] = {}
+    stated_hints = _hints(log.compiles)  # a compile's own, else the first any states (Dynamo's frame states them)
     for c in log.compiles:
         renames = _symbols(c, taken, symbols)
         own: list[Graph] = []
         pieces = iter(c.pieces or [c.inputs])
         for code in c.codes:
-            read = read_graph(code.code, len(graphs), c.id, code.path, _inputs(code.code, pieces, forwards))
+            read = read_graph(code.code, len(graphs), c.id, code.path, _inputs(code.code, pieces, forwards),
+                              _hints([c]) or stated_hints)
             own.append(read.graph)
             graphs.append(read.graph)
             sites += [_renamed(s, renames) for s in read.sites]
             notes += read.notes
         compiled.append((c, own))
-    hints = _hints(log.compiles)
+    hints = stated_hints
     stated = bool(hints)
     if not hints:  # given per compile (config patches): the variants' keys say them
         hints = sorted({v.hint for s in sites for v in s.variants if v.hint is not None})
