@@ -23,9 +23,16 @@ from torch._inductor.codegen.multi_kernel import SizeHintMultiKernelCall
 multi_kernel_0 = SizeHintMultiKernelCall("multi_kernel_0", variants("addmm", 1024, 4096), ARGS)
 
 
+def say(line):
+    """One write per line: under PYTHONUNBUFFERED, print writes its pieces apart, and a
+    line of the parent's could be split by the worker's lines in the shared pipe."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 def serve(batch):
     multi_kernel_0.run(torch.empty(batch, 1024, device="meta"), torch.empty(batch, 4096, device="meta"))
-    print(os.getpid(), batch, flush=True)
+    say(f"{os.getpid()} {batch}")
 
 
 def worker(sizes):
@@ -38,7 +45,7 @@ def worker(sizes):
 
 
 doing = os.environ.get("HOSTILE", "").split(",")
-print("parent", os.getpid(), flush=True)
+say(f"parent {os.getpid()}")
 serve(100)
 if "chdir" in doing:
     os.makedirs("elsewhere", exist_ok=True)
@@ -61,8 +68,8 @@ if "thread" in doing:
 if "many" in doing:
     for b in range(1, int(os.environ.get("MANY", "1000")) + 1):
         multi_kernel_0.run(torch.empty(b, 1024, device="meta"), torch.empty(b, 4096, device="meta"))
-    print("many done", flush=True)
+    say("many done")
 if "sleep" in doing:
-    print("sleeping", flush=True)
+    say("sleeping")
     time.sleep(60)
 serve(400)
