@@ -8,6 +8,7 @@ PyTorch-style tests of the same (they need expecttest): docs/upstream/test_hint_
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -147,3 +148,32 @@ def test_a_session_records_the_sizes_an_inductor_that_evaluates_per_symbol_gave_
         "hint 64: B=64 S=64", "hint 256: B=256 S=256",
         "hint 4096: B=512 S=512 (lowered from 4096 by this Inductor's own rule)",
         "64 []", "4096 [('B', 512), ('S', 512)]", "end"]
+
+
+def test_the_probe_prints_what_the_patched_inductor_tunes_each_hint_at_for_every_graph(patched, tmp_path):
+    """docs/upstream/hint_sizes_probe.py, on the CPU: a Linear compiled with a dynamic batch
+    and a (B, 3072) hidden activation; at hint 4096 every tensor fits 32-bit indexing, at a
+    hint of 2**20 the hidden one would not, so the batch is halved until it does. On stock
+    Inductor the probe refuses in one line."""
+    program = tmp_path / "linear.py"
+    program.write_text("import torch\n"
+                       "m = torch.nn.Sequential(torch.nn.Linear(64, 3072), torch.nn.ReLU(), torch.nn.Linear(3072, 8))\n"
+                       "f = torch.compile(m)\n"
+                       "with torch.no_grad():\n"
+                       "    for b in (3, 5):\n"
+                       "        x = torch.randn(b, 64)\n"
+                       "        torch._dynamo.mark_dynamic(x, 0)\n"
+                       "        f(x)\n")
+    probe = Path(__file__).resolve().parent.parent / "docs" / "upstream" / "hint_sizes_probe.py"
+    done = subprocess.run([sys.executable, str(probe), "--hints", f"64,4096,{2**20}", str(program)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(patched), "TORCHINDUCTOR_CACHE_DIR": str(tmp_path)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = [line for line in done.stdout.splitlines() if line.startswith(("graph", "  hint"))]
+    assert lines[0].startswith("graph 0: ") and len(lines) == 4, done.stdout
+    assert re.fullmatch(r"  hint 64: s\d+=64 \[L\['args'\]\[0\]\.size\(\)\[0\], example 3\]", lines[1]), lines[1]
+    assert re.fullmatch(r"  hint 4096: s\d+=4096 \[.*\]", lines[2]), lines[2]
+    assert re.fullmatch(r"  hint 1048576: s\d+=524288 \(lowered\) \[.*\]", lines[3]), lines[3]  # 3072 * 2**19 < 2**31
+    stock = subprocess.run([sys.executable, str(probe), str(program)], capture_output=True, text=True, timeout=120,
+                           env={**os.environ, "PYTHONPATH": ""})
+    assert stock.returncode == 1 and stock.stderr.startswith("hint_sizes_probe.py: this torch's Inductor is not patched")
