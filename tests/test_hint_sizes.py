@@ -30,6 +30,10 @@ def test_each_symbol_takes_the_hint_within_its_range():
     capped = assign(4096, ranges, [])
     assert dict(capped.values) == {"s0": 4096, "s1": 1024} and capped.lowered_for is None  # S's own maximum
     assert dict(assign(1, {"s0": (1, None)}, []).values) == {"s0": 2}  # Dynamo specialises 0 and 1
+    # An int Dynamo made a symbol with a range of one value below 2 (GPT-2's loss: an ignore
+    # index of -100, a logits_to_keep of 0) keeps it at every hint.
+    assert dict(assign(4096, {"s42": (-100, -100), "s55": (0, 0), "s0": (2, None)}, []).values) == {
+        "s42": -100, "s55": 0, "s0": 4096}
 
 
 def test_a_gemm_that_would_not_fit_lowers_every_symbol_together():
@@ -50,8 +54,27 @@ def test_no_tensor_of_a_tuned_gemm_passes_32_bit_indexing():
     bounds: the H200 faulted on a 2,097,152 x 1536 output), however much memory there is."""
     wide = _gemm(384, 1536)
     a = assign(4096, {"s0": (2, None), "s1": (2, 512)}, [wide], budget=1 << 50)
-    assert dict(a.values) == {"s0": 2048, "s1": 256} and "32-bit indexing" in a.lowered_for  # halved together
-    assert 2048 * 256 * 1536 <= 2**31 - 1 < 4096 * 512 * 1536
+    # The hint halved, S held at its 512 positions while the hint is above them: the BERT
+    # loop's sizes at hint 4096, as the upstream patch has Inductor choose them.
+    assert dict(a.values) == {"s0": 2048, "s1": 512} and "32-bit indexing" in a.lowered_for
+    assert 2048 * 512 * 1536 <= 2**31 - 1 < 4096 * 512 * 1536
+
+
+def test_a_graph_that_could_not_run_at_a_hints_sizes_is_tuned_where_it_could_else_at_its_examples():
+    """What only the graph knows (its guards, its other tensors' 32-bit indexing) comes in
+    as `runs`: the hint is halved until it holds, and where no scale does (guards that tie
+    symbols at different scales), the example sizes, a problem the graph always runs."""
+    ranges = {"s0": (2, None), "s1": (2, None)}
+
+    def scores(env):  # an attention-score tensor (B, 12, S, S) past 32-bit indexing
+        return "a tensor of the graph passes 2**31 elements" if env["s0"] * 12 * env["s1"] ** 2 > 2**31 - 1 else None
+
+    a = assign(4096, ranges, [], runs=scores)
+    assert dict(a.values) == {"s0": 512, "s1": 512}
+    assert a.lowered_for == "lowered from 4096: a tensor of the graph passes 2**31 elements at the hint"
+    never = assign(64, ranges, [], runs=lambda env: "a guard of the graph (Ne(s0, s1)) fails",
+                   examples={"s0": 4, "s1": 8192})
+    assert dict(never.values) == {"s0": 4, "s1": 8192} and never.lowered_for.startswith("the example sizes: a guard")
 
 
 def test_a_size_kinspect_cannot_evaluate_counts_as_too_large():
@@ -64,8 +87,9 @@ def test_a_size_kinspect_cannot_evaluate_counts_as_too_large():
 torch = pytest.importorskip("torch")
 
 
-def _fx_with_gemm(env, b, s):
-    """An FX module `x @ w` with x (B*S, 768), w (768, 2304), as Dynamo leaves it for Inductor."""
+def _fx_with_gemm(env, b, s, scores=False):
+    """An FX module `x @ w` with x (B*S, 768), w (768, 2304), as Dynamo leaves it for Inductor
+    (with `scores`, an attention-score input (B, 48, S, S) beside them)."""
     import torch.fx
     from torch._subclasses.fake_tensor import FakeTensorMode
 
@@ -75,9 +99,12 @@ def _fx_with_gemm(env, b, s):
         x = torch.empty(bi * si, 768, dtype=torch.bfloat16)
         w = torch.empty(768, 2304, dtype=torch.bfloat16)
         y = torch.mm(x, w)
+        attention = torch.empty(bi, 48, si, si, dtype=torch.bfloat16)
     g = torch.fx.Graph()
     px, pw = g.placeholder("x"), g.placeholder("w")
     px.meta["val"], pw.meta["val"] = x, w
+    if scores:
+        g.placeholder("scores").meta["val"] = attention
     mm = g.call_function(torch.ops.aten.mm.default, (px, pw))
     mm.meta["val"] = y
     g.output(mm)
@@ -96,14 +123,14 @@ def lowered():
 
     from kinspect.inductor.hooks import hint_sizes
 
-    def make(mode: bool):
+    def make(mode: bool, scores: bool = False):
         env = ShapeEnv()
         b = env.create_symbol(8, ConstantSource("B"))
         s = env.create_symbol(128, ConstantSource("S"))
         stack = ExitStack()
         if mode:
             stack.enter_context(hint_sizes.one_size_per_symbol())
-        graph = GraphLowering(_fx_with_gemm(env, b, s), shape_env=env)
+        graph = GraphLowering(_fx_with_gemm(env, b, s, scores), shape_env=env)
         stack.enter_context(V.set_graph_handler(graph))
         stacks.append(stack)
         return SimpleNamespace(graph=graph, b=b, s=s, sv=graph.sizevars)
@@ -129,6 +156,41 @@ def test_every_size_at_a_hint_is_one_size_per_symbol(lowered):
     assert [(a.hint, dict(a.values)) for a in hint_sizes.assignments(g.graph)] == [
         (64, {bn: 64, sn: 64}), (256, {bn: 256, sn: 256}), (4096, {bn: 512, sn: 512})]
     assert hint_sizes.assignments(g.graph)[2].lowered_for.startswith("lowered from 4096: mm (mm_default) needed 103.1 GB")
+
+
+def test_the_graphs_guards_and_its_other_tensors_bound_the_sizes(lowered):
+    """What the assignment asks of the graph: a guard present at the first ask (S <= 200,
+    a model's positions) holds S there while B halves, and a guard no single scale holds
+    (B != S, tying them apart) leaves a hint at the example sizes."""
+    import sympy
+
+    g = lowered(True)
+    g.sv.check(sympy.Ne(g.b, g.s))  # true at the examples, B = 8 and S = 128
+    assert g.sv.optimization_hint_with_override(g.b * g.s, 64) == 8 * 128
+    from kinspect.inductor.hooks import hint_sizes
+
+    (a,) = hint_sizes.assignments(g.graph)
+    assert a.lowered_for == "the example sizes: a guard of the graph (Ne(%s, %s)) fails at the hint, and no lower " \
+        "hint makes the graph's sizes fit" % (g.b, g.s)
+    bounded = lowered(True)
+    bounded.sv.check_leq(bounded.s, 200)
+    assert bounded.sv.optimization_hint_with_override(bounded.s, 4096) == 200
+    # B = 4096 would need 5.0 GB for x and out, past the 4 GiB budget without a GPU; B = 2048 fits.
+    assert bounded.sv.optimization_hint_with_override(bounded.b, 4096) == 2048
+
+
+def test_a_tensor_of_the_graph_past_32_bit_indexing_lowers_the_hint_though_no_gemm_needs_it(lowered):
+    """Attention scores (B, 48, S, S) take no part in the GEMM, but Inductor indexes them in
+    32 bits at the example sizes and guards on it: the graph never runs where they pass
+    2**31 elements, so no hint is tuned there (kinspect's rule looked at the GEMMs alone
+    and tuned B = S = 512 at hint 4096, 6.4e9 scores)."""
+    g = lowered(True, scores=True)
+    assert g.sv.optimization_hint_with_override(g.b, 4096) == 256  # 256 * 48 * 256**2 < 2**31 < 512 * 48 * 512**2
+    from kinspect.inductor.hooks import hint_sizes
+
+    assert hint_sizes.assignments(g.graph)[0].lowered_for.startswith(
+        "lowered from 4096: mm (mm_default) needed 103.1 GB")  # the first reason at the hint is the GEMM's
+    assert g.sv.optimization_hint_with_override(g.b, 256) == 256
 
 
 def test_a_precomputed_size_is_expanded_before_it_is_evaluated(lowered):

@@ -154,7 +154,8 @@ def test_the_probe_prints_what_the_patched_inductor_tunes_each_hint_at_for_every
     """docs/upstream/hint_sizes_probe.py, on the CPU: a Linear compiled with a dynamic batch
     and a (B, 3072) hidden activation; at hint 4096 every tensor fits 32-bit indexing, at a
     hint of 2**20 the hidden one would not, so the batch is halved until it does. On stock
-    Inductor the probe refuses in one line."""
+    Inductor the probe refuses in one line, and with --kinspect prints the sizes kinspect's
+    --one-size-per-symbol gives the same graph: the same."""
     program = tmp_path / "linear.py"
     program.write_text("import torch\n"
                        "m = torch.nn.Sequential(torch.nn.Linear(64, 3072), torch.nn.ReLU(), torch.nn.Linear(3072, 8))\n"
@@ -177,3 +178,10 @@ def test_the_probe_prints_what_the_patched_inductor_tunes_each_hint_at_for_every
     stock = subprocess.run([sys.executable, str(probe), str(program)], capture_output=True, text=True, timeout=120,
                            env={**os.environ, "PYTHONPATH": ""})
     assert stock.returncode == 1 and stock.stderr.startswith("hint_sizes_probe.py: this torch's Inductor is not patched")
+    # kinspect's --one-size-per-symbol on the stock Inductor decides the same sizes
+    root = Path(__file__).resolve().parent.parent
+    ours = subprocess.run([sys.executable, str(probe), "--kinspect", "--hints", f"64,4096,{2**20}", str(program)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(root), "TORCHINDUCTOR_CACHE_DIR": str(tmp_path)})
+    assert ours.returncode == 0, ours.stderr[-3000:]
+    assert [line for line in ours.stdout.splitlines() if line.startswith("  hint")] == lines[1:]

@@ -3,17 +3,22 @@ program compiles: run on any machine, the CPU included, since the sizes are deci
 graph and its shape environment before any kernel exists.
 
     PYTHONPATH=/path/to/patched-torch python hint_sizes_probe.py [--hints 64,256,4096] PROGRAM.py ARGS...
+    python hint_sizes_probe.py --kinspect [--hints ...] PROGRAM.py ARGS...   (stock torch, kinspect importable)
 
 The program runs as under `python`, with `multi_kernel_hints` set and Inductor's caches off
 (a cached graph is not lowered again, so it would print nothing). After each graph is lowered
 this prints one line per hint: each size symbol with the input it came from, its example
 value, and `(lowered)` where the patch put it under both the hint and its own bound (a
 guard, or 32-bit indexing for a tensor of the graph). Nothing else of the compile changes.
+With `--kinspect` it prints instead the sizes kinspect's `--one-size-per-symbol` gives the
+same graphs on a stock Inductor (its budget for one GEMM set to a quarter of an 80 GB GPU),
+to hold the two rules against each other.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import runpy
 import sys
@@ -38,11 +43,15 @@ def _report(graph: GraphLowering, index: int, hints: list[int]) -> None:
     sv = graph.sizevars
     env = sv.shape_env
     examples = getattr(env, "backed_var_to_val", None) or env.var_to_val
+    symbols = [s for s in examples if str(s).startswith("s")]
     with V.set_graph_handler(graph):
-        numels = sv._graph_numels() or ()
-        print(f"graph {index}: {len(numels)} tensors, {len(env.guards)} guards", flush=True)
+        tensors = f"{len(sv._graph_numels() or ())} tensors, " if hasattr(sv, "_graph_numels") else ""
+        print(f"graph {index}: {tensors}{len(env.guards)} guards", flush=True)
         for hint in hints:
-            sizes = sv._sizes_at_hint(hint)
+            if hasattr(sv, "_sizes_at_hint"):
+                sizes = sv._sizes_at_hint(hint)
+            else:  # kinspect's mode: the value it gives each symbol's own expression
+                sizes = {s: sv.optimization_hint_with_override(s, hint) for s in symbols}
             parts = []
             for s, v in sorted(sizes.items(), key=lambda kv: str(kv[0])):
                 upper = env.var_to_range[s].upper
@@ -57,10 +66,19 @@ def main() -> None:
     a.add_argument("--hints", default="64,256,4096")
     a.add_argument("program")
     a.add_argument("args", nargs=argparse.REMAINDER)
+    a.add_argument("--kinspect", action="store_true", help="kinspect's --one-size-per-symbol on stock Inductor")
     args = a.parse_args()
-    if not hasattr(SizeVarAllocator, "_sizes_at_hint"):
+    patched = hasattr(SizeVarAllocator, "_sizes_at_hint")
+    if args.kinspect and patched:
+        sys.exit("hint_sizes_probe.py: --kinspect needs a stock Inductor, and this one is patched")
+    if not args.kinspect and not patched:
         sys.exit("hint_sizes_probe.py: this torch's Inductor is not patched (no SizeVarAllocator._sizes_at_hint): "
                  "put the patched copy first on PYTHONPATH")
+    mode = contextlib.nullcontext()
+    if args.kinspect:
+        from kinspect.inductor.hooks import hint_sizes
+
+        mode = hint_sizes.one_size_per_symbol(budget=20 << 30)
     hints = [int(h) for h in args.hints.split(",")]
     inductor_config.multi_kernel_hints = hints
     run = GraphLowering.run
@@ -75,7 +93,8 @@ def main() -> None:
 
     GraphLowering.run = probed
     sys.argv = [args.program, *args.args]
-    runpy.run_path(args.program, run_name="__main__")
+    with mode:
+        runpy.run_path(args.program, run_name="__main__")
 
 
 if __name__ == "__main__":

@@ -60,8 +60,9 @@ FIT_HELP = ("patch Inductor's hint autotuning so each benchmark tensor holds wha
             "and time configs in a child process where one that faults is skipped (the session says so)")
 
 
-SIZES_HELP = ("tune, key and launch each hint's variant at one size per symbol (each dynamic size the hint, lowered "
-              "together where a GEMM would need more than a quarter of the GPU's memory): stock Inductor gives a "
+SIZES_HELP = ("tune, key and launch each hint's variant at one size per symbol (each dynamic size the hint within its "
+              "bounds, the hint halved where the graph could not run there: a guard, 32-bit indexing, a GEMM over a "
+              "quarter of the GPU's memory): stock Inductor gives a "
               "product such as B*S the hint itself in the grid, key and benchmark tensors but hint² inside the kernel "
               "(the session lists the sizes)")
 

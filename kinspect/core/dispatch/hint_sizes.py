@@ -11,18 +11,23 @@ problem is one the program could run:
 - every symbol takes the hint, within the range Dynamo knows for it (a `mark_dynamic`
   minimum or maximum, a `torch._check`): each dynamic size is the hint, as the PR that
   introduced the hints tuned `matmul([s0, s1], [s1, s2])` on `([64, 64], [64, 64])`;
-- where a GEMM of the graph would then need more than the budget for its operands and its
-  output (a quarter of the GPU's memory), every symbol above its lower bound is halved
-  together until every GEMM fits: GPT-2 with B and S dynamic at hint 4096 would need
-  1.6 TB for its attention scores at B = S = 4096, and 3.2 GB at B = S = 512.
+- where the graph could not run at those sizes, the hint is halved and every symbol takes
+  it again within its range, until it could: no GEMM of the graph over the budget for its
+  operands and its output (a quarter of the GPU's memory; GPT-2 with B and S dynamic at
+  hint 4096 would need 1.6 TB for its attention scores at B = S = 4096), no tensor of it
+  past 32-bit indexing where its example fits, and every guard of the graph holding (the
+  last two checked by the caller, which holds the graph: `runs`);
+- where no such value is found, the example sizes, which the graph always runs at.
 
-The result is plain data the session keeps per graph, so every reader shows the sizes a
-variant was really tuned at.
+A symbol held at its maximum stays there while the hint is above it (BERT's 512 positions
+with the batch halved), so the sizes are those docs/upstream/hint-per-symbol.patch makes
+Inductor itself choose. The result is plain data the session keeps per graph, so every
+reader shows the sizes a variant was really tuned at.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kinspect.core.dispatch.symbolic import SizeExpr, SizeOverflow
@@ -33,7 +38,8 @@ MAX_TUNED_BYTES = 4 << 30
 where the GPU's memory is not known (the mode's budget is a quarter of it)."""
 
 LOWEST = 2
-"""No symbol goes below this: Dynamo gives sizes 0 and 1 graphs of their own."""
+"""No symbol goes below this where its range allows: Dynamo gives sizes 0 and 1 graphs of
+their own."""
 
 INT32_ELEMENTS = 2**31 - 1
 """The most elements a tensor may have where Inductor indexes it in 32 bits: it chooses that
@@ -123,25 +129,42 @@ def _misfit(problems: Sequence[Problem], env: Mapping[str, int], budget: int) ->
 
 
 def assign(hint: int, ranges: Mapping[str, tuple[int, int | None]], problems: Sequence[Problem],
-           budget: int = MAX_TUNED_BYTES) -> Assignment:
+           budget: int = MAX_TUNED_BYTES, runs: Callable[[Mapping[str, int]], str | None] | None = None,
+           examples: Mapping[str, int] | None = None) -> Assignment:
     """The sizes every symbol of `ranges` (symbol -> (lowest, highest or None)) takes at
-    `hint`, every GEMM in `problems` within `budget` bytes and 32-bit indexing where
-    lowering can get them there."""
-    lows = {s: max(LOWEST, lo) for s, (lo, _) in ranges.items()}
-    env = {s: _within(hint, lows[s], hi) for s, (_, hi) in ranges.items()}
-    first = _misfit(problems, env, budget)
+    `hint`: every GEMM in `problems` within `budget` bytes and 32-bit indexing, and `runs`
+    (why the graph could not run at some sizes, or None) satisfied, at the highest scale
+    that gets there; else the `examples`, else the lowest sizes."""
+    # No lower than LOWEST, unless the symbol's own range ends below it (an int such as an
+    # ignore index of -100, or a count that is always 0, which Dynamo made a size symbol too).
+    lows = {s: max(LOWEST, lo) if hi is None else min(max(LOWEST, lo), hi) for s, (lo, hi) in ranges.items()}
+
+    def at(scale: int) -> dict[str, int]:
+        return {s: _within(scale, lows[s], hi) for s, (_, hi) in ranges.items()}
+
+    def why_not(env: Mapping[str, int]) -> str | None:
+        p = _misfit(problems, env, budget)
+        if p is not None:
+            return f"{p.name} needed {_needs(p, env)}"
+        return runs(env) if runs is not None else None
+
+    env = at(hint)
+    first = why_not(env)
     if first is None:
         return Assignment(hint, env)
-    why = _needs(first, env)
-    while _misfit(problems, env, budget) is not None:
-        lowered = {s: max(lows[s], v // 2) for s, v in env.items()}
-        if lowered == env:
-            break
-        env = lowered
-    fits = "fits" if _misfit(problems, env, budget) is None else "is as low as the sizes go"
+    scale, reason = hint, first
+    while reason is not None and scale > LOWEST:
+        scale //= 2
+        env = at(scale)
+        reason = why_not(env)
+    if reason is not None and examples is not None and set(examples) >= set(ranges):
+        return Assignment(hint, {s: examples[s] for s in ranges},
+                          f"the example sizes: {first} at the hint, and no lower hint makes the graph's sizes fit")
+    if reason is not None:
+        return Assignment(hint, env, f"lowered from {hint}: {first} at the hint, and is as low as the sizes go")
     need = _worst(problems, env)[1]
-    return Assignment(hint, env, f"lowered from {hint}: {first.name} needed {why} at the hint, "
-                                 f"and {fits} at {_bytes_text(need)} (budget {_bytes_text(budget)})")
+    fits = f", and fits at {_bytes_text(need)} (budget {_bytes_text(budget)})" if problems else ""
+    return Assignment(hint, env, f"lowered from {hint}: {first} at the hint{fits}")
 
 
 def _needs(p: Problem, env: Mapping[str, int]) -> str:

@@ -11,8 +11,9 @@ thus tuned on a kernel that disagrees with its grid and its tensors: configs tim
 empty launch, strides that read past their storage, CUDA faults, `NoValidChoicesError`.
 
 In this mode each graph gets one assignment per hint (`kinspect.core.dispatch.hint_sizes`:
-every symbol the hint, within its range, lowered together where a GEMM would not fit),
-and every place Inductor evaluates a size at that hint reads it:
+every symbol the hint within its range, the hint halved where the graph could not run
+there, as docs/upstream/hint-per-symbol.patch has Inductor decide), and every place
+Inductor evaluates a size at that hint reads it:
 
 - `SizeVarAllocator.optimization_hint_with_override`: the expression, with Inductor's
   precomputed sizes (`ks0`) expanded, evaluated at the assignment, so the kernel's size
@@ -39,7 +40,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from kinspect.core.dispatch.hint_sizes import MAX_TUNED_BYTES, Assignment, Operand, Problem, assign
+from kinspect.core.dispatch.hint_sizes import INT32_ELEMENTS, MAX_TUNED_BYTES, Assignment, Operand, Problem, assign
 from kinspect.core.dispatch.operands import gemm_op
 from kinspect.core.dispatch.symbolic import SizeExpr
 from kinspect.core.errors import KinspectError
@@ -86,6 +87,7 @@ class GraphSizes:
         self._ranges: dict[str, tuple[int, int | None]] | None = None
         self._symbols: dict[str, Any] = {}
         self._problems: list[Problem] | None = None
+        self._runs: Any = None
 
     def values(self, hint: int) -> dict[Any, Any]:
         """The assignment at `hint`, as sympy symbol -> sympy Integer."""
@@ -99,7 +101,9 @@ class GraphSizes:
                     self._problems = _problems(self.graph)
                 except Exception:  # FX metadata kinspect cannot read: no GEMM is known to need lowering
                     self._problems = []
-            a = assign(hint, self._ranges, self._problems or [], self.budget)
+                self._runs = _runs(self.graph, self._symbols)
+            a = assign(hint, self._ranges, self._problems or [], self.budget, self._runs,
+                       _examples(self.graph.sizevars.shape_env, self._symbols))
             self.by_hint[hint] = a
             got = self._values[hint] = {self._symbols[s]: sympy.Integer(v) for s, v in a.values.items()}
         return got
@@ -207,6 +211,65 @@ def _ranges(env: Any) -> tuple[dict[str, tuple[int, int | None]], dict[str, Any]
         ranges[sym.name] = (low, high)
         symbols[sym.name] = sym
     return ranges, symbols
+
+
+def _examples(env: Any, symbols: dict[str, Any]) -> dict[str, int] | None:
+    """Each symbol's example size, the one the graph was traced at; None where one is unknown."""
+    values = getattr(env, "backed_var_to_val", None) or getattr(env, "var_to_val", {})
+    try:
+        return {name: int(values[sym]) for name, sym in symbols.items()}
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _runs(graph: Any, symbols: dict[str, Any]) -> Any:
+    """Why the graph could not run at some sizes (by name), or None where it could: a guard
+    of its shape environment fails there (the guards present now, at the first size asked
+    for at a hint), or a tensor of it that Inductor can index in 32 bits at the example
+    sizes passes 2**31 elements, where the 32-bit indexing Inductor chose and guards on
+    would not hold. What kinspect cannot read says nothing against the sizes."""
+    import sympy
+
+    env = graph.sizevars.shape_env
+    known = set(symbols.values())
+    examples = _examples(env, symbols) or {}
+    at_example = {symbols[n]: sympy.Integer(v) for n, v in examples.items()}
+    guards = [g.expr for g in getattr(env, "guards", ()) if g.expr.free_symbols and g.expr.free_symbols <= known]
+    numels = []
+    with contextlib.suppress(Exception):  # FX metadata kinspect cannot read
+        for name, numel in _tensor_numels(graph):
+            free = numel.free_symbols
+            if free and free <= known and free <= at_example.keys() and int(numel.xreplace(at_example)) <= INT32_ELEMENTS:
+                numels.append((name, numel))
+
+    def why_not(values: Any) -> str | None:
+        subs = {symbols[n]: sympy.Integer(v) for n, v in values.items() if n in symbols}
+        for g in guards:
+            if g.free_symbols <= subs.keys() and g.xreplace(subs) == sympy.false:
+                return f"a guard of the graph ({g}) fails"
+        for name, numel in numels:
+            if numel.free_symbols <= subs.keys() and int(numel.xreplace(subs)) > INT32_ELEMENTS:
+                return f"{name} of the graph passes 2**31 elements (32-bit indexing)"
+        return None
+
+    return why_not
+
+
+def _tensor_numels(graph: Any) -> Iterator[tuple[str, Any]]:
+    """Each tensor the graph's FX nodes compute or take, by node name, with its element count
+    as a sympy expression (nested compile regions' bodies included)."""
+    import sympy
+    import torch
+    import torch.utils._pytree as pytree
+
+    module = getattr(graph, "module", None)
+    modules = module.modules() if hasattr(module, "modules") else [module] if module is not None else []
+    for m in modules:
+        for node in getattr(getattr(m, "graph", None), "nodes", ()):
+            for t in pytree.tree_leaves(node.meta.get("val")):
+                if isinstance(t, torch.Tensor):
+                    n = t.numel()
+                    yield node.name, (n.node.expr if isinstance(n, torch.SymInt) else sympy.Integer(n))
 
 
 def _problems(graph: Any) -> list[Problem]:
