@@ -52,8 +52,9 @@ def everything():
                           misfits=(TemplateMisfit(misfit, "bmm", ("arg0_1", "arg1_1"), 0, True, "multi_kernel_0"),
                                    TemplateMisfit(replace(misfit, path="subprocess"), "a template", ("q",), None,
                                                   False)),
-                          hint_sizes=(Assignment(64, {"s0": 64}), Assignment(4096, {"s0": 512},
-                                                                               "lowered from 4096: bmm needed 9 GB")),
+                          hint_sizes=(Assignment(64, {"s0": 64, "s42": -100, "s55": 0}),  # an ignore index, a count
+                                      Assignment(4096, {"s0": 512, "s42": -100, "s55": 0},
+                                                 "lowered from 4096: bmm needed 9 GB")),
                           parameters={"arg0_1": "h.0.mlp.weight"})
     calls = tuple(CallSite(i, f"buf{i}", "multi_kernel_0.run(arg0_1, buf0)", 40 + i, f"h.{i}.mlp", "Linear",
                            "/home/me/model.py", 12, "return self.fc(x)") for i in range(2))

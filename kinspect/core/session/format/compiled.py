@@ -32,6 +32,7 @@ from kinspect.core.session.format.checks import (
 )
 from kinspect.core.session.format.benchmark_tensors import misfit_from_json, misfit_to_json
 from kinspect.core.dispatch.hint_sizes import Assignment
+from kinspect.core.dispatch.shapes import MAX_SIZE
 from kinspect.core.dispatch.symbolic import SYMBOL_NAME, ExprError, SizeExpr, TensorSpec
 
 MAX_HINTS = 1_000
@@ -210,7 +211,8 @@ def assignment_from_json(d: Any, path: str) -> Assignment:
         if not SYMBOL_NAME.match(name):
             failure(f"{path}.values", f"{echo(name)} is not a symbol name")
     return Assignment(an_int(d.get("hint"), f"{path}.hint", 1),
-                      {name: an_int(v, f"{path}.values.{name}", 1) for name, v in values.items()},
+                      # an int Dynamo made a size symbol keeps its own value (an ignore index of -100)
+                      {name: an_int(v, f"{path}.values.{name}", -MAX_SIZE) for name, v in values.items()},
                       a_string_or_null(d.get("lowered_for"), f"{path}.lowered_for", MAX_TEXT))
 
 
