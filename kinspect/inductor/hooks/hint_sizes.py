@@ -246,7 +246,8 @@ def _runs(graph: Any, symbols: dict[str, Any]) -> Any:
         subs = {symbols[n]: sympy.Integer(v) for n, v in values.items() if n in symbols}
         for g in guards:
             if g.free_symbols <= subs.keys() and g.xreplace(subs) == sympy.false:
-                return f"a guard of the graph ({g}) fails"
+                text = str(g)
+                return f"a guard of the graph ({text if len(text) <= 200 else text[:199] + '…'}) fails"
         for name, numel in numels:
             if numel.free_symbols <= subs.keys() and int(numel.xreplace(subs)) > INT32_ELEMENTS:
                 return f"{name} of the graph passes 2**31 elements (32-bit indexing)"
