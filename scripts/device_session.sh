@@ -43,9 +43,10 @@
 #                                      timings are of a busy GPU); sessions, logs and stderr in $OUT/programs.tgz
 #   scripts/device_session.sh upstream docs/upstream/hint-per-symbol.patch applied to a copy of this machine's
 #                                      Inductor: the reproducer before and after, the upstream test, two programs
-#                                      with plain torch.compile (scripts/with_hints.py, no kinspect) and one
-#                                      recorded by kinspect run (stock mode) on the patched copy, all at once
-#                                      (UPSTREAM_TIMEOUT caps each step's seconds)
+#                                      with plain torch.compile (scripts/with_hints.py, no kinspect), one
+#                                      recorded by kinspect run (stock mode) on the patched copy, and the sizes the
+#                                      patch decides for two programs' graphs (docs/upstream/hint_sizes_probe.py),
+#                                      all at once (UPSTREAM_TIMEOUT caps each step's seconds)
 #   scripts/device_session.sh detach   programs of the set whose runs outlast one call (a ResNet-18 compiles for longer than
 #                                      600 s): the programs part's GPU tests (PROGRAMS_MODE, default cnn_classify;
 #                                      PROGRAM_TIMEOUT default 1500) started in a process session of their own, which the
@@ -213,6 +214,10 @@ upstream)
     on_patched timeout $(t 450) python3 -m kinspect run --hints 64,256,4096 --measure \
         -o "$out/vit.patched.session.json" tests/gpu/programs/vit_classify.py 2>&1 \
         | grep -vE "^[EW][0-9]{4} " | grep -E "^kinspect:|Error|error" | tail -8 > "$steps/5-kinspect-vit.txt" &
+    for p in encoder_serve decoder_generate; do  # the sizes the patch decides on the GPU's graphs (the CPU's: hint-rows.md)
+        on_patched timeout $(t 300) python3 docs/upstream/hint_sizes_probe.py tests/gpu/programs/$p.py 2>&1 \
+            | grep -E "^graph|^  hint|Error" | head -12 > "$steps/6-probe-$p.txt" &
+    done
     wait
     for h in 4096 64; do echo "== stock torch, hint $h"; cat "$steps/1-stock-$h.txt"; done
     for h in 64 256 4096; do echo "== patched torch, hint $h"; cat "$steps/2-patched-$h.txt"; done
@@ -221,6 +226,7 @@ upstream)
         echo "== $p, plain torch.compile on the patched torch"; cat "$steps/4-plain-$p.txt"
     done
     echo "== vit_classify recorded by kinspect run on the patched torch"; cat "$steps/5-kinspect-vit.txt"
+    for p in encoder_serve decoder_generate; do echo "== $p: the patch's sizes per hint"; cat "$steps/6-probe-$p.txt"; done
     COLUMNS=200 python3 -m kinspect explain "$out/vit.patched.session.json" 2>&1 | grep -iE "finding|hint-size|benchmark|autotune-time|whole model" | head
     rm -rf "$steps"
     ;;
