@@ -182,7 +182,7 @@ def test_problems_with_the_same_rows_are_told_apart_by_their_whole_keys():
 
     a = {64: Tuned(((64, 768), (768, 2304), (64, 2304)))}
     b = {64: Tuned(((64, 768), (768, 3072), (64, 3072)))}
-    row = Row("graph_0 · mm · fc", (Side(5, 1.0, 1.0), Side(5, 1.3, 1.5)), (64,), (a, b))
+    row = Row("graph_0 · mm · fc", (Side(5, 1.0, 1.0), Side(5, 1.3, 1.5)), (a, b))
     (line,) = what_differed(("stock", "fixed"), [row], Row("whole model", (Side(), Side())))
     assert line.endswith("at hint 64 (stock: key ((64, 768), (768, 2304), (64, 2304)); "
                          "fixed: key ((64, 768), (768, 3072), (64, 3072)))")

@@ -52,11 +52,18 @@ class Tuned:
 class Row:
     label: str
     sides: tuple[Side, Side]
-    differ: tuple[int | None, ...] | None = None
-    """The hints (None: the example size) at which the two compiles tuned different
-    problems; None where a recording lacks the site or a key."""
     tuned: tuple[dict[int | None, Tuned], dict[int | None, Tuned]] | None = None
     """Each recording's variants' problems by hint, where both have the site."""
+
+    @property
+    def differ(self) -> tuple[int | None, ...] | None:
+        """The hints (None: the example size) at which the two compiles tuned different
+        problems; None where a recording lacks the site or a key."""
+        if self.tuned is None:
+            return None
+        a, b = self.tuned
+        hints = sorted({*a, *b}, key=lambda h: (h is not None, h or 0))
+        return tuple(h for h in hints if a.get(h) != b.get(h))
 
 
 def _label(site: Site) -> str:
@@ -82,7 +89,7 @@ def side_by_side(a: Session, b: Session) -> tuple[list[Row], Row]:
     for label in dict.fromkeys([*by_label[0], *by_label[1]]):
         (sa, ta), (sb, tb) = (side.get(label, (Side(), None)) for side in by_label)
         both = (ta, tb) if ta is not None and tb is not None else None
-        rows.append(Row(label, (sa, sb), _differ(ta, tb) if both else None, both))
+        rows.append(Row(label, (sa, sb), both))
     return rows, Row("whole model", (_whole(quality[0]), _whole(quality[1])))
 
 
@@ -94,11 +101,6 @@ def _tuned(s: Session, site: Site) -> dict[int | None, Tuned] | None:
         return None
     stated = bool(s.tuned_sizes(site))
     return {v.hint: Tuned(v.key, None if stated else rows_beyond_key(site, v)) for v in site.variants}
-
-
-def _differ(a: dict[int | None, Tuned], b: dict[int | None, Tuned]) -> tuple[int | None, ...]:
-    hints = sorted({*a, *b}, key=lambda h: (h is not None, h or 0))
-    return tuple(h for h in hints if a.get(h) != b.get(h))
 
 
 def _whole(q: ModelQuality) -> Side:
@@ -126,16 +128,16 @@ def what_differed(names: tuple[str, str], rows: list[Row], whole: Row) -> list[s
     hints they did not, with what each tuned there."""
     out = []
     for r in rows:
-        if r.differ is None or r.tuned is None or not _visibly_apart(r):
+        if r.tuned is None or not _visibly_apart(r):
             continue
-        figures = _figures(r)
-        if not r.differ:
+        figures, differ = _figures(r), r.differ or ()
+        if not differ:
             out.append(f"{r.label}: {figures}: both compiles tuned the same problem at every hint, so this is "
                        "autotuning's difference between two compiles (more compiles of each tell which figure is typical)")
             continue
-        h = r.differ[0]
-        where = ", ".join("the example size" if x is None else str(x) for x in r.differ)
-        where = f"hints {where} (at {'the example size' if h is None else h}, " if len(r.differ) > 1 else \
+        h = differ[0]
+        where = ", ".join("the example size" if x is None else str(x) for x in differ)
+        where = f"hints {where} (at {'the example size' if h is None else h}, " if len(differ) > 1 else \
             f"{'the example size' if h is None else f'hint {h}'} ("
         out.append(f"{r.label}: {figures}: the compiles tuned different problems at {where}"
                    + "; ".join(f"{n}: {p}" for n, p in zip(names, _problems(*(t.get(h) for t in r.tuned)))) + ")")

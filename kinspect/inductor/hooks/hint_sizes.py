@@ -142,22 +142,18 @@ def inductors_own(graph: Any, hints: Any) -> tuple[Assignment, ...]:
     """The value this Inductor gave each size symbol at each hint, where it evaluates a size
     at a hint per symbol on its own (an Inductor with docs/upstream/hint-per-symbol.patch
     or its like), so the session says what its kernels, grids, keys and tensors saw; none
-    under Inductor's stock rule, which returns the hint for any expression. Asked of the
-    graph's own allocator once its code is generated: the answer it gave its kernels."""
+    under Inductor's stock rule. Asked of the graph's own allocator once its code is
+    generated: the answer it gave its kernels."""
     sv = getattr(graph, "sizevars", None)
     if sv is None or not hints:
         return ()
     try:
-        ranges, symbols = graph_bounds.ranges(sv.shape_env)
-        if not symbols:
-            return ()
-        at = sv.optimization_hint_with_override
-        probe = next(iter(symbols.values()))
+        ranges = graph_bounds.ranges(sv.shape_env)[0]
         out = []
         for hint in hints:
-            if at(probe + 1, hint) != at(probe, hint) + 1:
-                return ()  # the hint for the whole expression: Inductor's stock rule
-            values = {name: int(at(sym, hint)) for name, sym in symbols.items()}
+            values = _per_symbol(sv, hint)
+            if not values:
+                return ()
             lowered = any(v < min(hint, ranges[name][1] or hint) for name, v in values.items())
             out.append(Assignment(int(hint), values,
                                   f"lowered from {hint} by this Inductor's own rule" if lowered else None))
@@ -174,9 +170,21 @@ def named(sizevars: Any, hint: int) -> tuple[tuple[str, int], ...]:
     sizes = _sizes_of(sizevars)
     if sizes is not None:
         return tuple(sorted((s.name, int(v)) for s, v in sizes.values(hint).items()))
+    return tuple(sorted((name, v) for name, v in (_per_symbol(sizevars, hint) or {}).items() if v != hint))
+
+
+def _per_symbol(sizevars: Any, hint: int) -> dict[str, int] | None:
+    """Each size symbol's value at the hint where this allocator evaluates a hint per symbol
+    (`s + 1` is one more than `s`); None under Inductor's stock rule, which returns the hint
+    for any expression, or where the graph has no size symbol."""
+    symbols = graph_bounds.ranges(sizevars.shape_env)[1]
+    if not symbols:
+        return None
     at = sizevars.optimization_hint_with_override
-    return tuple(sorted((name, v) for name, sym in graph_bounds.ranges(sizevars.shape_env)[1].items()
-                        if (v := int(at(sym, hint))) != hint))
+    probe = next(iter(symbols.values()))
+    if at(probe + 1, hint) != at(probe, hint) + 1:
+        return None
+    return {name: int(at(sym, hint)) for name, sym in symbols.items()}
 
 
 def _device_budget() -> int:
