@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -42,6 +44,7 @@ def test_the_program_records_and_every_pick_is_inductors(program, mode, out_dir)
         assert said and "--one-size-per-symbol" in said[-1] and " at hint " in said[-1], ran.stderr[-4000:]
         if not ran.session.exists() or not load(ran.session).sites:
             return
+        _side_by_side(program, out_dir)
     s = load(ran.session)
     assert s.sites, ran.stderr[-4000:]
     events = sorted(s.events, key=lambda e: e.seq)
@@ -51,3 +54,22 @@ def test_the_program_records_and_every_pick_is_inductors(program, mode, out_dir)
         assert s.environment.config.get("one_size_per_symbol") is True
         assert all(g.hint_sizes for g in s.graphs if g.sites)
         assert not [f for f in s.findings if f.kind in ("hint-size-in-kernel", "hint-benchmark-tensor")]
+    _side_by_side(program, out_dir)
+
+
+def _side_by_side(program, out_dir: Path) -> None:
+    """Once both modes of a program have saved a session (whichever run ends second), the
+    two side by side as a user compares them: `kinspect compare stock fixed`, the table with
+    the whole model, and each line under it in one of its two forms."""
+    stock, fixed = (out_dir / f"{program.name}.{mode}.session.json" for mode in MODES)
+    if not (stock.exists() and fixed.exists()):
+        return
+    done = subprocess.run([sys.executable, "-m", "kinspect", "compare", str(stock), str(fixed)], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "COLUMNS": "200"})
+    print(f"\n{program.name} compare:\n{done.stdout}")
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "whole model" in done.stdout
+    for line in done.stdout.split("└")[-1].splitlines():
+        if " · " in line and ": ×" in line:  # a site whose two compiles' figures differ
+            assert ("both compiles tuned the same problem at every hint" in line
+                    or "the compiles tuned different problems at " in line), line
