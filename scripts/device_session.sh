@@ -46,7 +46,8 @@
 #                                      with plain torch.compile (scripts/with_hints.py, no kinspect), one
 #                                      recorded by kinspect run (stock mode) on the patched copy, and the sizes the
 #                                      patch decides for two programs' graphs (docs/upstream/hint_sizes_probe.py),
-#                                      all at once (UPSTREAM_TIMEOUT caps each step's seconds)
+#                                      all at once; and docs/upstream/test_fusion_per_hint.py on stock Inductor and on a
+#                                      copy with fusion-per-hint.patch (UPSTREAM_TIMEOUT caps each step's seconds)
 #   scripts/device_session.sh detach   programs of the set whose runs outlast one call (a ResNet-18 compiles for longer than
 #                                      600 s): the programs part's GPU tests (PROGRAMS_MODE, default cnn_classify;
 #                                      PROGRAM_TIMEOUT default 1500) started in a process session of their own, which the
@@ -190,12 +191,18 @@ training)
     ;;
 upstream)
     torch_dir=$(python3 -c "import os, torch; print(os.path.dirname(torch.__file__))")
-    patched=/tmp/patched-torch
-    rm -rf "$patched" && mkdir -p "$patched/torch"
-    for f in "$torch_dir"/*; do ln -s "$f" "$patched/torch/"; done
-    rm "$patched/torch/_inductor" && cp -r "$torch_dir/_inductor" "$patched/torch/_inductor"
     command -v patch >/dev/null || { echo "no patch command on this machine"; exit 1; }
-    (cd "$patched" && patch -p1 < "$OLDPWD/docs/upstream/hint-per-symbol.patch") || exit 1
+    patched_copy() {  # $1: a torch whose _inductor is a copy with docs/upstream/$2 applied
+        rm -rf "$1" && mkdir -p "$1/torch"
+        for f in "$torch_dir"/*; do ln -s "$f" "$1/torch/"; done
+        rm "$1/torch/_inductor" && cp -r "$torch_dir/_inductor" "$1/torch/_inductor"
+        (cd "$1" && patch -p1 < "$OLDPWD/docs/upstream/$2") >/dev/null; }
+    patched=/tmp/patched-torch fusion=/tmp/patched-fusion
+    patched_copy "$patched" hint-per-symbol.patch || exit 1
+    case "$(python3 -c 'import torch; print(torch.__version__)')" in
+        2.11*) patched_copy "$fusion" fusion-per-hint-2.11.patch ;;
+        *) patched_copy "$fusion" fusion-per-hint.patch ;;
+    esac || exit 1
     # The steps are independent: each runs at once into a file of its own, printed in order below
     # (one GPU shared, so autotune times carry that noise; their order against cuBLAS is the check).
     steps="$out/upstream" && mkdir -p "$steps"
@@ -218,6 +225,9 @@ upstream)
         on_patched timeout $(t 300) python3 docs/upstream/hint_sizes_probe.py tests/gpu/programs/$p.py 2>&1 \
             | grep -E "^graph|^  hint|Error" | head -12 > "$steps/6-probe-$p.txt" &
     done
+    timeout $(t 300) python3 docs/upstream/test_fusion_per_hint.py > "$steps/7-fusion-stock.txt" 2>&1 &
+    PYTHONPATH="$fusion:$PYTHONPATH" timeout $(t 300) python3 docs/upstream/test_fusion_per_hint.py \
+        > "$steps/7-fusion-patched.txt" 2>&1 &
     wait
     for h in 4096 64; do echo "== stock torch, hint $h"; cat "$steps/1-stock-$h.txt"; done
     for h in 64 256 4096; do echo "== patched torch, hint $h"; cat "$steps/2-patched-$h.txt"; done
@@ -227,6 +237,9 @@ upstream)
     done
     echo "== vit_classify recorded by kinspect run on the patched torch"; cat "$steps/5-kinspect-vit.txt"
     for p in encoder_serve decoder_generate; do echo "== $p: the patch's sizes per hint"; cat "$steps/6-probe-$p.txt"; done
+    for w in stock patched; do  # the GPU test fails stock where an addmm+relu variant runs another hint's choice
+        echo "== fusion-per-hint test, $w torch"; grep -E "^(FAIL|ERROR):|Error: |^Ran |^OK|^FAILED" "$steps/7-fusion-$w.txt" | head -8
+    done
     COLUMNS=200 python3 -m kinspect explain "$out/vit.patched.session.json" 2>&1 | grep -iE "finding|hint-size|benchmark|autotune-time|whole model" | head
     rm -rf "$steps"
     ;;

@@ -154,6 +154,20 @@ def test_a_larger_hint_running_a_smaller_hints_other_config_is_reported():
     (f,) = derive_findings(with_site(s, replace(site, variants=tuple(v))))
     assert (f.kind, f.variants) == ("not-autotune-winner", (2,))
     assert f.message == ("v2 (hint 4096) runs triton_mm_0, a choice autotuned at hint 64, not triton_mm_2, "
+                         "the fastest Triton choice autotuned at its own hint, whose config differs: Inductor's "
+                         "epilogue-fusion benchmark at hint 4096 also compares the choices of the hints before it, "
+                         "each timed fused on its own hint's problem (docs/upstream/fusion-per-hint.md)")
+
+
+def test_a_smaller_hint_running_a_larger_hints_config_is_reported_without_the_fusion_cause():
+    """The fusion benchmark's list only grows along the hints, so a choice from a later hint
+    has some other cause, and the finding names none."""
+    s = clean()
+    site = with_configs(s.sites[0])
+    v = list(site.variants)
+    v[0] = replace(v[0], emitted="triton_mm_2")
+    (f,) = derive_findings(with_site(s, replace(site, variants=tuple(v))))
+    assert f.message == ("v0 (hint 64) runs triton_mm_2, a choice autotuned at hint 4096, not triton_mm_0, "
                          "the fastest Triton choice autotuned at its own hint, whose config differs")
 
 
@@ -259,3 +273,21 @@ def test_a_site_rule_declared_alone_runs_once_per_site(declared):
 def test_one_kind_has_one_rule(declared):
     with pytest.raises(ValueError, match="'slow-pick' is declared twice"):
         session_rule("slow-pick")(lambda session: [])
+
+
+RESNET_STOCK = Path(__file__).parent / "fixtures" / "sessions" / "resnet18_stock_h100_2026-12-06.session.json"
+
+
+def test_a_recorded_resnet_names_the_fusion_benchmark_where_a_later_hint_runs_an_earlier_hints_choice():
+    """ResNet-18 under kinspect run, stock Inductor (H100, the program set's device run):
+    18 variants at hints 256 and 4096 run a convolution config from an earlier hint's table,
+    and no variant one from a later hint's."""
+    session = load(RESNET_STOCK)
+    found = [f for f in derive_findings(session) if f.kind == "not-autotune-winner"]
+    caused = [f for f in found if "epilogue-fusion benchmark" in f.message]
+    assert len(caused) == 18
+    assert {f.variants for f in caused} == {(1,), (2,)}
+    first = next(f for f in caused if f.site == "multi_kernel_0")
+    assert first.message.startswith("v1 (hint 256) runs triton_convolution2d_10, a choice autotuned at hint 64, "
+                                    "not triton_convolution2d_19")
+    assert not [f for f in found if "a choice autotuned at hint" in f.message and f not in caused]

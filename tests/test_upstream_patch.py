@@ -3,7 +3,8 @@
 copy of Inductor, without touching the installed one: at a hint each size symbol takes the
 hint, within its range and the graph's guards, and every tensor of the graph that fits 32-bit
 indexing at the example sizes fits at the hint's.
-PyTorch-style tests of the same (they need expecttest): docs/upstream/test_hint_per_symbol.py."""
+PyTorch-style tests of the same (docs/upstream/test_hint_per_symbol.py) and of
+fusion-per-hint.patch (test_fusion_per_hint.py) run here too, patched and stock."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-PATCH = Path(__file__).resolve().parent.parent / "docs" / "upstream" / "hint-per-symbol.patch"
+UPSTREAM = Path(__file__).resolve().parent.parent / "docs" / "upstream"
+PATCH = UPSTREAM / "hint-per-symbol.patch"
 
 CHECK = """
 import torch
@@ -59,22 +61,33 @@ with V.set_graph_handler(g):
 """
 
 
-@pytest.fixture(scope="module")
-def patched(tmp_path_factory) -> Path:
-    """A torch whose `_inductor` is a patched copy and everything else the installed one's."""
+def _patched_copy(root: Path, patch: Path) -> Path:
+    """A torch under `root` whose `_inductor` is a copy with `patch` applied and everything
+    else the installed one's."""
     if shutil.which("patch") is None:
         pytest.skip("needs the patch command")
     installed = Path(torch.__file__).parent
-    root = tmp_path_factory.mktemp("patched-torch")
     (root / "torch").mkdir()
     for entry in installed.iterdir():
         if entry.name != "_inductor":
             (root / "torch" / entry.name).symlink_to(entry)
     shutil.copytree(installed / "_inductor", root / "torch" / "_inductor",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    done = subprocess.run(["patch", "-p1", "--forward", "-i", str(PATCH)], cwd=root, capture_output=True, text=True)
+    done = subprocess.run(["patch", "-p1", "--forward", "-i", str(patch)], cwd=root, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     return root
+
+
+@pytest.fixture(scope="module")
+def patched(tmp_path_factory) -> Path:
+    return _patched_copy(tmp_path_factory.mktemp("patched-torch"), PATCH)
+
+
+@pytest.fixture(scope="module")
+def fusion_patched(tmp_path_factory) -> Path:
+    """fusion-per-hint.patch is made against torch 2.13's scheduler, -2.11.patch against the H200's."""
+    patch = UPSTREAM / ("fusion-per-hint-2.11.patch" if torch.__version__.startswith("2.11") else "fusion-per-hint.patch")
+    return _patched_copy(tmp_path_factory.mktemp("fusion-patched-torch"), patch)
 
 
 def test_the_patch_applies_and_each_size_symbol_takes_the_hint_within_ranges_guards_and_32_bits(patched):
@@ -185,3 +198,35 @@ def test_the_probe_prints_what_the_patched_inductor_tunes_each_hint_at_for_every
                           env={**os.environ, "PYTHONPATH": str(root), "TORCHINDUCTOR_CACHE_DIR": str(tmp_path)})
     assert ours.returncode == 0, ours.stderr[-3000:]
     assert [line for line in ours.stdout.splitlines() if line.startswith("  hint")] == lines[1:]
+
+
+def _pytorch_style(test: str, torch_root: str) -> subprocess.CompletedProcess[str]:
+    pytest.importorskip("expecttest")
+    return subprocess.run([sys.executable, str(UPSTREAM / test)], capture_output=True, text=True, timeout=240,
+                          env={**os.environ, "PYTHONPATH": torch_root, "PYTORCH_PRINT_REPRO_ON_FAILURE": "0"})
+
+
+def test_with_the_fusion_patch_each_hint_picks_its_fused_choice_among_its_own(fusion_patched):
+    """docs/upstream/test_fusion_per_hint.py, as PyTorch's CI would run it, drives Inductor's
+    own `Scheduler.speedup_by_fusion` with stand-in kernels (its GPU test skips here)."""
+    done = _pytorch_style("test_fusion_per_hint.py", str(fusion_patched))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "OK" in done.stderr.splitlines()[-1]
+
+
+def test_stock_inductor_picks_a_smaller_hints_choice_at_every_later_hint():
+    """The same test fails on the installed Inductor, where it should: at hint 256 the choice
+    benchmarked at hint 64's sizes wins."""
+    done = _pytorch_style("test_fusion_per_hint.py", "")
+    assert done.returncode != 0
+    assert "'c1_at_64' != 'c1_at_256'" in done.stderr
+
+
+@pytest.mark.parametrize("which", ["patched", "stock"])
+def test_the_pytorch_style_hint_per_symbol_tests_pass_patched_and_fail_stock(patched, which):
+    done = _pytorch_style("test_hint_per_symbol.py", str(patched) if which == "patched" else "")
+    last = done.stderr.strip().splitlines()[-1]
+    if which == "patched":
+        assert done.returncode == 0 and last.startswith("OK"), done.stderr[-3000:]
+    else:
+        assert done.returncode != 0 and last.startswith("FAILED"), done.stderr[-3000:]

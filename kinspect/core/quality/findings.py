@@ -78,6 +78,18 @@ def emitted_choice(site: Site, v: Variant) -> EmittedChoice | None:
     return EmittedChoice(v.emitted, row, tuned_at, winner, v.emitted == v.winner or same_config)
 
 
+def _earlier_hint_cause(site: Site, v: Variant, c: EmittedChoice) -> str:
+    """Why a later hint runs an earlier hint's choice: Inductor's epilogue-fusion benchmark
+    keeps one list of compiled choices across the hints, each benchmarked at its own hint's
+    sizes, so at a later hint the earlier hints' choices, timed on their problems, compete
+    too (docs/upstream/fusion-per-hint.md). Said only where the order fits that cause."""
+    earlier = [o.hint for o in site.variants if o.index < v.index]
+    if c.tuned_at not in earlier:
+        return ""
+    return (f": Inductor's epilogue-fusion benchmark at hint {v.hint} also compares the choices of the hints "
+            "before it, each timed fused on its own hint's problem (docs/upstream/fusion-per-hint.md)")
+
+
 @site_rule("not-autotune-winner")
 def emitted_not_winner(site: Site, facts: Facts) -> list[Finding]:
     out = []
@@ -87,7 +99,8 @@ def emitted_not_winner(site: Site, facts: Facts) -> list[Finding]:
             continue
         if c.tuned_at is not None and c.tuned_at != v.hint:
             text = (f"v{v.index} (hint {v.hint}) runs {v.emitted}, a choice autotuned at hint {c.tuned_at}, "
-                    f"not {v.winner}, the fastest Triton choice autotuned at its own hint, whose config differs")
+                    f"not {v.winner}, the fastest Triton choice autotuned at its own hint, whose config differs"
+                    f"{_earlier_hint_cause(site, v, c)}")
         else:
             detail = ""
             if c.winner is not None and c.row is not None and c.winner.time_us and c.row.time_us:
