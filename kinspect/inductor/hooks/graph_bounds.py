@@ -24,7 +24,7 @@ def ranges(env: Any) -> tuple[dict[str, tuple[int, int | None]], dict[str, Any]]
     import sympy
     from torch.utils._sympy.symbol import SymT, symbol_is_type
 
-    values = getattr(env, "backed_var_to_val", None) or getattr(env, "var_to_val", {})
+    values = _example_values(env)
     bounds: dict[str, tuple[int, int | None]] = {}
     symbols: dict[str, Any] = {}
     for sym in values:
@@ -41,9 +41,14 @@ def ranges(env: Any) -> tuple[dict[str, tuple[int, int | None]], dict[str, Any]]
     return bounds, symbols
 
 
+def _example_values(env: Any) -> Any:
+    """The shape env's symbol -> example value (`backed_var_to_val` where torch has it)."""
+    return getattr(env, "backed_var_to_val", None) or getattr(env, "var_to_val", {})
+
+
 def examples(env: Any, symbols: dict[str, Any]) -> dict[str, int] | None:
     """Each symbol's example size, the one the graph was traced at; None where one is unknown."""
-    values = getattr(env, "backed_var_to_val", None) or getattr(env, "var_to_val", {})
+    values = _example_values(env)
     try:
         return {name: int(values[sym]) for name, sym in symbols.items()}
     except (KeyError, TypeError, ValueError):
@@ -83,44 +88,43 @@ def runs(graph: Any, symbols: dict[str, Any]) -> Callable[[Mapping[str, int]], s
     return why_not
 
 
+def _nodes(graph: Any) -> Iterator[Any]:
+    """The FX nodes of the graph's module, nested compile regions' bodies included."""
+    module = getattr(graph, "module", None)
+    modules = module.modules() if hasattr(module, "modules") else [module] if module is not None else []
+    for m in modules:
+        yield from getattr(getattr(m, "graph", None), "nodes", ())
+
+
 def _tensor_numels(graph: Any) -> Iterator[tuple[str, Any]]:
     """Each tensor the graph's FX nodes compute or take, by node name, with its element count
-    as a sympy expression (nested compile regions' bodies included)."""
+    as a sympy expression."""
     import sympy
     import torch
     import torch.utils._pytree as pytree
 
-    module = getattr(graph, "module", None)
-    modules = module.modules() if hasattr(module, "modules") else [module] if module is not None else []
-    for m in modules:
-        for node in getattr(getattr(m, "graph", None), "nodes", ()):
-            for t in pytree.tree_leaves(node.meta.get("val")):
-                if isinstance(t, torch.Tensor):
-                    n = t.numel()
-                    yield node.name, (n.node.expr if isinstance(n, torch.SymInt) else sympy.Integer(n))
+    for node in _nodes(graph):
+        for t in pytree.tree_leaves(node.meta.get("val")):
+            if isinstance(t, torch.Tensor):
+                n = t.numel()
+                yield node.name, (n.node.expr if isinstance(n, torch.SymInt) else sympy.Integer(n))
 
 
 def gemms(graph: Any) -> list[Problem]:
     """Every GEMM of the graph's FX module (nested compile regions' bodies included), with
     its operands' and output's sizes, from the fake tensors Dynamo traced."""
-    module = getattr(graph, "module", None)
-    if module is None:
-        return []
     out = []
-    modules = module.modules() if hasattr(module, "modules") else [module]
-    for m in modules:
-        g = getattr(m, "graph", None)
-        for node in getattr(g, "nodes", ()):
-            op = gemm_op(str(getattr(node, "target", ""))) if node.op == "call_function" else None
-            if op is None:
-                continue
-            tensors = [a.meta.get("val") for a in node.all_input_nodes] + [node.meta.get("val")]
-            operands = tuple(o for o in map(_operand, tensors) if o is not None)
-            if operands:
-                module = None
-                with contextlib.suppress(Exception):  # Dynamo's module stack is optional metadata
-                    module = describe(node).module
-                out.append(Problem(f"{op} at {module}" if module else f"{op} ({node.name})", operands))
+    for node in _nodes(graph):
+        op = gemm_op(str(getattr(node, "target", ""))) if node.op == "call_function" else None
+        if op is None:
+            continue
+        tensors = [a.meta.get("val") for a in node.all_input_nodes] + [node.meta.get("val")]
+        operands = tuple(o for o in map(_operand, tensors) if o is not None)
+        if operands:
+            where = None
+            with contextlib.suppress(Exception):  # Dynamo's module stack is optional metadata
+                where = describe(node).module
+            out.append(Problem(f"{op} at {where}" if where else f"{op} ({node.name})", operands))
     return out
 
 
