@@ -48,6 +48,9 @@
 #                                      patch decides for two programs' graphs (docs/upstream/hint_sizes_probe.py),
 #                                      all at once; and docs/upstream/test_fusion_per_hint.py on stock Inductor and on a
 #                                      copy with fusion-per-hint.patch (UPSTREAM_TIMEOUT caps each step's seconds)
+#   scripts/device_session.sh fusion   kinspect run --fusion-per-hint on a relu(addmm) program, stock and with the
+#                                      switch (tests/gpu/test_gpu_fusion_per_hint.py): which hint's choice each
+#                                      variant runs, and every pick against Inductor's rule
 #   scripts/device_session.sh detach   programs of the set whose runs outlast one call (a ResNet-18 compiles for longer than
 #                                      600 s): the programs part's GPU tests (PROGRAMS_MODE, default cnn_classify;
 #                                      PROGRAM_TIMEOUT default 1500) started in a process session of their own, which the
@@ -99,6 +102,10 @@ advise)
     grep -E "passed|failed|error|FAILED|ERROR" "$out/gpu-tests-advise.log" | tail -5
     sed -n '/^=== kinspect /,/^=== end /p' "$out/gpu-tests-advise.log"
     grep -E "^kinspect: .*(compiled with hints|saved)" "$out/gpu-tests-advise.log" | tail -12
+    ;;
+fusion)
+    limit="${GPU_TESTS_TIMEOUT:-400}" record_dir=""
+    gpu_tests tests/gpu/test_gpu_fusion_per_hint.py "${@:2}"
     ;;
 run)
     gpu_tests tests/gpu/test_gpu_run.py "${@:2}"

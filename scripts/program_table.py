@@ -1,8 +1,9 @@
 """The real-program set as tests/gpu/test_gpu_programs.py left it in a directory: per
-program, stock against `--one-size-per-symbol`, whether it recorded (or kinspect's line
-saying why not), its sites and dispatches, whether every pick was Inductor's, and the
-dispatch quality over the keys it ran (pick over fastest variant, whole model and worst
-site; one compile each, timed while other programs compiled on the same GPU).
+program, stock against kinspect's fixes (`--one-size-per-symbol --fusion-per-hint`), whether
+it recorded (or kinspect's line saying why not), its sites and dispatches, whether every
+pick was Inductor's, the dispatch quality over the keys it ran (pick over fastest variant,
+whole model and worst site; one compile each, timed while other programs compiled on the
+same GPU), and how many variants run a choice autotuned at an earlier hint.
 
     python scripts/program_table.py DIR [DIR ...]
 
@@ -14,6 +15,7 @@ import json
 import sys
 from pathlib import Path
 
+from kinspect.core.quality.findings import earlier_hints_choices
 from kinspect.core.quality.overview import model_quality
 from kinspect.core.store import load
 
@@ -33,8 +35,11 @@ def row(d: Path, name: str, mode: str) -> str:
     quality = (f"x{q.geomean_regret:.2f} geomean over {q.shapes} site-keys, worst site x{worst.geomean_regret:.2f}"
                if q.shapes and worst is not None else "not measured")
     kinds = sorted({f.kind for f in s.findings if f.severity != "info"})
+    borrowed = sum(len(earlier_hints_choices(site)) for site in s.sites)
+    variants = sum(len(site.variants) for site in s.sites)
     return (f"{name:18} {mode:6} {len(s.sites):3} sites {len(s.events):5} dispatches, picks {'= Inductor' if agree else 'DIFFER'}"
-            f", {quality}; {', '.join(kinds) or 'no warnings'}")
+            f", {quality}; {borrowed}/{variants} variants run an earlier hint's choice; "
+            f"{', '.join(kinds) or 'no warnings'}")
 
 
 dirs = [Path(a) for a in sys.argv[1:]]

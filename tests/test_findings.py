@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from kinspect.core.dispatch.decision import decide
-from kinspect.core.quality.findings import derive_findings
+from kinspect.core.quality.findings import derive_findings, earlier_hints_choices
 from kinspect.core.quality.rules import rank_rule, session_rule, site_rule
 from kinspect.core.session.model import AutotuneRow, Environment, Finding, Graph, Session, Site, Variant
 from kinspect.core.session.runtime import DispatchEvent
@@ -156,7 +156,15 @@ def test_a_larger_hint_running_a_smaller_hints_other_config_is_reported():
     assert f.message == ("v2 (hint 4096) runs triton_mm_0, a choice autotuned at hint 64, not triton_mm_2, "
                          "the fastest Triton choice autotuned at its own hint, whose config differs: Inductor's "
                          "epilogue-fusion benchmark at hint 4096 also compares the choices of the hints before it, "
-                         "each timed fused on its own hint's problem (docs/upstream/fusion-per-hint.md)")
+                         "each timed fused on its own hint's problem (docs/upstream/fusion-per-hint.md); "
+                         "--fusion-per-hint has each hint pick among its own")
+    fixed = with_site(s, replace(site, variants=tuple(v)))
+    fixed = replace(fixed, environment=replace(fixed.environment, config={**fixed.environment.config,
+                                                                          "fusion_per_hint": True}))
+    (f,) = derive_findings(fixed)
+    assert f.message.endswith("whose config differs: recorded with --fusion-per-hint, so none of hint 4096's own "
+                              "choices compiled with its epilogue and Inductor fell back to an earlier hint's, as it "
+                              "does stock")
 
 
 def test_a_smaller_hint_running_a_larger_hints_config_is_reported_without_the_fusion_cause():
@@ -291,3 +299,6 @@ def test_a_recorded_resnet_names_the_fusion_benchmark_where_a_later_hint_runs_an
     assert first.message.startswith("v1 (hint 256) runs triton_convolution2d_10, a choice autotuned at hint 64, "
                                     "not triton_convolution2d_19")
     assert not [f for f in found if "a choice autotuned at hint" in f.message and f not in caused]
+    borrowed = [(site.name, v.index, c.tuned_at) for site in session.sites for v, c in earlier_hints_choices(site)]
+    assert sorted((name, (index,)) for name, index, _ in borrowed) == sorted((f.site, f.variants) for f in caused)
+    assert ("multi_kernel_0", 1, 64) in borrowed

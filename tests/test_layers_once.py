@@ -197,7 +197,8 @@ def test_the_live_inspectors_banner_says_what_was_asked_before_the_compile_says_
 
 
 @pytest.mark.parametrize("changes", [CompileChanges(layers_once=True), CompileChanges(fit_benchmark_tensors=True),
-                                     CompileChanges(True, True, True), CompileChanges(one_size_per_symbol=True),
+                                     CompileChanges(True, True, True, True), CompileChanges(one_size_per_symbol=True),
+                                     CompileChanges(fusion_per_hint=True),
                                      CompileChanges()], ids=lambda c: "+".join(c.flags()) or "none")
 def test_a_fresh_compiles_child_is_told_every_switch_and_reads_them_back(tmp_path, monkeypatch, changes):
     """advise's and compare's fresh compiles run `python -m kinspect.inductor.jobs.recompile` in a

@@ -375,6 +375,28 @@ def test_one_size_per_symbol_is_stated_and_the_program_compiles_in_caches_of_its
     assert "tuned, keyed and launched at one size per symbol by kinspect (--one-size-per-symbol)" in explained.stdout
 
 
+def test_fusion_per_hint_is_stated_with_the_other_switch_and_compiles_in_caches_of_its_own(here):
+    """`--fusion-per-hint` beside `--one-size-per-symbol`: one line each, the program's Inductor
+    caches its own, and the session, its banner and explain say both."""
+    (here / "cache_dir.py").write_text("import os\nimport torch._inductor\n"
+                                       "print('cache', os.environ.get('TORCHINDUCTOR_CACHE_DIR'))\n")
+    done = kinspect(here, "run", "--fusion-per-hint", "--one-size-per-symbol", "cache_dir.py")
+    assert done.returncode == 0, done.stderr
+    (cache,) = [line.split()[1] for line in done.stdout.splitlines() if line.startswith("cache ")]
+    assert "kinspect-inductor-" in cache
+    said = [line for line in done.stderr.splitlines() if line.startswith("kinspect: --")]
+    assert said == ["kinspect: --one-size-per-symbol: each hint tuned, keyed and launched at one size per symbol",
+                    "kinspect: --fusion-per-hint: each hint's fused epilogue picked among that hint's own choices, "
+                    "compiled in a cache directory of this run's own"]
+    config = load(here / "cache_dir.session.json").environment.config
+    assert config["fusion_per_hint"] is True and config["one_size_per_symbol"] is True
+    explained = subprocess.run([sys.executable, "-m", "kinspect", "explain", "cache_dir.session.json"], cwd=here,
+                               env={**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "300"},
+                               capture_output=True, text=True, timeout=120)
+    assert "Each hint's fused epilogue was picked among that hint's own choices by kinspect (--fusion-per-hint)" \
+        in explained.stdout
+
+
 def test_without_a_gpu_what_runs_and_what_does_not_is_said_up_front_in_one_line(here):
     """On a CPU, --hints makes GEMMs Inductor cannot compile (NoValidChoicesError): the program
     dies compiling, and the last line says why there is no multi-kernel, not that nothing was

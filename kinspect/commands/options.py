@@ -67,6 +67,11 @@ SIZES_HELP = ("tune, key and launch each hint's variant at one size per symbol (
               "(the session lists the sizes)")
 
 
+FUSION_HELP = ("pick each hint's fused epilogue among that hint's own choices: stock Inductor's fusion benchmark at a "
+               "later hint also compares the earlier hints' choices, timed on their smaller problems, so a larger "
+               "hint's variant runs a config tuned for a smaller one (the session says so)")
+
+
 LAYERS_HELP = ("compile the model's repeated blocks (a ModuleList of one class) once, as nested compile regions: "
                "each GEMM layout is lowered and autotuned once however many layers share it; nothing is fused across "
                "a block's boundary (the session says so)")
@@ -89,10 +94,12 @@ def renames(args: argparse.Namespace) -> dict[str, str]:
 def compile_flags(parser: argparse.ArgumentParser) -> None:
     """What kinspect may change in Inductor's compile, the same on every command that compiles the model."""
     parser.add_argument("--one-size-per-symbol", action="store_true", help=SIZES_HELP)
+    parser.add_argument("--fusion-per-hint", action="store_true", help=FUSION_HELP)
     parser.add_argument("--fit-benchmark-tensors", action="store_true", help=FIT_HELP)
     parser.add_argument("--compile-layers-once", action="store_true", help=LAYERS_HELP)
 
 
 def compile_options(args: argparse.Namespace) -> dict[str, CompileChanges]:
     """The pipeline `Options` (and `RunOptions`) those flags set."""
-    return {"changes": CompileChanges(args.one_size_per_symbol, args.fit_benchmark_tensors, args.compile_layers_once)}
+    return {"changes": CompileChanges(args.one_size_per_symbol, args.fit_benchmark_tensors, args.compile_layers_once,
+                                      args.fusion_per_hint)}

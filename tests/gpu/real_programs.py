@@ -49,8 +49,9 @@ PROGRAMS = (
     Program("llama_serve", "transformers", ("--compile-layers-once",)),
 )
 
-MODES = {"stock": (), "fixed": ("--one-size-per-symbol",)}
-"""Each mode's own flags: Inductor as it is, and one size per symbol at each hint."""
+MODES = {"stock": (), "fixed": ("--one-size-per-symbol", "--fusion-per-hint")}
+"""Each mode's own flags: Inductor as it is, and kinspect's two fixes of its hint tuning (one
+size per symbol at each hint, each hint's fused choice among its own)."""
 
 HOOK = '''
 import json, os

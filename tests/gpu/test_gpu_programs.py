@@ -1,6 +1,7 @@
 """The real-program set on the GPU, as a user runs it (tests/gpu/real_programs.py): every
-program, stock and with `--one-size-per-symbol`, under `kinspect run --hints 64,256,4096
---measure`. With the fix every one saves a session; stock, every one saves one or ends in
+program, stock and with kinspect's fixes (`--one-size-per-symbol --fusion-per-hint`), under
+`kinspect run --hints 64,256,4096 --measure`. With the fixes every one saves a session, and
+no variant runs a choice tuned at an earlier hint; stock, every one saves one or ends in
 kinspect's own one-line reason. Every dispatch a saved session holds is the one an
 independent hook on Inductor's `SizeHintMultiKernelCall.run` saw, key and pick, in order,
 and kinspect's model predicted it.
@@ -21,6 +22,7 @@ import pytest
 
 from real_programs import MODES, PROGRAMS, kinspect_lines, run
 
+from kinspect.core.quality.findings import earlier_hints_choices
 from kinspect.core.store import load
 
 
@@ -54,6 +56,10 @@ def test_the_program_records_and_every_pick_is_inductors(program, mode, out_dir)
         assert s.environment.config.get("one_size_per_symbol") is True
         assert all(g.hint_sizes for g in s.graphs if g.sites)
         assert not [f for f in s.findings if f.kind in ("hint-size-in-kernel", "hint-benchmark-tensor")]
+        assert s.environment.config.get("fusion_per_hint") is True
+        borrowed = [f"{site.name} v{v.index} (hint {v.hint}) runs {c.name}, tuned at hint {c.tuned_at}"
+                    for site in s.sites for v, c in earlier_hints_choices(site)]
+        assert not borrowed, borrowed
     _side_by_side(program, out_dir)
 
 

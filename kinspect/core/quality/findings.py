@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from itertools import repeat
 
 from kinspect.core.quality.rules import Facts, session_rule, site_rule
+from kinspect.core.session.compile_changes import FUSION_KEY
 from kinspect.core.session.eventlog import EventLog
 from kinspect.core.session.model import AutotuneRow, Finding, Session, Site, Variant
 from kinspect.core.session.runtime import DispatchEvent
@@ -78,21 +79,39 @@ def emitted_choice(site: Site, v: Variant) -> EmittedChoice | None:
     return EmittedChoice(v.emitted, row, tuned_at, winner, v.emitted == v.winner or same_config)
 
 
-def _earlier_hint_cause(site: Site, v: Variant, c: EmittedChoice) -> str:
+def earlier_hints_choices(site: Site) -> list[tuple[Variant, EmittedChoice]]:
+    """The variants that run a choice autotuned at an earlier hint than their own: what stock
+    Inductor's epilogue-fusion benchmark hands a later hint, and `--fusion-per-hint` does not."""
+    out = []
+    for v in site.variants:
+        c = emitted_choice(site, v)
+        if c is not None and c.tuned_at is not None and c.tuned_at < v.hint:
+            out.append((v, c))
+    return out
+
+
+def _earlier_hint_cause(site: Site, v: Variant, c: EmittedChoice, fixed: bool) -> str:
     """Why a later hint runs an earlier hint's choice: Inductor's epilogue-fusion benchmark
     keeps one list of compiled choices across the hints, each benchmarked at its own hint's
     sizes, so at a later hint the earlier hints' choices, timed on their problems, compete
-    too (docs/upstream/fusion-per-hint.md). Said only where the order fits that cause."""
+    too (docs/upstream/fusion-per-hint.md). Said only where the order fits that cause; in a
+    session recorded with kinspect's fix (`fixed`) only a hint none of whose own choices
+    compiled fused can get another's, and that is said instead."""
     earlier = [o.hint for o in site.variants if o.index < v.index]
     if c.tuned_at not in earlier:
         return ""
+    if fixed:
+        return (f": recorded with --fusion-per-hint, so none of hint {v.hint}'s own choices compiled with its "
+                "epilogue and Inductor fell back to an earlier hint's, as it does stock")
     return (f": Inductor's epilogue-fusion benchmark at hint {v.hint} also compares the choices of the hints "
-            "before it, each timed fused on its own hint's problem (docs/upstream/fusion-per-hint.md)")
+            "before it, each timed fused on its own hint's problem (docs/upstream/fusion-per-hint.md); "
+            "--fusion-per-hint has each hint pick among its own")
 
 
 @site_rule("not-autotune-winner")
 def emitted_not_winner(site: Site, facts: Facts) -> list[Finding]:
     out = []
+    fixed = bool(facts.session.environment.config.get(FUSION_KEY))
     for v in site.variants:
         c = emitted_choice(site, v)
         if c is None or c.is_winner:
@@ -100,7 +119,7 @@ def emitted_not_winner(site: Site, facts: Facts) -> list[Finding]:
         if c.tuned_at is not None and c.tuned_at != v.hint:
             text = (f"v{v.index} (hint {v.hint}) runs {v.emitted}, a choice autotuned at hint {c.tuned_at}, "
                     f"not {v.winner}, the fastest Triton choice autotuned at its own hint, whose config differs"
-                    f"{_earlier_hint_cause(site, v, c)}")
+                    f"{_earlier_hint_cause(site, v, c, fixed)}")
         else:
             detail = ""
             if c.winner is not None and c.row is not None and c.winner.time_us and c.row.time_us:

@@ -1,13 +1,15 @@
 """What kinspect changed in a compile, as the session states it wherever it is shown.
 
-A session records Inductor as it ran. Three opt-in switches change what Inductor did, and
+A session records Inductor as it ran. Four opt-in switches change what Inductor did, and
 a reader of the session (the banner, explain, the Markdown report) must be told: one size
 per symbol at each hint (`--one-size-per-symbol`: the problem each variant is tuned and
-keyed on differs from stock, the kernels' code and the runtime rule do not), the fit of
-Inductor's benchmark tensors at each hint (`--fit-benchmark-tensors`: timings differ from
-stock, keys and kernels do not) and repeated layers compiled once
-(`--compile-layers-once`: the program around the size-hint sites differs at block
-boundaries, the sites and their keys do not). Each is a `environment.config` entry.
+keyed on differs from stock, the kernels' code and the runtime rule do not), each hint's
+fused choice picked among its own (`--fusion-per-hint`: which config a variant runs may
+differ from stock, the keys and the runtime rule do not), the fit of Inductor's benchmark
+tensors at each hint (`--fit-benchmark-tensors`: timings differ from stock, keys and
+kernels do not) and repeated layers compiled once (`--compile-layers-once`: the program
+around the size-hint sites differs at block boundaries, the sites and their keys do not).
+Each is a `environment.config` entry.
 """
 
 from __future__ import annotations
@@ -30,6 +32,14 @@ SIZES_NOTE = ("Each hint was tuned, keyed and launched at one size per symbol by
               "Inductor's kernel arguments, launch grid, keys and benchmark tensors all used the sizes each graph "
               "lists per hint (stock Inductor gives a product of sizes such as B*S the hint itself, while the kernel "
               "gets the hint for each symbol); the kernels and the runtime choice are Inductor's own")
+
+FUSION_KEY = "fusion_per_hint"
+"""Set when kinspect made each hint's epilogue-fusion benchmark compare only that hint's choices."""
+
+FUSION_NOTE = ("Each hint's fused epilogue was picked among that hint's own choices by kinspect (--fusion-per-hint): "
+               "stock Inductor's fusion benchmark at a later hint also compares the earlier hints' choices, each "
+               "timed on its own smaller problem, and a larger hint's variant then runs a config tuned for a smaller "
+               "one (docs/upstream/fusion-per-hint.md); the kernels, keys and the runtime choice are Inductor's own")
 
 LAYERS_KEY = "layers_compiled_once"
 """The repeated blocks kinspect compiled as nested compile regions, one text per group."""
@@ -76,6 +86,8 @@ def notes(config: Mapping[str, Any]) -> list[tuple[str, str]]:
     out = []
     if config.get(SIZES_KEY):
         out.append(("hint sizes", SIZES_NOTE))
+    if config.get(FUSION_KEY):
+        out.append(("fusion per hint", FUSION_NOTE))
     if config.get(PATCH_KEY):
         out.append(("hint autotuning", PATCH_NOTE))
     layers = _layers(config)
@@ -96,11 +108,13 @@ class CompileChanges:
     one_size_per_symbol: bool = False
     fit_benchmark_tensors: bool = False
     layers_once: bool = False
+    fusion_per_hint: bool = False
 
     @classmethod
     def stated(cls, config: Mapping[str, Any]) -> CompileChanges:
         """What a session says was changed (its `environment.config`)."""
-        return cls(bool(config.get(SIZES_KEY)), bool(config.get(PATCH_KEY)), bool(_layers(config)))
+        return cls(bool(config.get(SIZES_KEY)), bool(config.get(PATCH_KEY)), bool(_layers(config)),
+                   bool(config.get(FUSION_KEY)))
 
     def flags(self) -> list[str]:
         """The command-line flags that ask for these changes."""
@@ -117,6 +131,7 @@ class CompileChanges:
         """The session's `environment.config` entries for the changes known before the
         compile (the blocks compiled once are stated when they are marked)."""
         return {**({SIZES_KEY: True} if self.one_size_per_symbol else {}),
+                **({FUSION_KEY: True} if self.fusion_per_hint else {}),
                 **({PATCH_KEY: True} if self.fit_benchmark_tensors else {})}
 
     def banner(self) -> str | None:
@@ -125,6 +140,8 @@ class CompileChanges:
         parts = []
         if self.one_size_per_symbol:
             parts.append("each hint tuned at one size per symbol by kinspect (--one-size-per-symbol)")
+        if self.fusion_per_hint:
+            parts.append("each hint's fused choice picked among its own by kinspect (--fusion-per-hint)")
         if self.fit_benchmark_tensors:
             parts.append("Inductor's hint autotuning was patched by kinspect (--fit-benchmark-tensors)")
         if self.layers_once:
@@ -133,7 +150,7 @@ class CompileChanges:
 
 
 FLAGS = {"one_size_per_symbol": "--one-size-per-symbol", "fit_benchmark_tensors": "--fit-benchmark-tensors",
-         "layers_once": "--compile-layers-once"}
+         "layers_once": "--compile-layers-once", "fusion_per_hint": "--fusion-per-hint"}
 """Each change and the flag that asks for it."""
 
 

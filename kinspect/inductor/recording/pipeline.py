@@ -32,7 +32,7 @@ from kinspect.core.session.compile_changes import CompileChanges, layers_config,
 from kinspect.core.session.runtime import Baseline, Measurement
 from kinspect.core.session.model import Session
 from kinspect.inductor.recording import fault_probe, reproducer, translate
-from kinspect.inductor.hooks import hint_sizes, layers_once
+from kinspect.inductor.hooks import fusion_per_hint, hint_sizes, layers_once
 from kinspect.inductor.recording.assembly import (
     SessionLog, WrapperCodes, add_measurements, compile_facts, environment, kernel_facts, model_info, refresh,
 )
@@ -116,10 +116,12 @@ class LivePipeline:
         self._reproduced: set[tuple[str, int]] = set()
         self.caches = RecordingCaches(self.options.allow_caches)
         self._marked = contextlib.ExitStack()
-        """The blocks marked as nested compile regions, and the mode of one size per symbol,
-        for the pipeline's life (a size met later compiles again, under the same changes)."""
+        """The blocks marked as nested compile regions, and the modes of one size per symbol
+        and fusion per hint, for the pipeline's life (a size met later compiles again, under the same changes)."""
         if self.options.changes.one_size_per_symbol:
             self._marked.enter_context(hint_sizes.one_size_per_symbol())
+        if self.options.changes.fusion_per_hint:
+            self._marked.enter_context(fusion_per_hint.fusion_per_hint())
         o = self.options
         self.session = Session(
             environment=environment(self.hints, train=o.train, allow_caches=o.allow_caches, rank=o.rank,

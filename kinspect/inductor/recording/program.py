@@ -66,7 +66,7 @@ from kinspect.core.session.model import (
     Variant,
 )
 from kinspect.inductor.recording import assembly, translate
-from kinspect.inductor.hooks import hint_sizes, layers_once
+from kinspect.inductor.hooks import fusion_per_hint, hint_sizes, layers_once
 from kinspect.inductor.hooks.after_import import after_import, importing
 from kinspect.inductor.hooks.compile_caches import RecordingCaches
 from kinspect.inductor.hooks.capture import CompileCapture, GraphRecord
@@ -181,11 +181,18 @@ class ProgramRecording:
         self.session.environment = assembly.machine(self.options.rank)
         self._open_log()
         changes = self.options.changes
+        said = []
         if changes.one_size_per_symbol:
             self._stack.enter_context(hint_sizes.one_size_per_symbol())
+            said.append("--one-size-per-symbol: each hint tuned, keyed and launched at one size per symbol")
+        if changes.fusion_per_hint:
+            self._stack.enter_context(fusion_per_hint.fusion_per_hint())
+            said.append("--fusion-per-hint: each hint's fused epilogue picked among that hint's own choices")
+        if said:  # what these switches tune must neither leak into the program's caches nor come from them
             self._stack.enter_context(RecordingCaches(allow_caches=False).active())
-            self.options.say("--one-size-per-symbol: each hint tuned, keyed and launched at one size per symbol, "
-                             "compiled in a cache directory of this run's own")
+            for line in said[:-1]:
+                self.options.say(line)
+            self.options.say(f"{said[-1]}, compiled in a cache directory of this run's own")
         self._stack.enter_context(self.capture.everywhere())
         self.capture.progress = self.options.say
         self.capture.fit_benchmark_tensors = changes.fit_benchmark_tensors

@@ -1,0 +1,179 @@
+"""`--fusion-per-hint`: each hint's epilogue-fusion benchmark among that hint's own choices.
+
+Stock Inductor (2.11 to 2.15) keeps one list of compiled fused choices across its loop over
+`multi_kernel_hints` in `Scheduler.speedup_by_fusion`, so at each later hint the earlier
+hints' choices compete too. Each was compiled and benchmarked at its own hint's sizes, a
+smaller problem, so it usually wins: a larger hint's variant runs a config tuned for a
+smaller one (docs/upstream/fusion-per-hint.md; the patch there moves the list into the loop).
+
+kinspect cannot move a local variable, so it makes the comparison come out as the patch's
+does. While `speedup_by_fusion` runs in this mode, the hint its loop is at is read where the
+loop asks for that hint's timings (`MultiTemplateBuffer.choice_timings(hint)`), and the
+choice being benchmarked where it is swapped in (`swap_as_triton_caller`). A choice of
+another hint is then not benchmarked: it gets `FOREIGN`, slower than any time a benchmark
+returns but not infinite, so it is picked only where none of the hint's own choices could be
+(each failed to compile, or spilled registers: stock Inductor's fallback, where the patch
+would have none). After the call, the hint's timings keep only its own choices where any
+remain, as the patch leaves them. The kernels and the runtime choice are Inductor's own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import sys
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from kinspect.core.errors import KinspectError
+
+FOREIGN = sys.float_info.max
+"""The time given to another hint's choice in a hint's fusion benchmark."""
+
+_lock = threading.Lock()
+_installed = False
+_active = 0
+"""Recordings in this mode now: a process-wide count, since Inductor may schedule a graph on
+any thread of a program under `kinspect run`."""
+_loop = threading.local()
+
+
+class _Loop:
+    """One `speedup_by_fusion` call's state: its scheduler, where its hint loop is, and what
+    was kept from being benchmarked there."""
+
+    def __init__(self, scheduler: Any) -> None:
+        self.scheduler = scheduler
+        self.multi: Any = None
+        self.hint: int | None = None
+        self.choice: Any = None
+        self.skipped: list[tuple[Any, int, Any]] = []
+        """(multi-template, hint, choice) given `FOREIGN` there."""
+
+    def foreign(self, scheduler: Any) -> bool:
+        """Whether the choice about to be benchmarked for this scheduler belongs to another
+        hint than the one the loop is at."""
+        own = getattr(self.choice, "hint_override", None)
+        return (scheduler is self.scheduler and self.hint is not None and own is not None
+                and own != self.hint)
+
+    def tidy(self) -> None:
+        """Each hint's timings without the choices it did not benchmark, where one of its own
+        remains: what `_choice_timings[hint]` holds with the upstream patch."""
+        for multi, hint, choice in self.skipped:
+            timings = getattr(multi, "_choice_timings", {}).get(hint)
+            if timings and any(getattr(c, "hint_override", None) == hint for c in timings):
+                timings.pop(choice, None)
+
+
+@contextlib.contextmanager
+def fusion_per_hint() -> Iterator[None]:
+    """Every graph scheduled inside picks each hint's fused choice among that hint's own."""
+    global _active
+    lacking = missing()
+    if lacking:
+        raise KinspectError(f"--fusion-per-hint needs what this torch lacks: {', '.join(lacking)}")
+    install()
+    with _lock:
+        _active += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _active -= 1
+
+
+def active() -> bool:
+    """Whether graphs scheduled now pick each hint's fused choice among its own."""
+    return _active > 0
+
+
+def _current() -> _Loop | None:
+    return getattr(_loop, "state", None)
+
+
+# ---------------------------------------------------------------- the patches
+
+def _speedup_by_fusion(orig: Any) -> Any:
+    @functools.wraps(orig)
+    def wrapped(scheduler: Any, *a: Any, **k: Any) -> Any:
+        if not _active:
+            return orig(scheduler, *a, **k)
+        outer, state = _current(), _Loop(scheduler)
+        _loop.state = state
+        try:
+            return orig(scheduler, *a, **k)
+        finally:
+            _loop.state = outer
+            state.tidy()
+    return wrapped
+
+
+def _choice_timings(orig: Any) -> Any:
+    @functools.wraps(orig)
+    def wrapped(multi: Any, hint_override: int | None = None) -> Any:
+        state = _current()
+        if state is not None:
+            state.multi, state.hint = multi, hint_override
+        return orig(multi, hint_override)
+    return wrapped
+
+
+def _swap(orig: Any) -> Any:
+    @functools.wraps(orig)
+    @contextlib.contextmanager
+    def wrapped(multi: Any, caller: Any) -> Iterator[None]:
+        state = _current()
+        if state is None or multi is not state.multi:
+            with orig(multi, caller):
+                yield
+            return
+        previous, state.choice = state.choice, caller
+        try:
+            with orig(multi, caller):
+                yield
+        finally:
+            state.choice = previous
+    return wrapped
+
+
+def _benchmark(orig: Any) -> Any:
+    @functools.wraps(orig)
+    def wrapped(scheduler: Any, module: Any, *a: Any, **k: Any) -> Any:
+        state = _current()
+        if state is not None and state.foreign(scheduler):
+            state.skipped.append((state.multi, state.hint, state.choice))
+            return FOREIGN, ""
+        return orig(scheduler, module, *a, **k)
+    return wrapped
+
+
+def install() -> None:
+    """Patch the four methods, once per process; each acts only inside a `speedup_by_fusion`
+    call made in this mode, on that call's scheduler and multi-template."""
+    global _installed
+    with _lock:
+        if _installed:
+            return
+        from torch._inductor import ir
+        from torch._inductor.scheduler import Scheduler
+
+        if not missing():  # a torch without one of them never runs the mode (`fusion_per_hint` refuses)
+            Scheduler.speedup_by_fusion = _speedup_by_fusion(Scheduler.speedup_by_fusion)
+            Scheduler.benchmark_codegened_module = _benchmark(Scheduler.benchmark_codegened_module)
+            mtb = ir.MultiTemplateBuffer
+            mtb.choice_timings = _choice_timings(mtb.choice_timings)
+            mtb.swap_as_triton_caller = _swap(mtb.swap_as_triton_caller)
+        _installed = True
+
+
+def missing() -> list[str]:
+    """What this torch lacks for the mode (empty where it has everything)."""
+    from torch._inductor import ir
+    from torch._inductor.scheduler import Scheduler
+
+    needed = [(Scheduler, "speedup_by_fusion"), (Scheduler, "benchmark_codegened_module"),
+              (getattr(ir, "MultiTemplateBuffer", None), "choice_timings"),
+              (getattr(ir, "MultiTemplateBuffer", None), "swap_as_triton_caller")]
+    return [f"{getattr(o, '__name__', 'MultiTemplateBuffer')}.{n}" for o, n in needed if not hasattr(o, n)]
