@@ -43,7 +43,7 @@
 #                                      timings are of a busy GPU); sessions, logs and stderr in $OUT/programs.tgz
 #   scripts/device_session.sh upstream docs/upstream/hint-per-symbol.patch applied to a copy of this machine's
 #                                      Inductor: the reproducer before and after, the upstream test, two programs
-#                                      with plain torch.compile (scripts/with_hints.py, no kinspect), one
+#                                      with plain torch.compile (scripts/with_hints.py, no kinspect), the same two
 #                                      recorded by kinspect run (stock mode) on the patched copy, and the sizes the
 #                                      patch decides for two programs' graphs (docs/upstream/hint_sizes_probe.py),
 #                                      all at once; and docs/upstream/test_fusion_per_hint.py on stock Inductor and on a
@@ -225,9 +225,11 @@ upstream)
         on_patched timeout $(t 400) python3 scripts/with_hints.py tests/gpu/programs/$p.py 2>&1 \
             | grep -E "^batch|^AUTOTUNE|Error|error" | tail -10 > "$steps/4-plain-$p.txt" &  # where it died: the last table
     done
-    on_patched timeout $(t 450) python3 -m kinspect run --hints 64,256,4096 --measure \
-        -o "$out/vit.patched.session.json" tests/gpu/programs/vit_classify.py 2>&1 \
-        | grep -vE "^[EW][0-9]{4} " | grep -E "^kinspect:|Error|error" | tail -8 > "$steps/5-kinspect-vit.txt" &
+    for p in vit_classify encoder_serve; do  # what the patch buys: both die stock at hint 64
+        on_patched timeout $(t 450) python3 -m kinspect run --hints 64,256,4096 --measure \
+            -o "$out/$p.patched.session.json" tests/gpu/programs/$p.py 2>&1 \
+            | grep -vE "^[EW][0-9]{4} " | grep -E "^kinspect:|Error|error" | tail -8 > "$steps/5-kinspect-$p.txt" &
+    done
     for p in encoder_serve decoder_generate; do  # the sizes the patch decides on the GPU's graphs (the CPU's: hint-rows.md)
         on_patched timeout $(t 300) python3 docs/upstream/hint_sizes_probe.py tests/gpu/programs/$p.py 2>&1 \
             | grep -E "^graph|^  hint|Error" | head -12 > "$steps/6-probe-$p.txt" &
@@ -242,12 +244,15 @@ upstream)
     for p in encoder_serve vit_classify; do
         echo "== $p, plain torch.compile on the patched torch"; cat "$steps/4-plain-$p.txt"
     done
-    echo "== vit_classify recorded by kinspect run on the patched torch"; cat "$steps/5-kinspect-vit.txt"
+    for p in vit_classify encoder_serve; do
+        echo "== $p recorded by kinspect run on the patched torch"; cat "$steps/5-kinspect-$p.txt"
+        COLUMNS=200 python3 -m kinspect explain "$out/$p.patched.session.json" 2>&1 \
+            | grep -iE "finding|hint-size|benchmark|autotune-time|whole model" | head
+    done
     for p in encoder_serve decoder_generate; do echo "== $p: the patch's sizes per hint"; cat "$steps/6-probe-$p.txt"; done
     for w in stock patched; do  # the GPU test fails stock where an addmm+relu variant runs another hint's choice
         echo "== fusion-per-hint test, $w torch"; grep -E "^(FAIL|ERROR):|Error: |^Ran |^OK|^FAILED" "$steps/7-fusion-$w.txt" | head -8
     done
-    COLUMNS=200 python3 -m kinspect explain "$out/vit.patched.session.json" 2>&1 | grep -iE "finding|hint-size|benchmark|autotune-time|whole model" | head
     rm -rf "$steps"
     ;;
 hints)
