@@ -4,6 +4,7 @@ side, matched site by site by what the user calls each site, on any machine."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 from synthetic import synthetic_session
 
@@ -186,3 +187,37 @@ def test_problems_with_the_same_rows_are_told_apart_by_their_whole_keys():
     (line,) = what_differed(("stock", "fixed"), [row], Row("whole model", (Side(), Side())))
     assert line.endswith("at hint 64 (stock: key ((64, 768), (768, 2304), (64, 2304)); "
                          "fixed: key ((64, 768), (768, 3072), (64, 3072)))")
+
+
+def test_compiles_whose_variants_run_other_hints_choices_say_which_not_autotuning(tmp_path, capsys, monkeypatch):
+    """The ResNet-18 recorded stock (H100): its layer2.1.conv1 runs hint 256's choice at hint
+    4096. Against a compile of the same problems where each variant runs its own hint's
+    choice (`--fusion-per-hint`) and picks 1.5 times slower, compare does not call the
+    difference autotuning's alone: it says which variants ran another hint's choice."""
+    from kinspect.core.store import load
+
+    monkeypatch.setenv("COLUMNS", "250")
+    stock = load(Path(__file__).parent / "fixtures" / "sessions" / "resnet18_stock_h100_2026-12-06.session.json")
+    fixed = load(Path(__file__).parent / "fixtures" / "sessions" / "resnet18_stock_h100_2026-12-06.session.json")
+    fixed.sites = [replace(s, variants=tuple(replace(v, emitted=v.winner) for v in s.variants)) for s in fixed.sites]
+    _slower_pick(fixed, 1.5)
+    save(stock, tmp_path / "cnn.stock.session.json")
+    save(fixed, tmp_path / "cnn.fixed.session.json")
+    assert cli.main(["compare", str(tmp_path / "cnn.stock.session.json"), str(tmp_path / "cnn.fixed.session.json")]) == 0
+    below = capsys.readouterr().out.split("└")[-1]
+    line = next(x for x in below.splitlines() if x.startswith("graph_0 (inference) · convolution · layer2.1.conv1:"))
+    assert line.endswith(": ×1.00 against ×1.45 geomean, worst ×1.00 against ×1.46: both compiles tuned the same "
+                         "problem at every hint, but not every variant runs a choice of its own hint (Inductor's "
+                         "epilogue-fusion benchmark; --fusion-per-hint): stock: hint 4096 runs hint 256's choice; "
+                         "fixed: each variant runs a choice of its own hint")
+    assert "autotuning's difference" not in below and "whole model" not in below
+
+
+def test_each_recordings_variants_on_other_hints_choices_are_listed_in_hint_order():
+    from kinspect.core.quality.side_by_side import Row, Side, Tuned, what_differed
+
+    same = {h: Tuned(((h, 64), (64, 64), (h, 64))) for h in (64, 256, 4096)}
+    row = Row("graph_0 · addmm · fc", (Side(5, 1.0, 1.0), Side(5, 1.3, 1.5)), (same, same), ({}, {4096: 64, 256: 64}))
+    (line,) = what_differed(("stock", "fixed"), [row], Row("whole model", (Side(), Side())))
+    assert line.endswith("stock: each variant runs a choice of its own hint; fixed: hint 256 runs hint 64's choice, "
+                         "hint 4096 runs hint 64's choice")

@@ -7,9 +7,11 @@ them: the graph, op and module path of their call sites (`graph_0 (inference)` Â
 `h.0.attn.c_attn +1`), else their name.
 
 One compile of each cannot tell a difference the two modes make from autotuning's own
-between compiles, except where the problems tuned differ: so each matched site says whether
-its two compiles tuned the same problem at every hint (each variant's key, and the rows its
-kernel computed where Inductor's rule made them disagree with it).
+between compiles, except where the problems tuned differ or the choices run do: so each
+matched site says whether its two compiles tuned the same problem at every hint (each
+variant's key, and the rows its kernel computed where Inductor's rule made them disagree
+with it), and whether a variant of one runs a choice autotuned at an earlier hint where the
+other's runs its own (stock Inductor's fusion benchmark, against `--fusion-per-hint`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 
 from kinspect.core.dispatch.shapes import Key, format_key
 from kinspect.core.numbers import ratio
+from kinspect.core.quality.findings import earlier_hints_choices
 from kinspect.core.quality.kernel_sizes import rows_beyond_key
 from kinspect.core.quality.overview import ModelQuality, SiteQuality, model_quality
 from kinspect.core.session.model import Session, Site
@@ -54,6 +57,9 @@ class Row:
     sides: tuple[Side, Side]
     tuned: tuple[dict[int | None, Tuned], dict[int | None, Tuned]] | None = None
     """Each recording's variants' problems by hint, where both have the site."""
+    borrowed: tuple[dict[int, int], dict[int, int]] = ({}, {})
+    """Each recording's variants that run a choice autotuned at an earlier hint: their hint,
+    and the hint whose choice it is."""
 
     @property
     def differ(self) -> tuple[int | None, ...] | None:
@@ -80,16 +86,16 @@ def _side(q: SiteQuality | None) -> Side:
 def side_by_side(a: Session, b: Session) -> tuple[list[Row], Row]:
     """A row per site of either recording (matched by label), and the whole model's row."""
     quality = [model_quality(s) for s in (a, b)]
-    by_label: list[dict[str, tuple[Side, dict[int | None, Tuned] | None]]] = []
+    by_label: list[dict[str, tuple[Side, dict[int | None, Tuned] | None, dict[int, int]]]] = []
     for s, q in zip((a, b), quality):
         sites = {site.name: site for site in s.sites}
-        by_label.append({_label(sites[sq.site]): (_side(sq), _tuned(s, sites[sq.site]))
+        by_label.append({_label(sites[sq.site]): (_side(sq), _tuned(s, sites[sq.site]), _borrowed(sites[sq.site]))
                          for sq in q.sites if sq.site in sites})
     rows = []
     for label in dict.fromkeys([*by_label[0], *by_label[1]]):
-        (sa, ta), (sb, tb) = (side.get(label, (Side(), None)) for side in by_label)
+        (sa, ta, ba), (sb, tb, bb) = (side.get(label, (Side(), None, {})) for side in by_label)
         both = (ta, tb) if ta is not None and tb is not None else None
-        rows.append(Row(label, (sa, sb), both))
+        rows.append(Row(label, (sa, sb), both, (ba, bb)))
     return rows, Row("whole model", (_whole(quality[0]), _whole(quality[1])))
 
 
@@ -101,6 +107,10 @@ def _tuned(s: Session, site: Site) -> dict[int | None, Tuned] | None:
         return None
     stated = bool(s.tuned_sizes(site))
     return {v.hint: Tuned(v.key, None if stated else rows_beyond_key(site, v)) for v in site.variants}
+
+
+def _borrowed(site: Site) -> dict[int, int]:
+    return {v.hint: c.tuned_at for v, c in earlier_hints_choices(site) if c.tuned_at is not None}
 
 
 def _whole(q: ModelQuality) -> Side:
@@ -131,6 +141,11 @@ def what_differed(names: tuple[str, str], rows: list[Row], whole: Row) -> list[s
         if r.tuned is None or not _visibly_apart(r):
             continue
         figures, differ = _figures(r), r.differ or ()
+        if not differ and r.borrowed[0] != r.borrowed[1]:
+            out.append(f"{r.label}: {figures}: both compiles tuned the same problem at every hint, but not every "
+                       "variant runs a choice of its own hint (Inductor's epilogue-fusion benchmark; "
+                       "--fusion-per-hint): " + "; ".join(f"{n}: {_runs(b)}" for n, b in zip(names, r.borrowed)))
+            continue
         if not differ:
             out.append(f"{r.label}: {figures}: both compiles tuned the same problem at every hint, so this is "
                        "autotuning's difference between two compiles (more compiles of each tell which figure is typical)")
@@ -142,10 +157,18 @@ def what_differed(names: tuple[str, str], rows: list[Row], whole: Row) -> list[s
         out.append(f"{r.label}: {figures}: the compiles tuned different problems at {where}"
                    + "; ".join(f"{n}: {p}" for n, p in zip(names, _problems(*(t.get(h) for t in r.tuned)))) + ")")
     matched = [r for r in rows if r.differ is not None]
-    if matched and len(matched) == len(rows) and not any(r.differ for r in matched) and _visibly_apart(whole):
+    if (matched and len(matched) == len(rows) and not any(r.differ or r.borrowed[0] != r.borrowed[1] for r in matched)
+            and _visibly_apart(whole)):
         out.append(f"whole model: {_figures(whole)}: every site's problems were the same in both compiles, so this "
                    "is autotuning's difference between them")
     return out
+
+
+def _runs(borrowed: dict[int, int]) -> str:
+    """`hint 4096 runs hint 64's choice`, or that every variant runs its own hint's."""
+    if not borrowed:
+        return "each variant runs a choice of its own hint"
+    return ", ".join(f"hint {h} runs hint {at}'s choice" for h, at in sorted(borrowed.items()))
 
 
 def _visibly_apart(r: Row) -> bool:
