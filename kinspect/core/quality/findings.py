@@ -80,12 +80,14 @@ def emitted_choice(site: Site, v: Variant) -> EmittedChoice | None:
 
 
 def earlier_hints_choices(site: Site) -> list[tuple[Variant, EmittedChoice]]:
-    """The variants that run a choice autotuned at an earlier hint than their own: what stock
-    Inductor's epilogue-fusion benchmark hands a later hint, and `--fusion-per-hint` does not."""
+    """The variants that run a choice autotuned at an earlier hint than their own, in another
+    config than their own hint's winner: what stock Inductor's epilogue-fusion benchmark
+    hands a later hint, and `--fusion-per-hint` does not. (An earlier hint's choice in the
+    winner's config is the same kernel under another table's name.)"""
     out = []
     for v in site.variants:
         c = emitted_choice(site, v)
-        if c is not None and c.tuned_at is not None and c.tuned_at < v.hint:
+        if c is not None and not c.is_winner and c.tuned_at is not None and c.tuned_at < v.hint:
             out.append((v, c))
     return out
 
