@@ -9,7 +9,8 @@
 #   scripts/device_session.sh bench    the recorder overhead and GPT-2 small (12 layers) benchmarks
 #   scripts/device_session.sh ranks    2 GPUs (nvidia-h200-x2): torchrun records samples/ddp.py, one
 #                                      session per rank, into $OUT/samples; the merged explain
-#   scripts/device_session.sh advise   kinspect compare and kinspect advise on samples/linear.py, and advise
+#   scripts/device_session.sh advise   kinspect compare and kinspect advise on samples/linear.py, advise --run on a
+#                                      small serving program (`-k program` for it alone), and advise
 #                                      over a (B, S) grid on GPT-2 and a 2-layer Llama (GPU tests that run
 #                                      them as subprocesses; `-k grid` for the grids alone), their whole
 #                                      outputs and phase timings

@@ -1,7 +1,10 @@
 """`kinspect advise model.py --range B=1..16384 [--range S=16..1024]`: the hints that cost the
 workload least, predicted from one compile with every candidate hint, then verified by
 compiling them. Several ranges make a grid (a transformer's B and S): the hints stay single
-values applied to every dynamic dim, and each subset is decided on the real keys."""
+values applied to every dynamic dim, and each subset is decided on the real keys.
+
+`kinspect advise --run script.py ARGS...`: the same for an unmodified program, weighed over
+the dispatches it makes itself (each phase the program under `kinspect run --measure`)."""
 
 from __future__ import annotations
 
@@ -56,8 +59,8 @@ def add_args(a: argparse.ArgumentParser) -> None:
         "and measure. Workload: --workload FILE (B=... per line, an optional count: B=1000 x40, or "
         "B=4 S=128 for a grid), else the model file's workload, else uniform over the range (the grid "
         "of ranges) in log space.")
-    a.add_argument("model")
-    a.add_argument("--range", dest="ranges", action="append", required=True, metavar="NAME=LO..HI",
+    a.add_argument("model", nargs="?", help="the model file (or --run and a program)")
+    a.add_argument("--range", dest="ranges", action="append", metavar="NAME=LO..HI",
                    help="a size the hints are for and its range, e.g. B=1..16384 (repeat for a grid: "
                         "--range B=2..32 --range S=16..1024; each hint applies to every dynamic dim)")
     a.add_argument("--workload", metavar="FILE", help="sizes to weigh, one per line (B=1000, or B=1000 x40)")
@@ -67,9 +70,18 @@ def add_args(a: argparse.ArgumentParser) -> None:
     a.add_argument("--candidates", help="candidate hints, comma-separated (default: every power of two in the range)")
     a.add_argument("-o", "--output", metavar="FILE", help="session file (default: MODEL.advise.session.json beside it)")
     compile_flags(a)
+    a.add_argument("--run", dest="program", nargs=argparse.REMAINDER, metavar="script.py ARGS",
+                   help="advise on an unmodified program instead, over the dispatches it makes (as kinspect run "
+                        "takes it: script.py ARGS... or -m module ARGS...; last, everything after it is the "
+                        "program's); candidates default to 16,64,256,1024,4096")
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.program is not None:
+        return _program(args)
+    if args.model is None or not args.ranges:
+        raise KinspectError("kinspect advise needs a model file and --range (kinspect advise model.py --range "
+                            "B=2..16384), or a program: kinspect advise --run script.py ARGS...")
     model, ranges, workload, max_hints, compiles = args.model, args.ranges, args.workload, args.max_hints, args.compiles
     points, candidates, out = args.points, args.candidates, args.output
     from kinspect.inductor import LivePipeline, Options, run_advise, load_model_file
@@ -109,6 +121,45 @@ def run(args: argparse.Namespace) -> int:
         live.save(files.session)
     files.settle()
     progress(f"saved {target} (the candidate compile, its sweep and the verification compiles)")
+    return _report(advice)
+
+
+def _program(args: argparse.Namespace) -> int:
+    """`kinspect advise --run script.py ARGS...`."""
+    from kinspect.commands.launch import Program
+    from kinspect.core.recording_files import free_path
+    from kinspect.core.store import output_path
+
+    if args.model is not None or args.ranges or args.workload is not None:
+        raise KinspectError("kinspect advise --run weighs the program's own dispatches: it takes no model file, "
+                            "--range or --workload (kinspect advise --run script.py ARGS...)")
+    if args.max_hints < 1 or args.compiles < 1:
+        raise KinspectError("--max-hints and --compiles take 1 or more")
+    tokens = list(args.program)
+    if not tokens or tokens == ["-m"]:
+        raise KinspectError("kinspect advise --run needs a program: kinspect advise --run script.py ARGS... "
+                            "(or --run -m package.module ARGS...)")
+    program = Program.parse(tokens[1:], []) if tokens[:1] == ["-m"] else Program.parse(None, tokens)
+    cands = parse_hints(args.candidates) if args.candidates else list(advise.PROGRAM_CANDIDATES)
+    if not recording.cuda_available():
+        raise KinspectError("kinspect advise --run times every variant at the keys the program runs, which needs a "
+                            "CUDA GPU; record on a GPU machine (kinspect run --measure), and open the recording "
+                            "anywhere")
+    default = program.session_path()
+    default = default.with_name(default.name.replace(".session.json", ".advise.session.json"))
+    out = Path(args.output) if args.output is not None else free_path(default)
+    output_path(out, program.files())
+    from kinspect.inductor import run_program_advise
+
+    progress(f"candidate hints: {cands} (one variant each, compiled together)")
+    changes = compile_options(args)["changes"]
+    advice = run_program_advise(tokens, cands, args.max_hints, args.compiles, out.absolute(), changes, progress)
+    progress(f"saved {out} (the candidate run), each verification run beside it")
+    return _report(advice)
+
+
+def _report(advice: Advice) -> int:
+    """What advise prints on stdout: the proposals, the verification and the hints to set."""
     console = terminal.table_console()
     console.print(f"workload: {advice.workload.source}", markup=False, soft_wrap=True)
     if advice.missing:

@@ -68,10 +68,16 @@ def recording_files(out: str | None, default: Path, keep: Iterable[str | os.Path
         named = rank_path(named, rank)
     taken = None
     if out is None and _taken(named):
-        taken, named = str(named), next(p for p in _numbered(named) if not _taken(p))
+        taken, named = str(named), free_path(named)
     output_path(named, keep)
     session = named.absolute()
     return RecordingFiles(str(named), session, _new_log(session), taken)
+
+
+def free_path(session: Path) -> Path:
+    """`session` where neither it nor its log is there yet, else the first numbered name
+    free (`name.1.session.json`): a default name never replaces a file."""
+    return session if not _taken(session) else next(p for p in _numbered(session) if not _taken(p))
 
 
 def _taken(session: Path) -> bool:

@@ -28,7 +28,7 @@ ENTRY_POINTS = {
     "LivePipeline": "recording.pipeline", "Options": "recording.pipeline",
     "LiveSource": "recording.live_source",
     "ProgramRecording": "recording.program", "RunOptions": "recording.program",
-    "Advice": "jobs.advise", "run_advise": "jobs.advise",
+    "Advice": "jobs.advise", "run_advise": "jobs.advise", "run_program_advise": "jobs.program_advise",
     "run_compare": "jobs.compare",
     "run_sweep": "jobs.sweep",
 }

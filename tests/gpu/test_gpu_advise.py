@@ -26,6 +26,18 @@ from kinspect.core.store import load
 LINEAR = SAMPLES / "linear.py"
 
 
+SERVE = """
+import torch
+
+layer = torch.nn.Sequential(torch.nn.Linear(1024, 4096), torch.nn.ReLU()).cuda().to(torch.bfloat16)
+serve = torch.compile(layer, dynamic=True)
+for batch in (8, 96, 8, 300, 1000, 8, 3000, 96):
+    serve(torch.randn(batch, 1024, device="cuda", dtype=torch.bfloat16))
+print("served")
+"""
+"""A program for `advise --run`: one GEMM with an epilogue, at batches from 8 to 3000."""
+
+
 def show(name: str, result) -> None:  # type: ignore[no-untyped-def]
     print(f"=== kinspect {name}\n{result.stdout}=== end {name}")
 
@@ -66,6 +78,26 @@ def test_advise_proposes_verifies_and_ends_with_the_line_to_paste(tmp_path):
     session = load(out)
     assert [v.hint for v in session.sites[0].variants] == [64, 128, 256, 512, 1024, 2048, 4096]
     assert len(session.recompiles) == 2 and all(r.error is None and r.measurements for r in session.recompiles)
+
+
+def test_advise_on_a_program_weighs_its_own_dispatches_and_verifies_by_running_it(tmp_path):
+    """`kinspect advise --run` on a serving loop of one Linear and ReLU at batches 8 to 3000:
+    three runs of the program under kinspect run --measure (the candidates, the proposal,
+    the default), each session kept beside the first."""
+    out = tmp_path / "mlp.advise.session.json"
+    program = tmp_path / "serve.py"
+    program.write_text(SERVE)
+    result = kinspect("advise", "--candidates", "16,64,256,4096", "--max-hints", "2", "-o", out, "--run", program)
+    show("advise --run", result)
+    lines = result.stdout.splitlines()
+    assert re.fullmatch(r"workload: the program's own dispatches \(\d+ calls at \d+ site keys\)", lines[0])
+    proposed = next(cells(line) for line in lines if line.startswith("│ proposed"))
+    assert re.fullmatch(r"×\d+\.\d{2}", proposed[2]) and proposed[3].endswith("(one compile)")
+    assert re.fullmatch(r"torch\._inductor\.config\.multi_kernel_hints = \[\d+(, \d+)?\]", lines[-1])
+    candidate = load(out)
+    assert candidate.sites and all([v.hint for v in s.variants] == [16, 64, 256, 4096] for s in candidate.sites)
+    verified = sorted(tmp_path.glob("mlp.advise.hints-*.session.json"))
+    assert verified and all(load(p).events for p in verified)
 
 
 def _advise_grid(model, tmp_path, *ranges: str):

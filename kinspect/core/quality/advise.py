@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,6 +34,12 @@ from kinspect.core.quality.whatif import distance_matrix
 
 DEFAULT_HINTS = (64, 256, 4096)
 """Inductor's documented example, what a user without advice sets."""
+
+PROGRAM_CANDIDATES = (16, 64, 256, 1024, 4096)
+"""A program's default candidates (`kinspect advise --run`, which has no range to take
+powers of two from): every fourth power of two from 16, the default hints among them, so
+the default is predicted from the same compile. Each is one more autotuning of every GEMM:
+the candidate compile costs about 5/3 of a default one."""
 
 
 @dataclass(frozen=True)
@@ -190,6 +196,8 @@ class Tables:
     left_out: dict[str, str] = field(default_factory=dict)
     """Sites timed for every variant at no workload size, each with why (at its first size):
     left out of the figures rather than taking every size with them."""
+    untimed_keys: int = 0
+    """A recorded program's (site, key) pairs without a time for every variant: left out."""
 
 
 def _timed(session: Session, site: Site, sizes: Mapping[str, int], calls: ModelCalls,
@@ -255,6 +263,68 @@ def tables(session: Session, workload: Workload,
                              [n for _, (_, _, n) in kept], [at for at, _, _ in points], [w for _, w, _ in points],
                              calls.misaligned(site)))
     return Tables(out, missing, left_out)
+
+
+def recorded_tables(session: Session) -> Tables:
+    """A recorded program's own dispatches as the workload (`kinspect advise --run`): per
+    site, a row per distinct key the program ran, weighed by how often it ran it, with every
+    variant's time there (`kinspect run --measure` times each). A key without a time for
+    every variant is left out and counted."""
+    timings = session.timings()
+    counts: dict[tuple[str, Key], int] = {}
+    for e in session.events:
+        counts[(e.site, e.key)] = counts.get((e.site, e.key), 0) + 1
+    out, untimed, left_out = [], 0, {}
+    for site in session.sites:
+        rows = []
+        for (name, key), n in counts.items():
+            if name != site.name:
+                continue
+            t = timings.get((name, key))
+            times = [t.median(v.index) if t is not None else None for v in site.variants]
+            if all(us is not None and us > 0 for us in times):
+                rows.append((key, times, n))
+            else:
+                untimed += 1
+        if not rows:
+            left_out[site.name] = "no key it ran has every variant timed"
+            continue
+        keys = [k for k, _, _ in rows]
+        out.append(SiteTable(site.name, keys, np.array([t for _, t, _ in rows], dtype=np.float64),
+                             [v.hint for v in site.variants], distance_matrix(keys, site.keys, "inductor"),
+                             list(range(len(rows))), [1.0] * len(rows), [{} for _ in rows],
+                             [float(n) for _, _, n in rows]))
+    return Tables(out, [], left_out, untimed)
+
+
+def recorded_regret(candidate: Session, tabs: Sequence[SiteTable], run: Session,
+                    label: Callable[[Site], str]) -> float | None:
+    """A verification run's regret (`kinspect advise --run`): the GPU time of the variant
+    Inductor picked at each of the run's dispatches, timed in that run, over the candidate
+    compile's fastest kernel at the same site (matched by `label`: another compile numbers
+    its multi-kernels apart) and key; None where the run lacks a site or a time for one."""
+    theirs = {label(s): s.name for s in run.sites}
+    by_name = {s.name: s for s in candidate.sites}
+    timings = run.timings()
+    picks: dict[tuple[str, Key, int], int] = {}
+    for e in run.events:
+        picks[(e.site, e.key, e.picked)] = picks.get((e.site, e.key, e.picked), 0) + 1
+    spent = best = 0.0
+    for t in tabs:
+        name = theirs.get(label(by_name[t.site]))
+        if name is None:
+            return None
+        fastest = dict(zip(t.keys, t.best))
+        for (site, key, picked), n in picks.items():
+            if site != name or key not in fastest:
+                continue
+            timed = timings.get((site, key))
+            us = timed.median(picked) if timed is not None else None
+            if us is None:
+                return None
+            spent += n * us
+            best += n * float(fastest[key])
+    return spent / best if best > 0 else None
 
 
 def untimed_reasons(session: Session, workload: Workload, limit: int = 3) -> list[str]:

@@ -72,7 +72,8 @@ class Row:
         return tuple(h for h in hints if a.get(h) != b.get(h))
 
 
-def _label(site: Site) -> str:
+def site_label(site: Site) -> str:
+    """What the user calls a site, the same in any compile of the program."""
     return f"{site.graph} · {site.op} · {site.title}"
 
 
@@ -89,7 +90,7 @@ def side_by_side(a: Session, b: Session) -> tuple[list[Row], Row]:
     by_label: list[dict[str, tuple[Side, dict[int | None, Tuned] | None, dict[int, int]]]] = []
     for s, q in zip((a, b), quality):
         sites = {site.name: site for site in s.sites}
-        by_label.append({_label(sites[sq.site]): (_side(sq), _tuned(s, sites[sq.site]), _borrowed(sites[sq.site]))
+        by_label.append({site_label(sites[sq.site]): (_side(sq), _tuned(s, sites[sq.site]), _borrowed(sites[sq.site]))
                          for sq in q.sites if sq.site in sites})
     rows = []
     for label in dict.fromkeys([*by_label[0], *by_label[1]]):

@@ -1,0 +1,151 @@
+"""`kinspect advise --run script.py ARGS...` on the CPU: its own code end to end (the CLI, the
+runs it starts, the search, the verification and what it prints), with each run's process
+(`kinspect run --hints ... --measure`, which needs a GPU) stood in by one that writes the
+session such a run saves: the program's dispatches, every variant timed at each key, the
+variant whose hint is nearest the key's rows the fastest.
+
+The same command on the GPU: tests/gpu/test_gpu_advise.py."""
+
+from __future__ import annotations
+
+import io
+import math
+import random
+from dataclasses import replace
+
+import pytest
+
+from synthetic import linear_site
+
+from kinspect import cli
+from kinspect.commands import recording
+from kinspect.core.dispatch.decision import decide
+from kinspect.core.session.model import Environment, Graph, Session
+from kinspect.core.session.runtime import DispatchEvent, Measurement
+from kinspect.core.store import load, save
+from kinspect.inductor.jobs import program_advise
+
+ROWS = {8: 50, 100: 20, 3000: 5}
+"""The program's batches and how often it runs each."""
+
+
+def _time(hint: int, rows: int) -> float:
+    return 10.0 * (1 + 0.2 * abs(math.log2(hint) - math.log2(rows)))
+
+
+def program_session(hints: list[int], own_hints: list[int] | None = None) -> Session:
+    """What `kinspect run --hints HINTS --measure` saves for the program."""
+    site = linear_site(0, hints, random.Random(0))
+    # each hint's kernel its own (the synthetic site shares one between two hints)
+    site = replace(site, variants=tuple(replace(v, source=f"{v.source}# tuned at {v.hint}\n", kernel_name=f"{v.kernel_name}_{v.hint}",
+                                                   source_hash=f"{v.source_hash[:10]}{v.hint:06d}")
+                                       for v in site.variants))
+    session = Session(environment=Environment("2026-12-06T00:00:00Z", torch="synthetic", gpu="synthetic",
+                                              config={"multi_kernel_hints": own_hints or hints}),
+                      graphs=[Graph("graph_0", sites=(site.name,))], sites=[site])
+    seq = 0
+    for rows, n in ROWS.items():
+        key = site.runtime_key({"s0": rows, "s1": 64})
+        pick = decide(site.keys, key).chosen
+        for _ in range(n):
+            session.events.append(DispatchEvent(seq, site.name, key, pick, pick, seq > 0))
+            seq += 1
+        for v in site.variants:
+            t = _time(v.hint, rows)
+            session.measurements.append(Measurement(site.name, key, v.index, "cuda_events", t, t * 0.99, t * 1.01, 50))
+    return session
+
+
+class Runs:
+    """Stands in for each `kinspect run` process advise starts: saves the session it would."""
+
+    def __init__(self, own_hints: list[int] | None = None, failing: tuple[int, ...] = ()) -> None:
+        self.commands: list[list[str]] = []
+        self.own_hints, self.failing = own_hints, failing
+
+    def __call__(self, cmd, stdout, stderr, **kw):
+        self.commands.append(cmd)
+        hints = [int(h) for h in cmd[cmd.index("--hints") + 1].split(",")]
+        out = cmd[cmd.index("-o") + 1]
+        runs = self
+
+        class Child:
+            returncode = 1 if tuple(hints) in runs.failing else 0
+            stderr = io.StringIO("program output\nkinspect: compiled graph_0 in 3 s: 1 size-hint multi-kernel\n"
+                                 + ("kinspect: graph_0 died at hint 16: CUDA error\n" if returncode else ""))
+
+            def __enter__(self):
+                if not self.returncode:
+                    save(program_session(hints, runs.own_hints), out)
+                return self
+
+            def __exit__(self, *exc):
+                return False
+
+        return Child()
+
+
+@pytest.fixture
+def program(tmp_path, monkeypatch):
+    monkeypatch.setattr(recording, "cuda_available", lambda: True)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "serve.py").write_text("print('serving')\n")
+    return tmp_path
+
+
+def test_advise_on_a_program_proposes_from_its_own_dispatches_and_verifies_by_running_it(program, monkeypatch,
+                                                                                          capsys):
+    runs = Runs()
+    monkeypatch.setattr(program_advise.subprocess, "Popen", runs)
+    assert cli.main(["advise", "--max-hints", "2", "--run", "serve.py", "--port", "8"]) == 0
+    cand = runs.commands[0]
+    assert cand[cand.index("--hints") + 1] == "16,64,256,1024,4096" and "--measure" in cand
+    assert cand[-3:] == ["serve.py", "--port", "8"]
+    verified = [c[c.index("--hints") + 1] for c in runs.commands[1:]]
+    assert verified == ["16,64", "64,256,4096"]
+    out = capsys.readouterr()
+    lines = out.out.splitlines()
+    assert lines[0] == "workload: the program's own dispatches (75 calls at 3 site keys)"
+    assert lines[-1] == "torch._inductor.config.multi_kernel_hints = [16, 64]"
+    proposed = next(x for x in lines if "proposed" in x)
+    default = next(x for x in lines if "default" in x)
+    assert proposed.split("│")[2:5] == [" 16, 64         ", "                     ×1.06 ", " ×1.06 (one compile) "]
+    assert default.split("│")[2:5] == [" 64, 256, 4096  ", "                     ×1.23 ", " ×1.23 (one compile) "]
+    assert "kinspect: candidate run: compiled graph_0 in 3 s: 1 size-hint multi-kernel" in out.err
+    assert load(program / "serve.advise.session.json").sites
+    assert (program / "serve.advise.hints-16-64.session.json").exists()
+    assert (program / "serve.advise.output.log").read_text().startswith("program output")
+
+
+def test_a_program_that_sets_its_own_hints_is_refused_in_one_line(program, monkeypatch, capsys):
+    monkeypatch.setattr(program_advise.subprocess, "Popen", Runs(own_hints=[64, 256, 4096]))
+    assert cli.main(["advise", "--run", "serve.py"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "kinspect: error: the program sets its own multi_kernel_hints ([64, 256, 4096]), which kinspect keeps; "
+        "advise needs a program that leaves them to --hints")
+
+
+def test_a_verification_run_that_dies_is_reported_and_the_proposal_called_a_prediction(program, monkeypatch,
+                                                                                         capsys):
+    monkeypatch.setattr(program_advise.subprocess, "Popen", Runs(failing=((16, 64),)))
+    assert cli.main(["advise", "--max-hints", "2", "--candidates", "16,64,256,4096", "--run", "serve.py"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    failed = next(x for x in lines if x.startswith("verification failed for hints [16, 64]"))
+    assert "graph_0 died at hint 16: CUDA error (its output: " in failed
+    assert "the proposal is unverified (its compile failed): treat it as a prediction" in lines
+    assert lines[-1] == "torch._inductor.config.multi_kernel_hints = [16, 64]"
+
+
+def test_advise_run_refuses_a_model_files_options_and_a_missing_program(program, capsys):
+    assert cli.main(["advise", "--range", "B=2..64", "--run", "serve.py"]) == 2
+    assert "takes no model file, --range or --workload" in capsys.readouterr().err
+    assert cli.main(["advise", "--run", "gone.py"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == "kinspect: error: 'gone.py': no such file"
+
+
+def test_a_default_name_taken_is_not_replaced(program, monkeypatch, capsys):
+    (program / "serve.advise.session.json").write_text("mine")
+    monkeypatch.setattr(program_advise.subprocess, "Popen", Runs())
+    assert cli.main(["advise", "--max-hints", "1", "--run", "serve.py"]) == 0
+    assert (program / "serve.advise.session.json").read_text() == "mine"
+    assert load(program / "serve.advise.1.session.json").sites
