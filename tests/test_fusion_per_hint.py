@@ -151,7 +151,7 @@ def test_where_none_of_a_hints_own_choices_compiles_it_falls_back_to_an_earlier_
 def test_after_the_mode_ends_inductor_runs_as_stock_again():
     with fusion_per_hint.fusion_per_hint():
         pass
-    assert not fusion_per_hint.active()
+    assert not fusion_per_hint.MODE.active
     assert Fusion().run()[4096] == "c1_at_64"
 
 

@@ -173,7 +173,7 @@ class CompileCapture:
                 return rec
         kind = "backward" if getattr(g, "is_backward", False) else (
             "inference" if getattr(g, "is_inference", False) else "forward")
-        rec = GraphRecord(len(self.graphs), kind, g, per_symbol=hint_sizes.active())
+        rec = GraphRecord(len(self.graphs), kind, g, per_symbol=hint_sizes.MODE.active)
         if g is not None:  # known before codegen, so a compile that dies still names its sizes
             with contextlib.suppress(Exception):
                 rec.symbols, rec.dynamic_inputs = _symbols_of(g)
@@ -386,7 +386,7 @@ def _install() -> None:
 
 
 def _install_hooks() -> None:
-    hint_sizes.install()  # beneath the capture's own: the keys it records are the ones the mode gives
+    hint_sizes.MODE.install()  # beneath the capture's own: the keys it records are the ones the mode gives
     try:
         from torch._inductor import config as inductor_config, ir
         from torch._inductor.codegen import multi_kernel, simd

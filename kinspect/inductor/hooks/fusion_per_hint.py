@@ -26,16 +26,11 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from kinspect.core.errors import KinspectError
+from kinspect.inductor.hooks.modes import Mode
 
 FOREIGN = sys.float_info.max
 """The time given to another hint's choice in a hint's fusion benchmark."""
 
-_lock = threading.Lock()
-_installed = False
-_active = 0
-"""Recordings in this mode now: a process-wide count, since Inductor may schedule a graph on
-any thread of a program under `kinspect run`."""
 _loop = threading.local()
 
 
@@ -67,30 +62,8 @@ class _Loop:
                 timings.pop(choice, None)
 
 
-@contextlib.contextmanager
-def fusion_per_hint() -> Iterator[None]:
-    """Every graph scheduled inside picks each hint's fused choice among that hint's own."""
-    global _active
-    lacking = missing()
-    if lacking:
-        raise KinspectError(f"--fusion-per-hint needs what this torch lacks: {', '.join(lacking)}")
-    install()
-    with _lock:
-        _active += 1
-    try:
-        yield
-    finally:
-        with _lock:
-            _active -= 1
-
-
-def active() -> bool:
-    """Whether graphs scheduled now pick each hint's fused choice among its own."""
-    return _active > 0
-
-
 def _current() -> _Loop | None:
-    return getattr(_loop, "state", None)
+    return getattr(_loop, "state", None) if MODE.active else None
 
 
 # ---------------------------------------------------------------- the patches
@@ -98,7 +71,7 @@ def _current() -> _Loop | None:
 def _speedup_by_fusion(orig: Any) -> Any:
     @functools.wraps(orig)
     def wrapped(scheduler: Any, *a: Any, **k: Any) -> Any:
-        if not _active:
+        if not MODE.active:
             return orig(scheduler, *a, **k)
         outer, state = _current(), _Loop(scheduler)
         _loop.state = state
@@ -149,27 +122,20 @@ def _benchmark(orig: Any) -> Any:
     return wrapped
 
 
-def install() -> None:
-    """Patch the four methods, once per process; each acts only inside a `speedup_by_fusion`
-    call made in this mode, on that call's scheduler and multi-template."""
-    global _installed
-    with _lock:
-        if _installed:
-            return
-        from torch._inductor import ir
-        from torch._inductor.scheduler import Scheduler
+def _install() -> None:
+    """The four methods patched; each acts only inside a `speedup_by_fusion` call made in
+    this mode, on that call's scheduler and multi-template."""
+    from torch._inductor import ir
+    from torch._inductor.scheduler import Scheduler
 
-        if not missing():  # a torch without one of them never runs the mode (`fusion_per_hint` refuses)
-            Scheduler.speedup_by_fusion = _speedup_by_fusion(Scheduler.speedup_by_fusion)
-            Scheduler.benchmark_codegened_module = _benchmark(Scheduler.benchmark_codegened_module)
-            mtb = ir.MultiTemplateBuffer
-            mtb.choice_timings = _choice_timings(mtb.choice_timings)
-            mtb.swap_as_triton_caller = _swap(mtb.swap_as_triton_caller)
-        _installed = True
+    Scheduler.speedup_by_fusion = _speedup_by_fusion(Scheduler.speedup_by_fusion)
+    Scheduler.benchmark_codegened_module = _benchmark(Scheduler.benchmark_codegened_module)
+    mtb = ir.MultiTemplateBuffer
+    mtb.choice_timings = _choice_timings(mtb.choice_timings)
+    mtb.swap_as_triton_caller = _swap(mtb.swap_as_triton_caller)
 
 
-def missing() -> list[str]:
-    """What this torch lacks for the mode (empty where it has everything)."""
+def _missing() -> list[str]:
     from torch._inductor import ir
     from torch._inductor.scheduler import Scheduler
 
@@ -177,3 +143,9 @@ def missing() -> list[str]:
               (getattr(ir, "MultiTemplateBuffer", None), "choice_timings"),
               (getattr(ir, "MultiTemplateBuffer", None), "swap_as_triton_caller")]
     return [f"{getattr(o, '__name__', 'MultiTemplateBuffer')}.{n}" for o, n in needed if not hasattr(o, n)]
+
+
+MODE = Mode("--fusion-per-hint", _install, _missing)
+fusion_per_hint = MODE.on
+"""`with fusion_per_hint():` every graph scheduled inside picks each hint's fused choice among
+that hint's own."""

@@ -36,19 +36,13 @@ import contextlib
 import dataclasses
 import functools
 import inspect
-import threading
 from collections.abc import Iterator
 from typing import Any
 
 from kinspect.core.dispatch.hint_sizes import MAX_TUNED_BYTES, Assignment, Problem, assign
-from kinspect.core.errors import KinspectError
 from kinspect.inductor.hooks import graph_bounds
+from kinspect.inductor.hooks.modes import Mode
 
-_lock = threading.Lock()
-_installed = False
-_active = 0
-"""Recordings in this mode now: a process-wide count, since Inductor may lower a graph on
-any thread of a program under `kinspect run`."""
 _budget: int | None = None
 _ATTR = "_kinspect_hint_sizes"
 
@@ -58,19 +52,10 @@ def one_size_per_symbol(budget: int | None = None) -> Iterator[None]:
     """Every graph lowered inside is tuned, keyed and launched at one size per symbol, no
     GEMM of it over `budget` bytes at a hint's sizes (default: a quarter of the GPU's
     memory, or `MAX_TUNED_BYTES` without one)."""
-    global _active, _budget
-    lacking = missing()
-    if lacking:
-        raise KinspectError(f"--one-size-per-symbol needs what this torch lacks: {', '.join(lacking)}")
-    install()
-    with _lock:
-        _active += 1
+    global _budget
+    with MODE.on():
         _budget = budget
-    try:
         yield
-    finally:
-        with _lock:
-            _active -= 1
 
 
 class GraphSizes:
@@ -122,11 +107,6 @@ class GraphSizes:
             return None
         got = e.xreplace(values) if e.free_symbols else e
         return int(got) if got.is_number else None
-
-
-def active() -> bool:
-    """Whether graphs lowered now are tuned at one size per symbol."""
-    return _active > 0
 
 
 def assignments(graph: Any) -> tuple[Assignment, ...]:
@@ -198,7 +178,7 @@ def _device_budget() -> int:
 
 
 def _sizes_of(sizevars: Any) -> GraphSizes | None:
-    return getattr(sizevars, _ATTR, None) if _active else None
+    return getattr(sizevars, _ATTR, None) if MODE.active else None
 
 
 # ---------------------------------------------------------------- the patches
@@ -207,7 +187,7 @@ def _graph_init(orig: Any) -> Any:
     @functools.wraps(orig)
     def wrapped(graph: Any, *a: Any, **k: Any) -> None:
         orig(graph, *a, **k)
-        if not _active:
+        if not MODE.active:
             return
         parent = getattr(graph, "parent", None)  # a nested compile region tunes at its graph's sizes
         sizes = getattr(getattr(parent, "sizevars", None), _ATTR, None) if parent is not None else None
@@ -255,7 +235,7 @@ def _generate(orig: Any) -> Any:
     def wrapped(template: Any, *a: Any, **k: Any) -> Any:
         caller = orig(template, *a, **k)
         bmreq = getattr(caller, "bmreq", None)
-        if bmreq is None or not _active or not _in_subproc():
+        if bmreq is None or not MODE.active or not _in_subproc():
             return caller
         from torch._inductor.virtualized import V
 
@@ -302,31 +282,24 @@ def _describe_at_hint(bmreq: Any, layout: Any, hint: int) -> None:
         bmreq.output_tensor_meta = described(out, layout)
 
 
-def install() -> None:
-    """Patch the three methods, once per process; each acts only on a graph lowered in
-    this mode. Installed before the compile capture's hooks, so that the capture records
-    the keys this mode gives."""
-    global _installed
-    with _lock:
-        if _installed:
-            return
-        from torch._inductor import select_algorithm as sa
-        from torch._inductor import sizevars
-        from torch._inductor.codegen import simd
-        from torch._inductor.graph import GraphLowering
+def _install() -> None:
+    """The methods patched; each acts only on a graph lowered in this mode. Installed before
+    the compile capture's hooks (`capture` asks first), so that the capture records the keys
+    this mode gives."""
+    from torch._inductor import select_algorithm as sa
+    from torch._inductor import sizevars
+    from torch._inductor.codegen import simd
+    from torch._inductor.graph import GraphLowering
 
-        if not missing():  # a torch without one of them never runs the mode (`one_size_per_symbol` refuses)
-            GraphLowering.__init__ = _graph_init(GraphLowering.__init__)
-            sva = sizevars.SizeVarAllocator
-            sva.optimization_hint_with_override = _hint_with_override(sva.optimization_hint_with_override)
-            simd.SIMDScheduling._make_shape_cache_key = _shape_key(simd.SIMDScheduling._make_shape_cache_key)
-            if hasattr(sa, "TritonTemplate") and hasattr(sa.TritonTemplate, "generate"):
-                sa.TritonTemplate.generate = _generate(sa.TritonTemplate.generate)
-        _installed = True
+    GraphLowering.__init__ = _graph_init(GraphLowering.__init__)
+    sva = sizevars.SizeVarAllocator
+    sva.optimization_hint_with_override = _hint_with_override(sva.optimization_hint_with_override)
+    simd.SIMDScheduling._make_shape_cache_key = _shape_key(simd.SIMDScheduling._make_shape_cache_key)
+    if hasattr(sa, "TritonTemplate") and hasattr(sa.TritonTemplate, "generate"):
+        sa.TritonTemplate.generate = _generate(sa.TritonTemplate.generate)
 
 
-def missing() -> list[str]:
-    """What this torch lacks for the mode (empty where it has everything)."""
+def _missing() -> list[str]:
     from torch._inductor import sizevars
     from torch._inductor.codegen import simd
     from torch._inductor.graph import GraphLowering
@@ -336,3 +309,6 @@ def missing() -> list[str]:
               (simd.SIMDScheduling, "_make_shape_cache_key"), (simd.SIMDScheduling, "_get_multikernel_shapes"),
               (GraphLowering, "__init__")]
     return [f"{o.__name__}.{n}" for o, n in needed if not hasattr(o, n)]
+
+
+MODE = Mode("--one-size-per-symbol", _install, _missing)
