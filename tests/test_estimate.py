@@ -112,3 +112,23 @@ def test_a_shape_ends_with_what_the_best_hints_predict_and_the_line(kinspect_cli
 def test_a_measured_shape_gives_no_estimate():
     (r,) = explain(load("samples/mlp.session.json"), SymbolShape({"B": 1000}), "multi_kernel_0")
     assert r.estimate is None and r.timings is not None and r.timings.fastest is not None
+
+
+def test_the_line_to_paste_says_how_to_verify_it_for_a_model_file_and_for_a_recorded_program():
+    """A model file's recording is verified by `kinspect advise` compiling it; a program that
+    `kinspect run` gave its hints, by `kinspect advise --run` running it (its path escaped, as
+    any text from a session file)."""
+    from dataclasses import replace
+
+    from kinspect.core.quality.whatif import paste_note, what_ifs
+
+    session = load(GPT2)
+    results = what_ifs(session, session.timings())
+    note = paste_note(results, session.compiled_hints, session.advisable_program)
+    assert session.advisable_program is None and note.endswith("(kinspect advise compiles it to verify):")
+    ran = replace(session, model=replace(session.model, path="serve\x1b[2J.py"),
+                  environment=replace(session.environment, config={**session.environment.config,
+                                                                   "hints_added_by_kinspect": True}))
+    note = paste_note(results, ran.compiled_hints, ran.advisable_program)
+    assert note.endswith("(kinspect advise --run serve\\x1b[2J.py runs the program with more candidates and "
+                         "verifies):")

@@ -61,7 +61,7 @@ def print_what_if(console: Console, results: list[WhatIf], session: Session) -> 
 
 def print_paste(console: Console, results: list[WhatIf], session: Session) -> None:
     """What the best hints predict, then the line to paste, never wrapped."""
-    line, note = paste_line(results), paste_note(results, session.compiled_hints)
+    line, note = paste_line(results), paste_note(results, session.compiled_hints, session.advisable_program)
     if line is not None and note is not None:
         console.print(Text(note))
         console.print(line, markup=False, soft_wrap=True)

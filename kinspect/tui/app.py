@@ -670,7 +670,8 @@ class InspectorApp(LiveWork, App[None]):
                 self.use_heuristic(name)
                 self.notify(f"deciding by {name}: {HEURISTICS[name].title}", timeout=3, markup=False)
 
-        self.push_screen(WhatIfScreen(what_ifs(self.session, self.data.timings), hints, self.state.heuristic), chosen)
+        self.push_screen(WhatIfScreen(what_ifs(self.session, self.data.timings), hints, self.state.heuristic,
+                                      self.session.advisable_program), chosen)
 
     async def action_diff_selected(self) -> None:
         view = self.view

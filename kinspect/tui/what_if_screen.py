@@ -34,7 +34,8 @@ class WhatIfScreen(ModalScreen[str | None]):
         Binding("escape,h", "dismiss(None)", "Close", id="kinspect.whatif.close", tooltip="Close the what-if table"),
     ]
 
-    def __init__(self, results: Sequence[WhatIf], hints: Sequence[int], deciding: str) -> None:
+    def __init__(self, results: Sequence[WhatIf], hints: Sequence[int], deciding: str,
+                 program: str | None = None) -> None:
         super().__init__()
         self._hints = tuple(sorted(hints))
         self._deciding = deciding
@@ -44,7 +45,7 @@ class WhatIfScreen(ModalScreen[str | None]):
         fewer = [w for w in results if w.hints != self._hints][:ROWS]
         self._rows += [(w.heuristic, w) for w in fewer]
         self._best = results[0] if results else None
-        line, note = paste_line(results), paste_note(results, self._hints)
+        line, note = paste_line(results), paste_note(results, self._hints, program)
         self._paste = (note, line) if line is not None and note is not None else None
         """What the best hints under Inductor's rule predict, and the line to paste."""
 

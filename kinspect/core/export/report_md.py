@@ -143,7 +143,7 @@ def _quality(r: _Names) -> list[str]:
                        ((code(w.heuristic), code(", ".join(map(str, w.hints))), ratio(w.geomean_regret),
                          ratio(w.worst_regret), extra(w.workload_lost),
                          "best" if w is results[0] else ("current" if w is now else "")) for w in shown))
-        line, note = paste_line(results), paste_note(results, s.compiled_hints)
+        line, note = paste_line(results), paste_note(results, s.compiled_hints, s.advisable_program)
         if line is not None and note is not None:
             lines += ["", prose(note), "", "```python", line, "```"]
     return lines

@@ -26,6 +26,7 @@ from kinspect.core.dispatch.batch import keys_to_array, layout_of, score_array
 from kinspect.core.dispatch.heuristics import HEURISTICS, NO_KEY_DISTANCE
 from kinspect.core.session.model import Session
 from kinspect.core.dispatch.shapes import Key
+from kinspect.core.errors import shown
 from kinspect.core.numbers import ratio
 from kinspect.core.session.timings import KeyTimings, per_site
 
@@ -192,17 +193,20 @@ def paste_line(results: Sequence[WhatIf]) -> str | None:
     return None if best is None else f"torch._inductor.config.multi_kernel_hints = {list(best.hints)}"
 
 
-def paste_note(results: Sequence[WhatIf], hints: Sequence[int]) -> str | None:
+def paste_note(results: Sequence[WhatIf], hints: Sequence[int], program: str | None = None) -> str | None:
     """What the line to paste predicts against the compiled hints: a prediction from these
-    kernels, which `kinspect advise` verifies by compiling."""
+    kernels, which `kinspect advise` verifies by compiling (a recorded `program`: by running
+    it, `advise --run`)."""
     best = _best_inductor(results)
     if best is None:
         return None
     now = current(results, hints)
     if now is None or now is best:
         return f"the compiled hints {list(hints)} are the best subset on these measurements:"
+    verify = (f"kinspect advise --run {shown(program)} runs the program with more candidates and verifies"
+              if program else "kinspect advise compiles it to verify")
     return (f"predicted geomean {ratio(best.geomean_regret)} against {ratio(now.geomean_regret)} with the compiled "
-            f"hints {list(hints)}, from these kernels (kinspect advise compiles it to verify):")
+            f"hints {list(hints)}, from these kernels ({verify}):")
 
 
 def _best_inductor(results: Sequence[WhatIf]) -> WhatIf | None:

@@ -451,6 +451,13 @@ class Session:
         return tuple(sorted(self.model.hints or {v.hint for s in self.sites for v in s.variants if v.hint}))
 
     @property
+    def advisable_program(self) -> str | None:
+        """The program a `kinspect run` recording ran, where kinspect set its hints, so that
+        `kinspect advise --run` can try others; None for a model file's recording or a
+        program that sets its own hints (which kinspect keeps)."""
+        return self.model.path if self.environment.config.get("hints_added_by_kinspect") is True else None
+
+    @property
     def aliases(self) -> dict[str, str]:
         """Inductor's symbol names to the user's (`s33` to `B`), where the model named them."""
         return {s.name: s.alias for s in self.symbols if s.alias}
