@@ -149,3 +149,15 @@ def test_a_default_name_taken_is_not_replaced(program, monkeypatch, capsys):
     assert cli.main(["advise", "--max-hints", "1", "--run", "serve.py"]) == 0
     assert (program / "serve.advise.session.json").read_text() == "mine"
     assert load(program / "serve.advise.1.session.json").sites
+
+
+def test_the_compile_switches_reach_every_run(program, monkeypatch, capsys):
+    runs = Runs()
+    monkeypatch.setattr(program_advise.subprocess, "Popen", runs)
+    assert cli.main(["advise", "--one-size-per-symbol", "--fusion-per-hint", "--max-hints", "1", "--run",
+                     "-m", "json.tool", "--sort-keys"]) == 0
+    assert len(runs.commands) == 3
+    for cmd in runs.commands:
+        assert {"--one-size-per-symbol", "--fusion-per-hint"} <= set(cmd[:cmd.index("-o")])
+        assert cmd[-3:] == ["-m", "json.tool", "--sort-keys"]
+    assert (program / "json.tool.advise.session.json").exists()
