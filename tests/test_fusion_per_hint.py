@@ -24,8 +24,8 @@ from torch._inductor.virtualized import V  # noqa: E402
 from torch.utils._ordered_set import OrderedSet  # noqa: E402
 
 from kinspect.core.errors import KinspectError  # noqa: E402
-from kinspect.inductor.hooks import fusion_per_hint  # noqa: E402
-from kinspect.inductor.hooks.fusion_per_hint import FOREIGN  # noqa: E402
+from kinspect.inductor.hooks.fixes import fusion_per_hint  # noqa: E402
+from kinspect.inductor.hooks.fixes.fusion_per_hint import FOREIGN  # noqa: E402
 
 HINTS = [64, 256, 4096]
 

@@ -121,7 +121,7 @@ def lowered():
     from torch._inductor.virtualized import V
     from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
-    from kinspect.inductor.hooks import hint_sizes
+    from kinspect.inductor.hooks.fixes import hint_sizes
 
     def make(mode: bool, scores: bool = False):
         env = ShapeEnv()
@@ -150,7 +150,7 @@ def test_every_size_at_a_hint_is_one_size_per_symbol(lowered):
     assert sv.optimization_hint_with_override(b * s, 4096) == 512 * 512  # lowered to fit (x, w, out > 4 GiB)
     assert sv.optimization_hint_with_override(5, 4096) == 5
     assert sv.optimization_hint_with_override(b * s, None) == 8 * 128  # no hint: the example sizes
-    from kinspect.inductor.hooks import hint_sizes
+    from kinspect.inductor.hooks.fixes import hint_sizes
 
     bn, sn = str(b), str(s)
     assert [(a.hint, dict(a.values)) for a in hint_sizes.assignments(g.graph)] == [
@@ -167,7 +167,7 @@ def test_the_graphs_guards_and_its_other_tensors_bound_the_sizes(lowered):
     g = lowered(True)
     g.sv.check(sympy.Ne(g.b, g.s))  # true at the examples, B = 8 and S = 128
     assert g.sv.optimization_hint_with_override(g.b * g.s, 64) == 8 * 128
-    from kinspect.inductor.hooks import hint_sizes
+    from kinspect.inductor.hooks.fixes import hint_sizes
 
     (a,) = hint_sizes.assignments(g.graph)
     assert a.lowered_for == "the example sizes: a guard of the graph (Ne(%s, %s)) fails at the hint, and no lower " \
@@ -186,7 +186,7 @@ def test_a_tensor_of_the_graph_past_32_bit_indexing_lowers_the_hint_though_no_ge
     and tuned B = S = 512 at hint 4096, 6.4e9 scores)."""
     g = lowered(True, scores=True)
     assert g.sv.optimization_hint_with_override(g.b, 4096) == 256  # 256 * 48 * 256**2 < 2**31 < 512 * 48 * 512**2
-    from kinspect.inductor.hooks import hint_sizes
+    from kinspect.inductor.hooks.fixes import hint_sizes
 
     assert hint_sizes.assignments(g.graph)[0].lowered_for.startswith(
         "lowered from 4096: mm (mm_default) needed 103.1 GB")  # the first reason at the hint is the GEMM's
@@ -206,7 +206,7 @@ def test_outside_the_mode_inductors_rule_stands(lowered):
     g = lowered(False)
     assert g.sv.optimization_hint_with_override(g.b * g.s, 64) == 64
     assert g.sv.optimization_hint_with_override(768 * g.s, 64) == 64
-    from kinspect.inductor.hooks import hint_sizes
+    from kinspect.inductor.hooks.fixes import hint_sizes
 
     assert hint_sizes.assignments(g.graph) == ()
 
@@ -277,7 +277,7 @@ def test_inductors_benchmark_tensors_are_the_tuned_problem_and_fit_what_the_kern
 def test_the_autotune_subprocess_is_described_at_the_hints_sizes(lowered):
     from torch._inductor.autotune_process import TensorMeta
 
-    from kinspect.inductor.hooks import hint_sizes
+    from kinspect.inductor.hooks.fixes import hint_sizes
 
     g = lowered(True)
     (xv, w), out = _gemm_nodes(g)

@@ -118,7 +118,7 @@ from torch._inductor.virtualized import V
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, StatelessSymbolicContext
 
-from kinspect.inductor.hooks import hint_sizes
+from kinspect.inductor.hooks.fixes import hint_sizes
 
 env = ShapeEnv()
 mode = FakeTensorMode(shape_env=env)

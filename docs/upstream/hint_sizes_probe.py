@@ -76,7 +76,7 @@ def main() -> None:
                  "put the patched copy first on PYTHONPATH")
     mode = contextlib.nullcontext()
     if args.kinspect:
-        from kinspect.inductor.hooks import hint_sizes
+        from kinspect.inductor.hooks.fixes import hint_sizes
 
         mode = hint_sizes.one_size_per_symbol(budget=20 << 30)
     hints = [int(h) for h in args.hints.split(",")]

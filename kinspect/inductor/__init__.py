@@ -3,7 +3,7 @@
 - `launch`: the user's code as kinspect starts it (a model file loaded, a torchrun rank joined);
 - `hooks`: what patches or reads Inductor while it compiles and runs (the compile capture,
   the dispatch recorder, benchmark tensors at a hint, origins, caches, kernels, repeated
-  layers, precompiling);
+  layers, precompiling, and `hooks/fixes`: kinspect's fixes of Inductor's hint tuning);
 - `timing`: kernel and whole-model latency (variants at a key, a program's keys, baselines);
 - `recording`: a compile and its run turned into a session (a model file's live pipeline,
   a program's recording, and what a failed compile leaves: the fault pinned down, a reproducer);

@@ -4,7 +4,7 @@ GEMMs are tuned at a hint, under `--one-size-per-symbol`.
 Stock Inductor tunes a size-hint variant on two problems at once: the kernel's size
 arguments get the hint for each symbol (`M = B*S` is hint²), while the launch grid, the
 variant's key and the benchmark tensors get the hint for each whole expression (`B*S` is
-the hint, and so is a stride `768*S`). `kinspect.inductor.hooks.hint_sizes` makes every
+the hint, and so is a stride `768*S`). `kinspect.inductor.hooks.fixes.hint_sizes` makes every
 one of them read a single assignment per hint instead, chosen here so that each tuned
 problem is one the program could run:
 

@@ -1,9 +1,8 @@
 """What patches or reads Inductor while it compiles and runs: the compile capture, the
 dispatch recorder, benchmark tensors at a hint, where a GEMM came from, the compile
 caches, kernel facts, repeated layers compiled once, configs precompiled in-process, and
-the two fixes of Inductor's hint tuning (one size per symbol, fusion per hint).
+`fixes`, kinspect's fixes of Inductor's hint tuning.
 
 Each hook only records, or, where an option asks, changes what Inductor does for the
-compiles it wraps; the fixes' patches stay installed once made but act only while their
-mode is on. Imports nothing of `kinspect.inductor` outside this package.
+compiles it wraps. Imports nothing of `kinspect.inductor` outside this package.
 """

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kinspect.core.quality import benchmark_tensors as rule
-from kinspect.inductor.hooks import hint_sizes
+from kinspect.inductor.hooks.fixes import hint_sizes
 
 
 @dataclass(frozen=True)

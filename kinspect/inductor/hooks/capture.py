@@ -31,7 +31,8 @@ from kinspect.core.printing import Passing
 from kinspect.core.dispatch.operands import gemm_op
 from kinspect.core.dispatch.shapes import Key
 from kinspect.core.dispatch.hint_sizes import Assignment
-from kinspect.inductor.hooks import benchmark_tensors, hint_sizes, precompile
+from kinspect.inductor.hooks.fixes import hint_sizes
+from kinspect.inductor.hooks import benchmark_tensors, precompile
 from kinspect.inductor.hooks.origins import Origin, origin_of
 
 

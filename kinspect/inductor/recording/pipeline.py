@@ -32,7 +32,8 @@ from kinspect.core.session.compile_changes import CompileChanges, layers_config,
 from kinspect.core.session.runtime import Baseline, Measurement
 from kinspect.core.session.model import Session
 from kinspect.inductor.recording import fault_probe, reproducer, translate
-from kinspect.inductor.hooks import fusion_per_hint, hint_sizes, layers_once
+from kinspect.inductor.hooks.fixes import fusion_per_hint, hint_sizes
+from kinspect.inductor.hooks import layers_once
 from kinspect.inductor.recording.assembly import (
     SessionLog, WrapperCodes, add_measurements, compile_facts, environment, kernel_facts, model_info, refresh,
 )

@@ -66,7 +66,8 @@ from kinspect.core.session.model import (
     Variant,
 )
 from kinspect.inductor.recording import assembly, translate
-from kinspect.inductor.hooks import fusion_per_hint, hint_sizes, layers_once
+from kinspect.inductor.hooks.fixes import fusion_per_hint, hint_sizes
+from kinspect.inductor.hooks import layers_once
 from kinspect.inductor.hooks.after_import import after_import, importing
 from kinspect.inductor.hooks.compile_caches import RecordingCaches
 from kinspect.inductor.hooks.capture import CompileCapture, GraphRecord

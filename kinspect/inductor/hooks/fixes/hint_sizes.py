@@ -40,8 +40,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from kinspect.core.dispatch.hint_sizes import MAX_TUNED_BYTES, Assignment, Problem, assign
-from kinspect.inductor.hooks import graph_bounds
-from kinspect.inductor.hooks.modes import Mode
+from kinspect.inductor.hooks.fixes import graph_bounds
+from kinspect.inductor.hooks.fixes.modes import Mode
 
 _budget: int | None = None
 _ATTR = "_kinspect_hint_sizes"

@@ -26,7 +26,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from kinspect.inductor.hooks.modes import Mode
+from kinspect.inductor.hooks.fixes.modes import Mode
 
 FOREIGN = sys.float_info.max
 """The time given to another hint's choice in a hint's fusion benchmark."""
