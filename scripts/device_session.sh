@@ -56,6 +56,9 @@
 #                                      600 s): the programs part's GPU tests (PROGRAMS_MODE, default cnn_classify;
 #                                      PROGRAM_TIMEOUT default 1500) started in a process session of their own, which the
 #                                      machine keeps running between calls while it stays warm (30 s idle); returns at once
+#   scripts/device_session.sh goal     detached as `detach` is: kinspect advise --run --one-size-per-symbol
+#                                      --fusion-per-hint on GOAL_PROGRAMS (default seq2seq_generate cnn_classify, all
+#                                      at once: a busy GPU), GOAL_CANDIDATES (default 16,64,256,1024,4096); `collect` after
 #   scripts/device_session.sh collect  in the next call on the same machine: waits for them (COLLECT_TIMEOUT), then their
 #                                      results, table and sessions as the programs part gives them ($OUT/programs-detached.tgz)
 #   scripts/device_session.sh training what kinspect run costs a training program's compile against stock Inductor
@@ -174,7 +177,7 @@ programs)
     fi
     ;;
 detach)
-    d=/tmp/kinspect-detached && rm -rf "$d" && mkdir -p "$d/programs"
+    d=/tmp/kinspect-detached && rm -rf "$d" && mkdir -p "$d/programs" "$d/advise"
     # The tests write their own pid: setsid forks where the shell made the job a group leader.
     KINSPECT_RECORD_DIR="$d/programs" PROGRAM_TIMEOUT="${PROGRAM_TIMEOUT:-1500}" setsid nohup \
         bash -c 'echo $$ > "$1/pid"; shift; exec "$@"' _ "$d" python3 -m pytest tests/gpu/test_gpu_programs.py \
@@ -184,6 +187,22 @@ detach)
     echo "started the GPU tests of ${PROGRAMS_MODE:-cnn_classify} in the background (pid $(cat "$d/pid"), log" \
         "$d/log): scripts/device_session.sh collect in the next call, on this machine while it is warm"
     ;;
+goal)
+    # Like detach: kinspect advise --run with both fixes on each of GOAL_PROGRAMS (default the two over the goal in the
+    # program set's last run), all at once, in a process session of its own; collect in the next call.
+    d=/tmp/kinspect-detached && rm -rf "$d" && mkdir -p "$d/programs" "$d/advise"
+    export D="$d" GOAL_PROGRAMS="${GOAL_PROGRAMS:-seq2seq_generate cnn_classify}" \
+        GOAL_CANDIDATES="${GOAL_CANDIDATES:-16,64,256,1024,4096}"
+    setsid nohup bash -c 'echo $$ > "$D/pid"
+        for p in $GOAL_PROGRAMS; do
+            timeout "${GOAL_TIMEOUT:-2400}" python3 -m kinspect advise --one-size-per-symbol --fusion-per-hint \
+                --candidates "$GOAL_CANDIDATES" --max-hints 3 -o "$D/advise/$p.advise.session.json" \
+                --run "tests/gpu/programs/$p.py" > "$D/advise/$p.txt" 2>&1 &
+        done; wait' > "$d/log" 2>&1 < /dev/null &
+    sleep 2
+    echo "started kinspect advise --run on $GOAL_PROGRAMS in the background (pid $(cat "$d/pid")):" \
+        "scripts/device_session.sh collect in the next call, on this machine while it is warm"
+    ;;
 collect)
     d=/tmp/kinspect-detached
     [ -f "$d/pid" ] || { echo "nothing was detached on this machine (a fresh one: the machine went back)"; exit 1; }
@@ -192,7 +211,10 @@ collect)
     kill -0 "$pid" 2>/dev/null && echo "still running after $limit s of this call: collect again in the next one"
     grep -v "^[EW][0-9]\{4\} " "$d/log" | grep -E "passed|failed|skipped|error|FAILED|ERROR|^kinspect:" | tail -30
     python3 scripts/program_table.py "$d/programs" | tee "$out/program-table-detached.txt"
-    tar czf "$out/programs-detached.tgz" -C "$d" programs log
+    for f in "$d"/advise/*.txt; do  # the goal part's: each advise's tables and the line to paste
+        [ -f "$f" ] && { echo "== $(basename "$f" .txt)"; grep -vE "^[EW][0-9]{4} " "$f" | grep -vE "^kinspect: .*(compiling|autotun)" | tail -40; }
+    done
+    tar czf "$out/programs-detached.tgz" -C "$d" programs advise log
     ;;
 training)
     timeout "${TRAINING_TIMEOUT:-560}" python3 benchmarks/training_compile.py "${@:2}" 2>&1 | tail -8 | tee "$out/training-compile.txt"
