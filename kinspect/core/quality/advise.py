@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,6 +31,7 @@ from kinspect.core.session.model import Session, Site
 from kinspect.core.dispatch.shapes import MAX_SIZE, Key, format_key, sizes_text
 from kinspect.core.session.timings import KeyTimings, first_of_kernel, geomean, key_timings
 from kinspect.core.quality.model_calls import ModelCalls
+from kinspect.core.quality.side_by_side import site_label
 from kinspect.core.quality.whatif import distance_matrix
 
 DEFAULT_HINTS = (64, 256, 4096)
@@ -39,7 +41,7 @@ PROGRAM_CANDIDATES = (16, 64, 256, 1024, 4096)
 """A program's default candidates (`kinspect advise --run`, which has no range to take
 powers of two from): every fourth power of two from 16, the default hints among them, so
 the default is predicted from the same compile. Each is one more autotuning of every GEMM:
-the candidate compile costs about 5/3 of a default one."""
+five where the default hints make three."""
 
 
 @dataclass(frozen=True)
@@ -271,13 +273,11 @@ def recorded_tables(session: Session) -> Tables:
     variant's time there (`kinspect run --measure` times each). A key without a time for
     every variant is left out and counted."""
     timings = session.timings()
-    counts: dict[tuple[str, Key], int] = {}
-    for e in session.events:
-        counts[(e.site, e.key)] = counts.get((e.site, e.key), 0) + 1
+    calls = Counter((e.site, e.key) for e in session.events)
     out, untimed, left_out = [], 0, {}
     for site in session.sites:
         rows = []
-        for (name, key), n in counts.items():
+        for (name, key), n in calls.items():
             if name != site.name:
                 continue
             t = timings.get((name, key))
@@ -297,21 +297,19 @@ def recorded_tables(session: Session) -> Tables:
     return Tables(out, [], left_out, untimed)
 
 
-def recorded_regret(candidate: Session, tabs: Sequence[SiteTable], run: Session,
-                    label: Callable[[Site], str]) -> float | None:
+def recorded_regret(candidate: Session, tabs: Sequence[SiteTable], run: Session) -> float | None:
     """A verification run's regret (`kinspect advise --run`): the GPU time of the variant
     Inductor picked at each of the run's dispatches, timed in that run, over the candidate
-    compile's fastest kernel at the same site (matched by `label`: another compile numbers
-    its multi-kernels apart) and key; None where the run lacks a site or a time for one."""
-    theirs = {label(s): s.name for s in run.sites}
+    compile's fastest kernel at the same site (matched by what the user calls it: another
+    compile numbers its multi-kernels apart) and key; None where the run lacks a site or a
+    time for one."""
+    theirs = {site_label(s): s.name for s in run.sites}
     by_name = {s.name: s for s in candidate.sites}
     timings = run.timings()
-    picks: dict[tuple[str, Key, int], int] = {}
-    for e in run.events:
-        picks[(e.site, e.key, e.picked)] = picks.get((e.site, e.key, e.picked), 0) + 1
+    picks = Counter((e.site, e.key, e.picked) for e in run.events)
     spent = best = 0.0
     for t in tabs:
-        name = theirs.get(label(by_name[t.site]))
+        name = theirs.get(site_label(by_name[t.site]))
         if name is None:
             return None
         fastest = dict(zip(t.keys, t.best))

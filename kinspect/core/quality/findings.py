@@ -87,9 +87,15 @@ def earlier_hints_choices(site: Site) -> list[tuple[Variant, EmittedChoice]]:
     out = []
     for v in site.variants:
         c = emitted_choice(site, v)
-        if c is not None and not c.is_winner and c.tuned_at is not None and c.tuned_at < v.hint:
+        if c is not None and not c.is_winner and _from_earlier_hint(site, v, c):
             out.append((v, c))
     return out
+
+
+def _from_earlier_hint(site: Site, v: Variant, c: EmittedChoice) -> bool:
+    """The choice was autotuned at a hint before the variant's own in Inductor's order (that
+    of its loop over `multi_kernel_hints`, the variants' own)."""
+    return c.tuned_at in {o.hint for o in site.variants if o.index < v.index}
 
 
 def _earlier_hint_cause(site: Site, v: Variant, c: EmittedChoice, fixed: bool) -> str:
@@ -99,8 +105,7 @@ def _earlier_hint_cause(site: Site, v: Variant, c: EmittedChoice, fixed: bool) -
     too (docs/upstream/fusion-per-hint.md). Said only where the order fits that cause; in a
     session recorded with kinspect's fix (`fixed`) only a hint none of whose own choices
     compiled fused can get another's, and that is said instead."""
-    earlier = [o.hint for o in site.variants if o.index < v.index]
-    if c.tuned_at not in earlier:
+    if not _from_earlier_hint(site, v, c):
         return ""
     if fixed:
         return (f": recorded with --fusion-per-hint, so none of hint {v.hint}'s own choices compiled with its "

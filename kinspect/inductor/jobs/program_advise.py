@@ -22,7 +22,6 @@ from pathlib import Path
 
 from kinspect.core.errors import KinspectError
 from kinspect.core.quality import advise
-from kinspect.core.quality.side_by_side import site_label
 from kinspect.core.recording_files import free_path
 from kinspect.core.session.compile_changes import CompileChanges
 from kinspect.core.session.model import Session
@@ -71,7 +70,7 @@ def run_program_advise(program: Sequence[str], candidates: Sequence[int], max_hi
             except KinspectError as e:
                 result.failed.append(f"hints {list(hints)}: {e}")
                 continue
-            regret = advise.recorded_regret(candidate, tabs.sites, run, site_label)
+            regret = advise.recorded_regret(candidate, tabs.sites, run)
             if regret is None:
                 result.failed.append(f"hints {list(hints)}: the run lacks a site or a time the candidate run has "
                                      f"({path})")
