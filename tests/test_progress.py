@@ -118,3 +118,17 @@ def test_an_autotunings_line_counts_the_configs_inductor_times(monkeypatch):
     assert sorted(timings.values()) == [1.0, 2.0, 3.0]
     assert said == [f"autotuning mm (buf3) at hint 64: {n} of 3 configs" for n in range(4)]
     assert all(isinstance(s, Passing) for s in said)
+
+
+def test_the_generic_variants_autotuning_names_the_example_sizes_not_a_hint(monkeypatch):
+    """Inductor autotunes each GEMM at the example inputs' sizes before the hints: the line
+    says so rather than `at hint None`."""
+    from kinspect.inductor.hooks import capture
+
+    cap = capture.CompileCapture()
+    said: list[str] = []
+    cap.progress = said.append
+    monkeypatch.setattr(cap, "current", lambda: None)
+    cap.autotuning = capture.Autotuning("buf2", "mm", None)
+    cap._counted(8, 18)
+    assert said == ["autotuning mm (buf2) at the example sizes: 8 of 18 configs"]

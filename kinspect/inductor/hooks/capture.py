@@ -52,6 +52,12 @@ class Autotuning:
     op: str
     hint: int | None
 
+    @property
+    def where(self) -> str:
+        """`hint 64`, or, for the autotuning Inductor does for the generic variant first,
+        the example inputs' sizes it tunes at (there is no hint to name)."""
+        return f"hint {self.hint}" if self.hint is not None else "the example sizes"
+
 
 @dataclass
 class SiteRecord:
@@ -193,7 +199,7 @@ class CompileCapture:
             return Passing("compiling")
         done = f": {self.configs[0]} of {self.configs[1]} configs" if self.configs else ""
         took = f", {time.monotonic() - rec.started:.0f} s into {rec.name}" if rec is not None else ""
-        return Passing(f"autotuning {at.op} ({at.node}) at hint {at.hint}{done}{took}")
+        return Passing(f"autotuning {at.op} ({at.node}) at {at.where}{done}{took}")
 
     def _counted(self, done: int, total: int) -> None:
         self.configs = (done, total)

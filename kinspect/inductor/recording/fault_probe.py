@@ -74,7 +74,7 @@ def pin_down(model: str | Path, hints: Sequence[int], at: Autotuning, detail: st
             except KinspectError:  # the rerun's own output; the line still names the fault
                 seen = None
         return (Autotuning(fault.node, fault.op, fault.hint),
-                detail + f" (reported while autotuning at hint {at.hint}); " + fault.text(), seen)
+                detail + f" (reported while autotuning at {at.where}); " + fault.text(), seen)
     if not fitted:
         detail += "; --fit-benchmark-tensors gives Inductor's benchmark tensors the storage each kernel reads"
     return at, detail, None
