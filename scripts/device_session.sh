@@ -61,6 +61,9 @@
 #                                      at once: a busy GPU), GOAL_CANDIDATES (default 16,64,256,1024,4096); `collect` after
 #   scripts/device_session.sh collect  in the next call on the same machine: waits for them (COLLECT_TIMEOUT), then their
 #                                      results, table and sessions as the programs part gives them ($OUT/programs-detached.tgz)
+#   scripts/device_session.sh together PART... several parts at once (a part with arguments in one quoted word:
+#                                      "advise -k program"), each's output in order after all end; one GPU shared,
+#                                      so their timings are of a busy GPU
 #   scripts/device_session.sh training what kinspect run costs a training program's compile against stock Inductor
 #                                      with the same options, cold caches (benchmarks/training_compile.py; extra
 #                                      arguments go to it: --together runs both compiles at once, beside detached tests)
@@ -72,8 +75,8 @@ export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 out="${OUT:-out}"
 mkdir -p "$out/samples"
 if ls .whl/*.whl >/dev/null 2>&1; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-        && export PYTHONPATH="$PYTHONPATH:/tmp/site"
+    { [ -n "${WHEELS_IN:-}" ] || python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+        --target /tmp/site .whl/*.whl; } && export PYTHONPATH="$PYTHONPATH:/tmp/site" WHEELS_IN=1  # once: parts run at once
 fi
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, torch.cuda.get_device_name())"
 limit="${GPU_TESTS_TIMEOUT:-500}"
@@ -215,6 +218,17 @@ collect)
         [ -f "$f" ] && { echo "== $(basename "$f" .txt)"; grep -vE "^[EW][0-9]{4} " "$f" | grep -vE "^kinspect: .*(compiling|autotun)" | tail -40; }
     done
     tar czf "$out/programs-detached.tgz" -C "$d" programs advise log
+    ;;
+together)
+    mkdir -p "$out/together"
+    i=0
+    for p in "${@:2}"; do  # word-split on purpose: a part and its arguments
+        i=$((i + 1)); bash scripts/device_session.sh $p > "$out/together/$i.txt" 2>&1 &
+    done
+    wait
+    i=0
+    for p in "${@:2}"; do i=$((i + 1)); echo "=== $p"; cat "$out/together/$i.txt"; done
+    rm -rf "$out/together"
     ;;
 training)
     timeout "${TRAINING_TIMEOUT:-560}" python3 benchmarks/training_compile.py "${@:2}" 2>&1 | tail -8 | tee "$out/training-compile.txt"
