@@ -109,3 +109,39 @@ def test_a_graph_whose_compile_raised_says_so_not_that_its_templates_are_static(
     g = GraphRecord(0, "inference", None, dynamic_inputs=True, templates=8)
     g.finalized.add("buf25")
     assert no_site_reason(g, [64, 256, 4096]).startswith("Inductor raised before it wrote this graph's code")
+
+
+def test_hints_that_share_one_key_share_one_variant_the_last_hints_kernel():
+    """Under --one-size-per-symbol a hint lowered to a smaller hint's sizes (4096 to 256's,
+    where 4096 for each symbol would not fit) keys as that hint does. Inductor's template
+    codegen fills a dict by key, so the later hint's kernel takes the earlier's place, and
+    its own `SizeHintMultiKernel` has one variant fewer than the hints. The site still names
+    its template's op and tensors, and the shared variant is hint 4096's."""
+    from types import SimpleNamespace
+
+    import sympy
+    from torch._inductor.codegen.multi_kernel import SizeHintMultiKernel
+    from torch._inductor.virtualized import V
+
+    from kinspect.inductor.hooks.capture import GraphRecord
+    from kinspect.inductor.recording.translate import sites
+
+    k64 = ((64, 64, 512), (512, 512), (4096, 512))
+    k256 = ((256, 256, 512), (512, 512), (65536, 512))
+    hint_keys = {64: k64, 256: k256, 4096: k256}
+    kernels = {}  # as SIMDScheduling.codegen_template fills it, hint by hint
+    for hint, key in hint_keys.items():
+        kernels[key] = SimpleNamespace(kernel_name=f"triton_tem_fused_mm_{hint}")
+    graph = SimpleNamespace(wrapper_code=SimpleNamespace(
+        multi_kernel_state=SimpleNamespace(define_kernel=lambda kernels, keys: "multi_kernel_0")))
+    with V.set_graph_handler(graph):
+        mk = SizeHintMultiKernel(kernels)
+    b, s = sympy.Symbol("s52"), sympy.Symbol("s27")
+    g = GraphRecord(0, "inference", None)
+    g.pending["buf3"] = {"hint_keys": hint_keys, "op": "mm", "tensors": [
+        ("arg0", "input", (b, s, 512)), ("arg1", "input", (512, 512)), ("buf3", "output", (b * s, 512))]}
+    CompileCapture()._site(g, mk)
+    (site,) = sites(g, None, lambda name: [])
+    assert (site.op, [t.name for t in site.tensors]) == ("mm", ["arg0", "arg1", "buf3"])
+    assert [(v.hint, v.kernel_name) for v in site.variants] == [
+        (64, "triton_tem_fused_mm_64"), (4096, "triton_tem_fused_mm_4096")]

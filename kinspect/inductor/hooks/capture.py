@@ -269,10 +269,13 @@ class CompileCapture:
     # ------------------------------------------------------------ sites
 
     def _site(self, rec: GraphRecord, mk: Any) -> None:
+        """The multi-kernel Inductor just made, with the template its hints keyed. Hints whose
+        sizes give one key (`--one-size-per-symbol` lowering hint 4096 to 256's sizes) share
+        one variant: Inductor keeps one kernel per key, the last hint's, in the first's place."""
         keys = [tuple(tuple(int(s) for s in t) for t in k) for k in mk.kernel_shape_keys]
         node_name, pending = None, None
         for name, p in reversed(list(rec.pending.items())):
-            if sorted(p["hint_keys"].values()) == sorted(mk.kernel_shape_keys):
+            if set(p["hint_keys"].values()) == set(mk.kernel_shape_keys):
                 node_name, pending = name, p
                 break
         if pending is None:
