@@ -52,6 +52,10 @@ def test_the_program_records_and_every_pick_is_inductors(program, mode, out_dir)
     events = sorted(s.events, key=lambda e: e.seq)
     assert [(e.key, e.picked) for e in events] == [(key, picked) for _, key, picked in ran.picks]
     assert all(e.picked == e.predicted for e in events)
+    # Every site names its template's GEMM and each variant its hint, also where two hints
+    # share a key, or the checks below (autotune tables, borrowed choices) pass vacuously.
+    unnamed = [site.name for site in s.sites if site.op == "template" or any(v.hint is None for v in site.variants)]
+    assert not unnamed, unnamed
     if mode == "fixed":
         assert s.environment.config.get("one_size_per_symbol") is True
         assert all(g.hint_sizes for g in s.graphs if g.sites)
