@@ -104,7 +104,9 @@ def test_without_a_source_hash_the_kernel_name_decides_identity():
     assert f.message.startswith("variants v1, v2 (hints 256, 4096) are the same kernel triton_tem_fused_addmm_1")
 
 
-def test_a_variant_that_is_not_its_autotune_winner_says_by_how_much():
+def test_a_variant_that_is_not_its_autotune_winner_says_by_how_much_and_why():
+    """A losing choice of the variant's own hint is what Inductor's fusion benchmark picked
+    (finalizing without fusion takes the winner): information, not a warning."""
     s = clean()
     site = s.sites[0]
     v = list(site.variants)
@@ -112,8 +114,10 @@ def test_a_variant_that_is_not_its_autotune_winner_says_by_how_much():
     assert derive_findings(with_site(s, replace(site, variants=tuple(v)))) == [Finding(
         "not-autotune-winner",
         "v2 (hint 4096) runs triton_mm_5, not triton_mm_2, the fastest Triton choice autotuned at its hint "
-        "(16.0 µs against 12.0 µs when autotuned at hint 4096: Inductor's benchmark at the hint's sizes, not a time at any runtime shape)",
-        "warning", "multi_kernel_0", "graph_0", (2,),
+        "(16.0 µs against 12.0 µs when autotuned at hint 4096: Inductor's benchmark at the hint's sizes, not a time "
+        "at any runtime shape): Inductor's fusion benchmark picked it, timing the hint's choices with the ops fused "
+        "into the kernel, where the table timed the GEMM alone",
+        "info", "multi_kernel_0", "graph_0", (2,),
     )]
 
 
@@ -185,11 +189,15 @@ def test_the_mlp_sample_reports_only_the_variants_whose_config_is_not_the_winner
     triton_mm_229; v0 and v1 run configs that lost at their hints."""
     session = load(MLP_1129)
     found = [f.message for f in derive_findings(session) if f.kind == "not-autotune-winner"]
+    cause = (": Inductor's fusion benchmark picked it, timing the hint's choices with the ops fused into the kernel, "
+             "where the table timed the GEMM alone")
     assert found == [
         "v0 (hint 64) runs triton_mm_185, not triton_mm_178, the fastest Triton choice autotuned at its hint "
-        "(17.9 µs against 14.1 µs when autotuned at hint 64: Inductor's benchmark at the hint's sizes, not a time at any runtime shape)",
+        "(17.9 µs against 14.1 µs when autotuned at hint 64: Inductor's benchmark at the hint's sizes, not a time at "
+        "any runtime shape)" + cause,
         "v1 (hint 256) runs triton_mm_209, not triton_mm_210, the fastest Triton choice autotuned at its hint "
-        "(39.2 µs against 14.2 µs when autotuned at hint 256: Inductor's benchmark at the hint's sizes, not a time at any runtime shape)",
+        "(39.2 µs against 14.2 µs when autotuned at hint 256: Inductor's benchmark at the hint's sizes, not a time at "
+        "any runtime shape)" + cause,
     ]
     assert [f for f in session.findings if f.kind == "not-autotune-winner"] == \
         [f for f in derive_findings(session) if f.kind == "not-autotune-winner"]  # load derives them afresh

@@ -117,13 +117,17 @@ def _earlier_hint_cause(site: Site, v: Variant, c: EmittedChoice, fixed: bool) -
 
 @site_rule("not-autotune-winner")
 def emitted_not_winner(site: Site, facts: Facts) -> list[Finding]:
+    """A choice of the variant's own hint that lost its autotune table is Inductor's fusion
+    benchmark at work (finalizing a template without fusion takes each hint's winner), so it
+    is told as information; another hint's choice is the warning."""
     out = []
     fixed = bool(facts.session.environment.config.get(FUSION_KEY))
     for v in site.variants:
         c = emitted_choice(site, v)
         if c is None or c.is_winner:
             continue
-        if c.tuned_at is not None and c.tuned_at != v.hint:
+        own = c.tuned_at == v.hint
+        if c.tuned_at is not None and not own:
             text = (f"v{v.index} (hint {v.hint}) runs {v.emitted}, a choice autotuned at hint {c.tuned_at}, "
                     f"not {v.winner}, the fastest Triton choice autotuned at its own hint, whose config differs"
                     f"{_earlier_hint_cause(site, v, c, fixed)}")
@@ -132,11 +136,13 @@ def emitted_not_winner(site: Site, facts: Facts) -> list[Finding]:
             if c.winner is not None and c.row is not None and c.winner.time_us and c.row.time_us:
                 detail = (f" ({us_text(c.row.time_us)} against {us_text(c.winner.time_us)} when autotuned at hint "
                           f"{v.hint}: Inductor's benchmark at the hint's sizes, not a time at any runtime shape)")
+            cause = (": Inductor's fusion benchmark picked it, timing the hint's choices with the ops fused into "
+                     "the kernel, where the table timed the GEMM alone") if own else ""
             text = (f"v{v.index} (hint {v.hint}) runs {v.emitted}, not {v.winner}, the fastest Triton "
-                    f"choice autotuned at its hint{detail}")
+                    f"choice autotuned at its hint{detail}{cause}")
         out.append(Finding(
             "not-autotune-winner", text,
-            "warning", site=site.name, graph=site.graph, variants=(v.index,),
+            "info" if own else "warning", site=site.name, graph=site.graph, variants=(v.index,),
         ))
     return out
 
