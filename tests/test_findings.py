@@ -121,6 +121,19 @@ def test_a_variant_that_is_not_its_autotune_winner_says_by_how_much_and_why():
     )]
 
 
+def test_where_the_session_holds_the_fusion_benchmarks_times_the_finding_gives_them():
+    s = clean()
+    site = s.sites[0]
+    v = list(site.variants)
+    said = ": Inductor's fusion benchmark picked it, timing the hint's choices with the ops fused into the kernel"
+    v[2] = replace(v[2], emitted="triton_mm_5", fused=(AutotuneRow("triton_mm_5", 20.0), AutotuneRow("triton_mm_2", 25.5)))
+    (f,) = derive_findings(with_site(s, replace(site, variants=tuple(v))))
+    assert f.message.endswith(said + " (20.0 µs fused, against 25.5 µs for triton_mm_2)")
+    v[2] = replace(v[2], fused=(AutotuneRow("triton_mm_5", 20.0),))
+    (f,) = derive_findings(with_site(s, replace(site, variants=tuple(v))))
+    assert f.message.endswith(said + " (20.0 µs fused; triton_mm_2 was not timed fused)")
+
+
 def test_an_emitted_choice_missing_from_the_table_is_still_reported_without_times():
     s = clean()
     site = s.sites[0]

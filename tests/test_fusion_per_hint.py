@@ -161,3 +161,48 @@ def test_a_torch_without_the_fusion_benchmark_is_refused_in_one_line(monkeypatch
                                             r"Scheduler.speedup_by_fusion$"):
         with fusion_per_hint.fusion_per_hint():
             pass
+
+
+@pytest.mark.parametrize("mode", ["stock", "fusion-per-hint"])
+def test_the_capture_keeps_the_fusion_benchmarks_times_where_a_hint_was_finalized_on_them(mode):
+    """kinspect's capture tells a hint finalized on the fusion benchmark from one finalized on
+    its autotune table by the timings dict Inductor keeps for it (the benchmark replaces it),
+    and keeps the fused times, fastest first: stock, hint 4096's include hint 64's choices,
+    timed on their own smaller problem; with the mode, only its own."""
+    from kinspect.inductor.hooks import capture
+
+    fusion = Fusion()
+    graph = types.SimpleNamespace()
+    cap = capture.CompileCapture()
+    switch = fusion_per_hint.fusion_per_hint() if mode != "stock" else contextlib.nullcontext()
+    with cap, V.set_graph_handler(graph), switch:
+        rec = cap._graph_for(graph)
+        for hint in HINTS:
+            fusion.multi.choice_timings(hint)  # the autotuning, which the capture sees first
+        unfused = {h: fusion.multi._choice_timings[h] for h in HINTS}
+        picked = fusion.run()
+        callers = {h: next(c for c in fusion.multi._choice_timings[h] if c.name == picked[h]) for h in HINTS}
+        fusion.multi.finalize_as_triton_callers({**callers, None: callers[64]})
+        untouched = fusion.multi._choice_timings[64] = unfused[64]  # as if hint 64 had been finalized unfused
+        assert untouched is rec.tables[("buf0", 64)]
+        fusion.multi.finalize_as_triton_callers({64: callers[64], None: callers[64]})
+    assert ("buf0", 64) not in rec.fused
+    if mode == "stock":
+        assert rec.fused[("buf0", 4096)][0] == ("c1_at_64", 64.0)
+        assert {name for name, _ in rec.fused[("buf0", 4096)]} == {"c0_at_64", "c1_at_64", "c0_at_256", "c1_at_256",
+                                                                   "c0_at_4096", "c1_at_4096"}
+    else:
+        assert rec.fused[("buf0", 4096)] == [("c1_at_4096", 4096.0), ("c0_at_4096", 6144.0)]
+    assert rec.emitted[("buf0", 4096)][0] == picked[4096]
+
+
+def test_a_hint_that_fell_back_keeps_no_fused_times():
+    """Under the mode, a hint none of whose own choices compiled fused was benchmarked on
+    nothing: its fallback's time is the mode's stand-in, not a time, so none is kept."""
+    from kinspect.inductor.hooks.capture import _fused_times
+
+    fusion = Fusion(failing=(256,))
+    with fusion_per_hint.fusion_per_hint():
+        fusion.run()
+    assert _fused_times(fusion.multi._choice_timings[256]) == []
+    assert [name for name, _ in _fused_times(fusion.multi._choice_timings[4096])] == ["c1_at_4096", "c0_at_4096"]

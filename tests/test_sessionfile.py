@@ -18,7 +18,7 @@ from synthetic import synthetic_session
 from kinspect.core.errors import KinspectError, SessionError
 from kinspect.core.session.benchmark_tensors import Concrete, Layout, Misfit, Replaced, TemplateMisfit
 from kinspect.core.session.runtime import Baseline, Recompile, Sweep
-from kinspect.core.session.model import CallSite, Finding, Site, TensorSpec
+from kinspect.core.session.model import AutotuneRow, CallSite, Finding, Site, TensorSpec
 from kinspect.core.store import load, read, save
 from kinspect.core.session.format.log import DispatchRecord, LiveLog
 from kinspect.core.session.format.document import session_to_json
@@ -37,7 +37,8 @@ def everything():
     sweeps, recompiles, failed measurements, text that looks like markup, non-ASCII names."""
     s = synthetic_session(sites=3, variants=3, events=30, seed=3)
     site = s.sites[0]
-    variants = (*site.variants[:2], replace(site.variants[2], key=None, hint=None, source="def k():\n\treturn 1\r\n"))
+    variants = (site.variants[0], replace(site.variants[1], fused=(AutotuneRow("triton_mm_2", 30.5), AutotuneRow("x", None))),
+                replace(site.variants[2], key=None, hint=None, source="def k():\n\treturn 1\r\n"))
     runtime = (*site.tensors, TensorSpec("residual", "input", (SizeExpr("s0"), SizeExpr(("opaque", "sqrt(s0)")))))
     s.sites[0] = replace(site, variants=variants, runtime_tensors=runtime, call="multi_kernel_0.run(arg0_1, buf0)")
     s.sites[1] = replace(s.sites[1], name="[bold]site[/bold] ✓", op="mm ⟨fused⟩")
@@ -332,6 +333,8 @@ CORRUPTIONS = [
     (["sites", 0, "variants", 1, "key", 1], 64, "sites[0].variants[1].key[1]: expected a list, got int"),
     (["sites", 0, "variants", 0, "kernel_name"], "k\x1b[31m", "sites[0].variants[0].kernel_name: string holds control character '\\x1b'"),
     (["sites", 0, "variants", 0, "source"], "x" * (4 * 1024 * 1024 + 1), "sites[0].variants[0].source: string longer than 4194304 characters (4194305)"),
+    (["sites", 0, "variants", 1, "fused", 0, "time_us"], "fast", "sites[0].variants[1].fused[0].time_us: expected a number, got a string"),
+    (["sites", 0, "variants", 1, "fused", 1, "name"], "x\x1b[2J", "sites[0].variants[1].fused[1].name: string holds control character '\\x1b'"),
     (["sites", 0, "tensors", 1, "sizes", 0], ["__import__", "os"], "sites[0].tensors[1].sizes[0]: unknown expression operation '__import__'"),
     (["sites", 1, "name"], "multi_kernel_0", "sites: two sites share a name"),
     (["keys", 2, 1, 0], "128", "keys[2][1][0]: expected an integer, got a string"),

@@ -310,6 +310,23 @@ async def test_the_source_tab_says_which_autotune_choice_runs_and_whether_it_won
                 "(39.2 µs against 14.2 µs)") in screen_text(app)
 
 
+async def test_the_source_tab_gives_the_fusion_benchmarks_times_of_a_choice_it_picked():
+    """The same sample with v1's fusion benchmark times, as kinspect records them now."""
+    from kinspect.core.session.model import AutotuneRow
+
+    session = load(Path(__file__).resolve().parents[1] / "fixtures" / "sessions" / "mlp_h200_2026-11-29.session.json")
+    site = session.sites[0]
+    fused = (AutotuneRow("triton_mm_209", 20.0), AutotuneRow("triton_mm_210", 25.5))
+    session.sites[0] = replace(site, variants=(site.variants[0], replace(site.variants[1], fused=fused),
+                                               *site.variants[2:]))
+    app = InspectorApp(RecordedSource(session))
+    async with app.run_test(size=(200, 40)) as pilot:
+        await type_shape(pilot, "B=64")
+        await pilot.press("enter", "j", "enter")
+        assert ("picked by the fusion benchmark: 20.0 µs fused, against 25.5 µs for triton_mm_210"
+                in screen_text(app))
+
+
 async def test_the_symbolic_tab_caps_a_hostile_size_at_2_62():
     """x's batch dim stored as ((s0**62)**62)... 8 deep: at B=2 it has 6.6e13 digits, so the
     tab says it passes 2**62 instead of computing it (which ran out of memory)."""

@@ -136,8 +136,7 @@ def emitted_not_winner(site: Site, facts: Facts) -> list[Finding]:
             if c.winner is not None and c.row is not None and c.winner.time_us and c.row.time_us:
                 detail = (f" ({us_text(c.row.time_us)} against {us_text(c.winner.time_us)} when autotuned at hint "
                           f"{v.hint}: Inductor's benchmark at the hint's sizes, not a time at any runtime shape)")
-            cause = (": Inductor's fusion benchmark picked it, timing the hint's choices with the ops fused into "
-                     "the kernel, where the table timed the GEMM alone") if own else ""
+            cause = _fused_cause(v) if own else ""
             text = (f"v{v.index} (hint {v.hint}) runs {v.emitted}, not {v.winner}, the fastest Triton "
                     f"choice autotuned at its hint{detail}{cause}")
         out.append(Finding(
@@ -145,6 +144,19 @@ def emitted_not_winner(site: Site, facts: Facts) -> list[Finding]:
             "info" if own else "warning", site=site.name, graph=site.graph, variants=(v.index,),
         ))
     return out
+
+
+def _fused_cause(v: Variant) -> str:
+    """Why a variant runs a choice of its own hint that lost the table, with the fusion
+    benchmark's times where the session holds them."""
+    said = ": Inductor's fusion benchmark picked it, timing the hint's choices with the ops fused into the kernel"
+    fused = {r.name: r.time_us for r in v.fused}
+    mine, theirs = fused.get(v.emitted or ""), fused.get(v.winner or "")
+    if mine is None:
+        return said + ", where the table timed the GEMM alone"
+    if theirs is None:
+        return said + f" ({us_text(mine)} fused; {v.winner} was not timed fused)"
+    return said + f" ({us_text(mine)} fused, against {us_text(theirs)} for {v.winner})"
 
 
 def _where(session: Session, columns: Callable[[EventLog], Iterable[bool]],

@@ -156,5 +156,18 @@ FLAGS = {"one_size_per_symbol": "--one-size-per-symbol", "fit_benchmark_tensors"
 
 def tuned_lines(graphs: Sequence[Any], names: Mapping[str, str]) -> list[str]:
     """Per graph compiled at one size per symbol, the sizes each hint was tuned at, in the
-    user's names: `graph_0 (inference) tuned at hint 64: B=64 S=64; hint 4096: B=512 S=512 (lowered ...)`."""
-    return [f"{g.name} tuned at " + "; ".join(a.text(names) for a in g.hint_sizes) for g in graphs if g.hint_sizes]
+    user's names: `graph_0 (inference) tuned at hint 64: B=64 S=64; hint 4096: B=512 S=512 (lowered ...)`,
+    and which hints that leaves with one variant between them."""
+    return [f"{g.name} tuned at " + "; ".join(a.text(names) for a in g.hint_sizes) + _shared(g.hint_sizes)
+            for g in graphs if g.hint_sizes]
+
+
+def _shared(assignments: Sequence[Any]) -> str:
+    """Hints tuned at the same sizes key alike, and Inductor keeps one kernel per key: the
+    last hint's, in the first one's place. Said, or a user looks for a variant that is not there."""
+    groups: dict[tuple[tuple[str, int], ...], list[int]] = {}
+    for a in assignments:
+        groups.setdefault(tuple(sorted(a.values.items())), []).append(a.hint)
+    out = [f"; hints {', '.join(map(str, hints[:-1]))} and {hints[-1]} were tuned at the same sizes, so each site "
+           f"has one variant for them, hint {hints[-1]}'s" for hints in groups.values() if len(hints) > 1]
+    return "".join(out)

@@ -121,6 +121,10 @@ class Variant:
     emitted: str | None = None
     """Name of the choice Inductor finalized for this hint (the kernel it generated)."""
     source_path: str | None = None
+    fused: tuple[AutotuneRow, ...] = ()
+    """Where Inductor's fusion benchmark chose this variant: the time it gave each of the hint's
+    choices compiled with the ops fused into the kernel, fastest first (empty: chosen by the
+    autotune table, which times the GEMM alone)."""
 
     @property
     def label(self) -> str:

@@ -20,6 +20,7 @@ process: `kinspect/inductor/hooks/precompile.py` says why.)
 from __future__ import annotations
 
 import contextlib
+import math
 import threading
 import time
 from collections.abc import Iterator
@@ -32,6 +33,7 @@ from kinspect.core.dispatch.operands import gemm_op
 from kinspect.core.dispatch.shapes import Key
 from kinspect.core.dispatch.hint_sizes import Assignment
 from kinspect.inductor.hooks.fixes import hint_sizes
+from kinspect.inductor.hooks.fixes.fusion_per_hint import FOREIGN
 from kinspect.inductor.hooks import benchmark_tensors, precompile
 from kinspect.inductor.hooks.origins import Origin, origin_of
 
@@ -89,6 +91,12 @@ class GraphRecord:
     sites: list[SiteRecord] = field(default_factory=list)
     timings: dict[tuple[str, int | None], list[AutotuneChoice]] = field(default_factory=dict)
     emitted: dict[tuple[str, int | None], tuple[str, str]] = field(default_factory=dict)
+    tables: dict[tuple[str, int | None], Any] = field(default_factory=dict)
+    """The timings dict each autotuning returned, as Inductor keeps it on the template: the
+    fusion benchmark replaces it (`_choice_timings[hint] = new_timings`), which is how
+    finalizing tells a fused choice from the table's."""
+    fused: dict[tuple[str, int | None], list[tuple[str, float]]] = field(default_factory=dict)
+    """Per template and hint finalized on fused timings: each choice's time in ms, fastest first."""
     pending: dict[str, dict[str, Any]] = field(default_factory=dict)
     misfits: list[benchmark_tensors.Seen] = field(default_factory=list)
     """Benchmark tensors that did not hold what a template's kernel reads at a hint."""
@@ -342,6 +350,14 @@ def _symbols_of(graph: Any) -> tuple[dict[str, list[str]], bool]:
     return out, dynamic
 
 
+def _fused_times(timings: dict[Any, float]) -> list[tuple[str, float]]:
+    """The fusion benchmark's times, fastest first, without the choices it did not time:
+    one that failed to compile fused (infinity) or, under `--fusion-per-hint`, another hint's."""
+    out = [(str(getattr(c, "name", c)), float(t)) for c, t in timings.items()
+           if t is not None and math.isfinite(t) and t < FOREIGN]
+    return sorted(out, key=lambda ct: ct[1])
+
+
 def _runtime_args(mk: Any) -> list[tuple[str, tuple[Any, ...] | None]]:
     """The multi-kernel's shared call args and what Inductor knows of their sizes."""
     from torch._inductor.virtualized import V
@@ -471,6 +487,7 @@ def _install_hooks() -> None:
             cap.autotuning = None
             rec = cap.current()
             if rec is not None and fresh:
+                rec.tables[(node.get_name(), hint_override)] = timings
                 rec.timings[(node.get_name(), hint_override)] = [
                     AutotuneChoice(
                         str(getattr(c, "name", c)), str(getattr(c, "description", "")),
@@ -492,6 +509,11 @@ def _install_hooks() -> None:
                 for hint, c in callers.items():
                     rec.emitted[(node.get_name(), hint)] = (
                         str(getattr(c, "name", c)), str(getattr(c, "description", "")))
+                    key, now = (node.get_name(), hint), getattr(node, "_choice_timings", {}).get(hint)
+                    if now is not None and now is not rec.tables.get(key, now):
+                        rec.fused[key] = _fused_times(now)
+                    else:  # the last finalizing is the kernel Inductor generates
+                        rec.fused.pop(key, None)
         return wrapped
 
     def make_key(orig: Any) -> Any:

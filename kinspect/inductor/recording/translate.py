@@ -189,6 +189,7 @@ def _site(g: GraphRecord, rec: SiteRecord, facts: list[dict[str, Any]], calls: t
                 for c in sorted(table, key=lambda c: (c.time_ms is None, c.time_ms or 0))
             ),
             winner=winner, emitted=emitted[0] if emitted else None,
+            fused=tuple(AutotuneRow(name, round(ms * 1000, 3)) for name, ms in g.fused.get((rec.node, hint), ())),
         ))
     same = [t.sizes for t in runtime] == [t.sizes for t in tensors]
     return Site(site_name(g.index, rec.name), g.name, rec.op, tensors, tuple(variants),

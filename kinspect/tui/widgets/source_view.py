@@ -102,3 +102,8 @@ def _choice_line(out: Text, site: Site, v: Variant) -> None:
         out.append(f" — not this hint's autotune winner {winner}", style="yellow")
         if c.tuned_at == v.hint and c.row is not None and c.winner is not None and c.row.time_us and c.winner.time_us:
             out.append(f" ({numbers.us_text(c.row.time_us)} against {numbers.us_text(c.winner.time_us)})", style="yellow")
+        fused = {r.name: r.time_us for r in v.fused}
+        if c.tuned_at == v.hint and fused.get(c.name) is not None:
+            out.append(f"\npicked by the fusion benchmark: {numbers.us_text(fused[c.name])} fused", style="dim")
+            if fused.get(v.winner or "") is not None:
+                out.append(f", against {numbers.us_text(fused[v.winner or ''])} for {winner}", style="dim")

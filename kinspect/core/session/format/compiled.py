@@ -92,7 +92,7 @@ def variant_to_json(v: Variant) -> dict[str, Any]:
         "autotune": [{"name": r.name, "time_us": r.time_us, "description": r.description} for r in v.autotune],
         "winner": v.winner,
         "emitted": v.emitted,
-    }
+    } | ({"fused": [{"name": r.name, "time_us": r.time_us} for r in v.fused]} if v.fused else {})
 
 
 def variant_from_json(d: Any, path: str, index: int) -> Variant:
@@ -107,6 +107,11 @@ def variant_from_json(d: Any, path: str, index: int) -> Variant:
                 description=a_string(r.get("description", ""), f"{path}.autotune[{i}].description", MAX_TEXT),
             )
         )
+    fused = []
+    for i, r in enumerate(a_list(d.get("fused", []), f"{path}.fused", 10_000)):
+        r = an_object(r, f"{path}.fused[{i}]")
+        fused.append(AutotuneRow(name=a_string(r.get("name"), f"{path}.fused[{i}].name", MAX_TEXT),
+                                 time_us=_autotune_time(r.get("time_us"), f"{path}.fused[{i}].time_us")))
     key = d.get("key")
     return Variant(
         index=index,
@@ -120,6 +125,7 @@ def variant_from_json(d: Any, path: str, index: int) -> Variant:
         winner=a_string_or_null(d.get("winner"), f"{path}.winner", MAX_TEXT),
         emitted=a_string_or_null(d.get("emitted"), f"{path}.emitted", MAX_TEXT),
         source_path=a_string_or_null(d.get("source_path"), f"{path}.source_path", MAX_TEXT),
+        fused=tuple(fused),
     )
 
 
