@@ -43,6 +43,21 @@ def test_without_a_shape_it_lists_symbols_and_sites(kinspect_cli, session_file):
     assert any(line.split() == ["│", "B", "│", "s0", "│", "x", "│", "0", "│", "1000", "│"] for line in out.splitlines())
 
 
+def test_hints_tuned_at_the_same_sizes_are_said_to_share_a_variant(kinspect_cli):
+    """A MoE stack recorded on an H100 with both switches: hint 4096, lowered to fit, was tuned
+    at hint 256's sizes, so each of its sites has two variants, named by their GEMM and hints."""
+    from pathlib import Path
+
+    moe = Path(__file__).parent / "fixtures" / "sessions" / "moe_layers_fixed_h100_2026-12-06.session.json"
+    out = " ".join(ok(kinspect_cli("explain", moe)).split())  # as one line, however the terminal wraps it
+    assert ("; hints 256 and 4096 were tuned at the same sizes, so each site has one variant for them, hint "
+            "4096's") in out
+    session = load(moe)
+    assert [(site.op, [v.hint for v in site.variants]) for site in session.sites] == [
+        ("mm", [64, 4096]), ("mm", [64, 4096]), ("bmm", [64, 4096]), ("bmm", [64, 4096]), ("mm", [64, 4096]),
+        ("bmm", [64, 4096])]
+
+
 def test_the_overview_as_json(kinspect_cli, session_file, synthetic: Session):
     doc = json.loads(ok(kinspect_cli("explain", session_file, "--json")))
     assert [s["alias"] for s in doc["symbols"]] == ["B", "N"]
