@@ -57,8 +57,9 @@
 #                                      PROGRAM_TIMEOUT default 1500) started in a process session of their own, which the
 #                                      machine keeps running between calls while it stays warm (30 s idle); returns at once
 #   scripts/device_session.sh goal     detached as `detach` is: kinspect advise --run --one-size-per-symbol
-#                                      --fusion-per-hint on GOAL_PROGRAMS (default seq2seq_generate cnn_classify, all
-#                                      at once: a busy GPU), GOAL_CANDIDATES (default 16,64,256,1024,4096); `collect` after
+#                                      --fusion-per-hint on GOAL_PROGRAMS (default decoder_generate llama_serve
+#                                      moe_layers, all at once: a busy GPU) with the flags the program set gives each,
+#                                      GOAL_CANDIDATES (default 16,64,256,1024,4096); `collect` after
 #   scripts/device_session.sh collect  in the next call on the same machine: waits for them (COLLECT_TIMEOUT), then their
 #                                      results, table and sessions as the programs part gives them ($OUT/programs-detached.tgz)
 #   scripts/device_session.sh together PART... several parts at once (a part with arguments in one quoted word:
@@ -191,14 +192,17 @@ detach)
         "$d/log): scripts/device_session.sh collect in the next call, on this machine while it is warm"
     ;;
 goal)
-    # Like detach: kinspect advise --run with both fixes on each of GOAL_PROGRAMS (default the two over the goal in the
-    # program set's last run), all at once, in a process session of its own; collect in the next call.
+    # Like detach: kinspect advise --run with both fixes on each of GOAL_PROGRAMS (default the three over the goal in
+    # the program set's last runs), each with the flags the set runs it with, all at once, in a process session of its
+    # own; collect in the next call.
     d=/tmp/kinspect-detached && rm -rf "$d" && mkdir -p "$d/programs" "$d/advise"
-    export D="$d" GOAL_PROGRAMS="${GOAL_PROGRAMS:-seq2seq_generate cnn_classify}" \
+    export D="$d" GOAL_PROGRAMS="${GOAL_PROGRAMS:-decoder_generate llama_serve moe_layers}" \
         GOAL_CANDIDATES="${GOAL_CANDIDATES:-16,64,256,1024,4096}"
     setsid nohup bash -c 'echo $$ > "$D/pid"
         for p in $GOAL_PROGRAMS; do
-            timeout "${GOAL_TIMEOUT:-2400}" python3 -m kinspect advise --one-size-per-symbol --fusion-per-hint \
+            flags=$(python3 -c "import sys; sys.path.insert(0, \"tests/gpu\"); from real_programs import PROGRAMS
+print(\" \".join(next(q.flags for q in PROGRAMS if q.name == sys.argv[1])))" "$p")
+            timeout "${GOAL_TIMEOUT:-2400}" python3 -m kinspect advise --one-size-per-symbol --fusion-per-hint $flags \
                 --candidates "$GOAL_CANDIDATES" --max-hints 3 -o "$D/advise/$p.advise.session.json" \
                 --run "tests/gpu/programs/$p.py" > "$D/advise/$p.txt" 2>&1 &
         done; wait' > "$d/log" 2>&1 < /dev/null &
