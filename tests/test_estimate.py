@@ -132,3 +132,20 @@ def test_the_line_to_paste_says_how_to_verify_it_for_a_model_file_and_for_a_reco
     note = paste_note(results, ran.compiled_hints, ran.advisable_program)
     assert note.endswith("(kinspect advise --run serve\\x1b[2J.py runs the program with more candidates and "
                          "verifies):")
+
+
+def test_where_two_hints_share_a_variant_the_compiled_hints_row_is_still_the_current_one():
+    """The MoE stack recorded with both switches: hints 256 and 4096 were tuned at the same
+    sizes, so its sites have variants at 64 and 4096 only. The compiled hints run as that pair,
+    which the what-if marks current and the line to paste is weighed against."""
+    from pathlib import Path
+
+    from kinspect.core.quality.whatif import current, paste_note, what_ifs
+
+    session = load(Path(__file__).parent / "fixtures" / "sessions" / "moe_layers_fixed_h100_2026-12-06.session.json")
+    results = what_ifs(session, session.timings())
+    now = current(results, session.compiled_hints)
+    assert session.compiled_hints == (64, 256, 4096) and now is not None and now.hints == (64, 4096)
+    note = paste_note(results, session.compiled_hints, session.advisable_program)
+    assert note.startswith(f"predicted geomean ×1.04 against {'×%.2f' % now.geomean_regret} with the compiled hints "
+                           "[64, 256, 4096], from these kernels")

@@ -19,7 +19,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from kinspect.core.dispatch.heuristics import HEURISTICS
-from kinspect.core.quality.whatif import WhatIf, paste_line, paste_note
+from kinspect.core.quality.whatif import WhatIf, paste_line, paste_note, ran_hints
 from kinspect.core import numbers
 
 ROWS = 12
@@ -37,7 +37,8 @@ class WhatIfScreen(ModalScreen[str | None]):
     def __init__(self, results: Sequence[WhatIf], hints: Sequence[int], deciding: str,
                  program: str | None = None) -> None:
         super().__init__()
-        self._hints = tuple(sorted(hints))
+        self._compiled = tuple(sorted(hints))
+        self._hints = ran_hints(results, hints) or self._compiled
         self._deciding = deciding
         full = [w for w in results if w.hints == self._hints]
         by_name = {w.heuristic: w for w in full}
@@ -45,7 +46,7 @@ class WhatIfScreen(ModalScreen[str | None]):
         fewer = [w for w in results if w.hints != self._hints][:ROWS]
         self._rows += [(w.heuristic, w) for w in fewer]
         self._best = results[0] if results else None
-        line, note = paste_line(results), paste_note(results, self._hints, program)
+        line, note = paste_line(results), paste_note(results, self._compiled, program)
         self._paste = (note, line) if line is not None and note is not None else None
         """What the best hints under Inductor's rule predict, and the line to paste."""
 
@@ -61,7 +62,8 @@ class WhatIfScreen(ModalScreen[str | None]):
             else:
                 yield Static(Text(f"best: {self._best.label()} at geomean {numbers.ratio(self._best.geomean_regret)} "
                                   f"over {self._best.shapes} measured keys", style="green"))
-                yield Static(Text(f"first, pinned: every heuristic with the compiled hints {list(self._hints)}; "
+                ran = f" (their variants': {', '.join(map(str, self._hints))})" if self._hints != self._compiled else ""
+                yield Static(Text(f"first, pinned: every heuristic with the compiled hints {list(self._compiled)}{ran}; "
                                   "then fewer hints, best first · a measured key is one site at one shape with "
                                   "every variant timed, counted over all sites", style="dim"))
             yield DataTable(id="what-if-table", cursor_type="row", zebra_stripes=True)

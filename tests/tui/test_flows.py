@@ -237,6 +237,21 @@ async def test_heuristic_what_if(recorded_app):
         assert "others pick: inductor v2" in text
 
 
+async def test_the_what_if_pins_the_compiled_hints_where_two_share_a_variant():
+    """The MoE stack recorded with both switches: hints 256 and 4096 share one variant, so the
+    compiled hints ran as 64 and 4096, the pinned rows' figures."""
+    moe = Path(__file__).resolve().parents[1] / "fixtures" / "sessions" / "moe_layers_fixed_h100_2026-12-06.session.json"
+    app = InspectorApp(RecordedSource(load(moe)))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await type_shape(pilot, "args_0=4 args_1=64")
+        await pilot.press("enter", "h")
+        await pilot.pause()
+        text = " ".join(screen_text(app).replace("│", " ").split())
+        assert "inductor 64, 4096 ×1.05 ×1.21 +4% deciding now, Inductor's" in text
+        assert "every heuristic with the compiled hints [64, 256, 4096] (their variants': 64, 4096)" in text
+        assert "with the compiled hints [64, 256, 4096], from these" in text
+
+
 async def test_measured_latency_spread_regret_and_share_of_peak():
     session = session_with_finding()
     key = session.runtime_key(session.sites[0], parse_shape("B=1000"))

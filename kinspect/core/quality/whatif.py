@@ -179,9 +179,16 @@ def _calls(session: Session) -> dict[str, dict[Key, int]]:
     return {s.name: workload_calls(session, s)[0] for s in session.sites}
 
 
+def ran_hints(results: Sequence[WhatIf], hints: Sequence[int]) -> tuple[int, ...]:
+    """The compiled hints that have a variant: the subset the session ran (hints tuned at the
+    same sizes share one variant, the last hint's)."""
+    present = {h for w in results for h in w.hints}
+    return tuple(sorted(set(hints) & present))
+
+
 def current(results: Sequence[WhatIf], hints: Sequence[int]) -> WhatIf | None:
-    """The configuration the session ran: Inductor's heuristic with every compiled hint."""
-    want = tuple(sorted(hints))
+    """The configuration the session ran: Inductor's heuristic with the compiled hints."""
+    want = ran_hints(results, hints)
     return next((w for w in results if w.heuristic == "inductor" and w.hints == want), None)
 
 
@@ -201,7 +208,9 @@ def paste_note(results: Sequence[WhatIf], hints: Sequence[int], program: str | N
     if best is None:
         return None
     now = current(results, hints)
-    if now is None or now is best:
+    if now is None:
+        return "the best subset on these measurements, from these kernels:"
+    if now is best:
         return f"the compiled hints {list(hints)} are the best subset on these measurements:"
     verify = (f"kinspect advise --run {shown(program)} runs the program with more candidates and verifies"
               if program else "kinspect advise compiles it to verify")
