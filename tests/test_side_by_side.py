@@ -176,6 +176,30 @@ def test_compiles_that_tuned_different_problems_say_at_which_hints_and_what_each
     assert "whole model" not in below
 
 
+def test_a_hint_that_shares_a_variant_is_compared_on_the_problem_it_was_tuned_at():
+    """With one size per symbol hint 4096 was lowered to hint 256's sizes, so the fixed compile
+    has one variant for both; against a compile of the same problems at all three hints (keys
+    64, 256, 256), every hint tuned the same problem."""
+    from kinspect.core.dispatch.hint_sizes import Assignment
+    from kinspect.core.session.model import Environment, Session
+    from kinspect.core.quality.side_by_side import side_by_side
+
+    from synthetic import product_rows_site
+
+    tuned = (Assignment(64, {"s27": 8, "s52": 8}), Assignment(256, {"s27": 16, "s52": 16}),
+             Assignment(4096, {"s27": 16, "s52": 16}))
+    site = product_rows_site()
+    keyed = tuple(replace(v, key=tuple(t.key_at_hint(v.hint, tuned[v.index].values) for t in site.tensors))
+                  for v in site.variants)
+    both = replace(site, variants=keyed)
+    shared = replace(site, variants=(keyed[0], replace(keyed[2], index=1)))
+    env = Environment("2026-12-06T00:00:00Z", torch="2.11.0", gpu="NVIDIA H100 80GB HBM3")
+    sessions = [Session(environment=env, graphs=[Graph("graph_0", sites=("multi_kernel_0",), hint_sizes=tuned)],
+                        sites=[s]) for s in (both, shared)]
+    rows, _ = side_by_side(*sessions)
+    assert [v.hint for v in shared.variants] == [64, 4096] and rows[0].differ == ()
+
+
 def test_problems_with_the_same_rows_are_told_apart_by_their_whole_keys():
     """Two compiles that keyed hint 64 on the same rows but another width (a fresh compile
     that lowered the GEMM with other arguments): the line shows both keys."""
