@@ -446,7 +446,10 @@ def _install_hooks() -> None:
             rec.symbols, rec.dynamic_inputs = _symbols_of(graph)
             with contextlib.suppress(Exception):  # FX metadata is optional
                 rec.regions = _regions(graph)
-            mod = orig(graph, *a, **k)
+            try:
+                mod = orig(graph, *a, **k)
+            finally:
+                rec.tables.clear()  # Inductor's own objects, needed only while this graph is scheduled
             rec.wrapper_path = getattr(mod, "__file__", None)
             rec.hint_sizes = hint_sizes.assignments(graph) or (
                 hint_sizes.inductors_own(graph, inductor_config.multi_kernel_hints) if rec.sites else ())
