@@ -94,6 +94,17 @@ def test_variants_with_the_same_source_are_one_kernel():
     )]
 
 
+def test_variants_whose_hints_are_unknown_are_named_without_them():
+    """A site loaded from a wrapper alone (no compile seen) may not know its variants' hints."""
+    s = clean()
+    site = s.sites[0]
+    v = [replace(x, hint=None) for x in site.variants]
+    v[1] = replace(v[1], source_hash=v[0].source_hash, kernel_name=v[0].kernel_name)
+    found = [f.message for f in derive_findings(with_site(s, replace(site, variants=tuple(v))))
+             if f.kind == "identical-variants"]
+    assert found == ["variants v0, v1 are the same kernel triton_tem_fused_addmm_0: those hints buy nothing at this site"]
+
+
 def test_without_a_source_hash_the_kernel_name_decides_identity():
     s = clean()
     site = s.sites[0]

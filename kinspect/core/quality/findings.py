@@ -36,10 +36,10 @@ def identical_variants(site: Site, facts: Facts) -> list[Finding]:
         if len(members) < 2:
             continue
         vs = [site.variants[i] for i in members]
-        hints = ", ".join(str(v.hint) for v in vs)
+        hints = f" (hints {', '.join(str(v.hint) for v in vs)})" if all(v.hint is not None for v in vs) else ""
         out.append(Finding(
             "identical-variants",
-            f"variants {', '.join(f'v{i}' for i in members)} (hints {hints}) are the same kernel "
+            f"variants {', '.join(f'v{i}' for i in members)}{hints} are the same kernel "
             f"{vs[0].kernel_name}: those hints buy nothing at this site",
             "warning", site=site.name, graph=site.graph, variants=tuple(members),
         ))
