@@ -125,3 +125,21 @@ def test_an_autotune_time_is_held_to_kinspects_timing_of_the_kernel_at_its_key()
         assert bool(found) is speaks
     (f,) = _times(site, measurements=[Measurement(site.name, v1.key, 1, "cuda_events", 30.0, samples=9)])
     assert "v1 (hint 256) was autotuned at 8.0 µs; kinspect timed the same kernel at its own key at 30.0 µs" in f.message
+
+
+def test_a_variant_the_fusion_benchmark_chose_is_held_to_the_fused_time():
+    """The kernel kinspect times is the fused one, so where the fusion benchmark chose it, its
+    fused time is what it is held to: 25 µs fused against 30 µs timed is one problem, though
+    the table's winner took 8 µs alone; 8 µs fused (a choice timed on a smaller problem) is not."""
+    from kinspect.core.session.model import AutotuneRow
+    from kinspect.core.session.runtime import Measurement
+
+    site = product_rows_site()
+    v1 = site.variants[1]
+    timed = [Measurement(site.name, v1.key, 1, "cuda_events", 30.0, samples=9)]
+    for fused_us, speaks in ((25.0, False), (8.0, True)):
+        fused = replace(v1, emitted="triton_mm_7", fused=(AutotuneRow("triton_mm_7", fused_us),))
+        found = _times(replace(site, variants=(site.variants[0], fused, *site.variants[2:])), measurements=timed)
+        assert bool(found) is speaks
+    assert "v1 (hint 256) was fusion-benchmarked at 8.0 µs; kinspect timed the same kernel at its own key at 30.0 µs" \
+        in found[0].message
