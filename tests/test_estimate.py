@@ -149,3 +149,15 @@ def test_where_two_hints_share_a_variant_the_compiled_hints_row_is_still_the_cur
     note = paste_note(results, session.compiled_hints, session.advisable_program)
     assert note.startswith(f"predicted geomean ×1.04 against {'×%.2f' % now.geomean_regret} with the compiled hints "
                            "[64, 256, 4096], from these kernels")
+
+
+def test_fewer_hints_with_the_same_prediction_are_said_to_be_that():
+    """Where dropping a hint changes no pick, the best row has fewer hints and the same
+    figure: the note says so rather than 'x1.04 against x1.04'."""
+    from kinspect.core.quality.whatif import WhatIf, paste_line, paste_note
+
+    results = [WhatIf("inductor", (64,), 72, 1.0412, 1.14, 0.05), WhatIf("inductor", (64, 4096), 72, 1.0412, 1.14, 0.05)]
+    assert paste_note(results, (64, 256, 4096)) == (
+        "fewer hints, the same predicted geomean ×1.04 as the compiled hints [64, 256, 4096], from these kernels "
+        "(kinspect advise compiles it to verify):")
+    assert paste_line(results) == "torch._inductor.config.multi_kernel_hints = [64]"

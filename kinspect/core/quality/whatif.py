@@ -214,6 +214,9 @@ def paste_note(results: Sequence[WhatIf], hints: Sequence[int], program: str | N
         return f"the compiled hints {list(hints)} are the best subset on these measurements:"
     verify = (f"kinspect advise --run {shown(program)} runs the program with more candidates and verifies"
               if program else "kinspect advise compiles it to verify")
+    if ratio(best.geomean_regret) == ratio(now.geomean_regret):  # the sort put fewer hints first
+        return (f"fewer hints, the same predicted geomean {ratio(best.geomean_regret)} as the compiled hints "
+                f"{list(hints)}, from these kernels ({verify}):")
     return (f"predicted geomean {ratio(best.geomean_regret)} against {ratio(now.geomean_regret)} with the compiled "
             f"hints {list(hints)}, from these kernels ({verify}):")
 
