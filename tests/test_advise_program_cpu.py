@@ -178,3 +178,21 @@ def test_on_a_recorded_resnet_the_search_proposes_from_its_own_keys():
     best = advise.search(tabs.sites, 3)[0]
     assert best.hints == (256,) and round(best.regret, 3) == 1.002
     assert round(advise.workload_regret(tabs.sites, advise.DEFAULT_HINTS), 3) == 1.041
+
+
+def test_a_default_hint_that_shares_a_variant_is_still_predicted():
+    """The MoE stack recorded with both switches (H100): hint 256 was tuned at hint 4096's
+    sizes, so its sites have variants at 64 and 4096 only. The default hints are predicted as
+    the compile would run them: hint 256 by the variant it shares."""
+    from pathlib import Path
+
+    from kinspect.core.quality import advise
+
+    moe = load(Path(__file__).parent / "fixtures" / "sessions" / "moe_layers_fixed_h100_2026-12-06.session.json")
+    assert [v.hint for v in moe.sites[0].variants] == [64, 4096]
+    assert moe.stands_for(moe.sites[0]) == [frozenset({64}), frozenset({256, 4096})]
+    tabs = advise.recorded_tables(moe).sites
+    default = advise.default_prediction(tabs)
+    assert default is not None and default.hints == (64, 256, 4096)
+    assert default.regret == pytest.approx(advise.workload_regret(tabs, (64, 4096)))
+    assert advise.workload_regret(tabs, (256,)) == pytest.approx(advise.workload_regret(tabs, (4096,)))

@@ -181,6 +181,13 @@ class SiteTable:
     misaligned: tuple[str, ...] = ()
     """Call sites whose keys do not line up with the site's tensors, weighed at the keys
     they were recorded with."""
+    stands_for: tuple[frozenset[int], ...] = ()
+    """Per variant, the hints it stands for where several share it (`Session.stands_for`)."""
+
+    def allowed(self, subset: set[int]) -> list[int]:
+        """The variants Inductor decides among with these hints compiled."""
+        return [v for v, h in enumerate(self.hints)
+                if h is None or h in subset or (v < len(self.stands_for) and self.stands_for[v] & subset)]
     best: np.ndarray = field(init=False)
     weights: np.ndarray = field(init=False)
     """Per row, the workload's calls at its size times its calls per model call."""
@@ -263,7 +270,7 @@ def tables(session: Session, workload: Workload,
         out.append(SiteTable(site.name, keys, times, [v.hint for v in site.variants],
                              distance_matrix(keys, site.keys, "inductor"), [i for i, _ in kept],
                              [n for _, (_, _, n) in kept], [at for at, _, _ in points], [w for _, w, _ in points],
-                             calls.misaligned(site)))
+                             calls.misaligned(site), tuple(session.stands_for(site))))
     return Tables(out, missing, left_out)
 
 
@@ -293,7 +300,7 @@ def recorded_tables(session: Session) -> Tables:
         out.append(SiteTable(site.name, keys, np.array([t for _, t, _ in rows], dtype=np.float64),
                              [v.hint for v in site.variants], distance_matrix(keys, site.keys, "inductor"),
                              list(range(len(rows))), [1.0] * len(rows), [{} for _ in rows],
-                             [float(n) for _, _, n in rows]))
+                             [float(n) for _, _, n in rows], stands_for=tuple(session.stands_for(site))))
     return Tables(out, [], left_out, untimed)
 
 
@@ -349,7 +356,7 @@ def workload_regret(tabs: Sequence[SiteTable], subset: Sequence[int]) -> float |
     allowed = set(subset)
     spent = best = 0.0
     for t in tabs:
-        cols = [v for v, h in enumerate(t.hints) if h is None or h in allowed]
+        cols = t.allowed(allowed)
         if not cols:
             return None
         pick = np.asarray(cols)[np.argmin(t.distances[:, cols], axis=1)]  # the first minimum, as Inductor
@@ -363,6 +370,15 @@ class Proposal:
     hints: tuple[int, ...]
     regret: float
     """Predicted: the workload's GPU time with these hints over the oracle's (one compile)."""
+
+
+def default_prediction(tabs: Sequence[SiteTable]) -> Proposal | None:
+    """The default hints' prediction, where each of them has a candidate variant at every
+    site (its own, or one it shares with a hint tuned at the same sizes)."""
+    if not all(t.allowed({h}) for t in tabs for h in DEFAULT_HINTS):
+        return None
+    regret = workload_regret(tabs, DEFAULT_HINTS)
+    return None if regret is None else Proposal(DEFAULT_HINTS, regret)
 
 
 def search(tabs: Sequence[SiteTable], max_hints: int) -> list[Proposal]:

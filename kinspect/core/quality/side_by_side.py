@@ -106,13 +106,9 @@ def _tuned(s: Session, site: Site) -> dict[int | None, Tuned] | None:
     evaluates a hint per symbol) tuned on its keys by construction."""
     if any(v.key is None for v in site.variants):
         return None
-    sizes = s.tuned_sizes(site)
-    out = {v.hint: Tuned(v.key, None if sizes else rows_beyond_key(site, v)) for v in site.variants}
-    for hint, values in sizes.items():  # a hint tuned at another's sizes shares that hint's variant
-        twin = next((v.hint for v in site.variants if v.hint not in (None, hint) and sizes.get(v.hint) == values), None)
-        if hint not in out and twin is not None:
-            out[hint] = out[twin]
-    return out
+    stated = bool(s.tuned_sizes(site))
+    return {h: Tuned(v.key, None if stated else rows_beyond_key(site, v))  # a shared variant: each hint's problem
+            for v, hints in zip(site.variants, s.stands_for(site)) for h in (hints or {v.hint})}
 
 
 def _borrowed(site: Site) -> dict[int, int]:

@@ -63,6 +63,8 @@ class _SiteTable:
     weights: np.ndarray
     hints: list[int | None]
     distances: dict[str, np.ndarray]
+    stands_for: list[frozenset[int]]
+    """Per variant, the compiled hints it stands for (`Session.stands_for`)."""
 
 
 def distance_matrix(keys: Sequence[Key], hint_keys: Sequence[Key | None], heuristic: str,
@@ -119,7 +121,8 @@ def _tables(session: Session, by_site: Mapping[str, Mapping[tuple[str, Key], Key
         times = np.array([r for _, r in rows], dtype=np.float64)
         weights = np.array([calls.get(site.name, {}).get(k, 0) for k in keys], dtype=np.float64)
         out.append(_SiteTable(times, times.min(axis=1), weights, [v.hint for v in site.variants],
-                              {h: distance_matrix(keys, site.keys, h, flat) for h in HEURISTICS}))
+                              {h: distance_matrix(keys, site.keys, h, flat) for h in HEURISTICS},
+                              session.stands_for(site)))
     return out
 
 
@@ -156,7 +159,7 @@ def _evaluate(tables: list[_SiteTable], heuristic: str, subset: set[int]) -> tup
 def _evaluated(tables: list[_SiteTable], heuristic: str, subset: set[int]) -> tuple[int, float, float, float | None] | None:
     logs, worst, lost, best_total = [], 1.0, 0.0, 0.0
     for t in tables:
-        cols = [v for v, h in enumerate(t.hints) if h is None or h in subset]
+        cols = [v for v, h in enumerate(t.hints) if h is None or h in subset or t.stands_for[v] & subset]
         if not cols:
             return None
         d = t.distances[heuristic][:, cols]

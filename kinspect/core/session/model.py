@@ -388,6 +388,17 @@ class Session:
                 return {a.hint: a.values for a in g.hint_sizes}
         return {}
 
+    def stands_for(self, site: Site) -> list[frozenset[int]]:
+        """Per variant, the compiled hints it stands for: its own, and each hint tuned at the
+        same sizes, which keys alike and so has no variant of its own (Inductor keeps one
+        kernel per key, the last hint's: `--one-size-per-symbol` lowering 4096 to 256's sizes)."""
+        sizes = self.tuned_sizes(site)
+        own = {v.hint for v in site.variants}
+        return [frozenset(({v.hint} if v.hint is not None else set())
+                          | {h for h, values in sizes.items() if h not in own and v.hint in sizes
+                             and values == sizes[v.hint]})
+                for v in site.variants]
+
     def symbol_names(self) -> list[str]:
         """What a user may type on the left of `=`: aliases first, Inductor names too."""
         out = [s.alias for s in self.symbols if s.alias]

@@ -71,12 +71,7 @@ def run_advise(live: LivePipeline, spans: Mapping[str, tuple[int, int]], workloa
     for site, why in tabs.left_out.items():
         progress(f"{site} is left out of the advice: every variant was timed at no workload size ({why})")
     phases["search"] = time.perf_counter() - started
-    compiled = {h for t in tabs.sites for h in t.hints}
-    default = None
-    if compiled >= set(advise.DEFAULT_HINTS):
-        regret = advise.workload_regret(tabs.sites, advise.DEFAULT_HINTS)
-        default = None if regret is None else advise.Proposal(advise.DEFAULT_HINTS, regret)
-    out = Advice(workload, proposals, proposals[0], default, missing=tabs.missing, left_out=tabs.left_out,
+    out = Advice(workload, proposals, proposals[0], advise.default_prediction(tabs.sites), missing=tabs.missing, left_out=tabs.left_out,
                  misaligned={t.site: t.misaligned for t in tabs.sites if t.misaligned}, phases=phases)
     measured_sizes = [dict(p) for p in sweep.points]
     started = time.perf_counter()

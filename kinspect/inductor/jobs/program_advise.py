@@ -50,12 +50,9 @@ def run_program_advise(program: Sequence[str], candidates: Sequence[int], max_hi
     calls = int(sum(t.weights.sum() for t in tabs.sites))
     keys = sum(len(t.keys) for t in tabs.sites)
     workload = advise.Workload((), f"the program's own dispatches ({calls} calls at {keys} site keys)")
-    default = None
-    if {h for t in tabs.sites for h in t.hints} >= set(advise.DEFAULT_HINTS):
-        regret = advise.workload_regret(tabs.sites, advise.DEFAULT_HINTS)
-        default = None if regret is None else advise.Proposal(advise.DEFAULT_HINTS, regret)
     phases["search"] = time.perf_counter() - started
-    result = Advice(workload, proposals, proposals[0], default, left_out=tabs.left_out, phases=phases)
+    result = Advice(workload, proposals, proposals[0], advise.default_prediction(tabs.sites), left_out=tabs.left_out,
+                    phases=phases)
     if tabs.untimed_keys:
         result.failed.append(f"{tabs.untimed_keys} of the program's site keys had no time for every variant "
                              "and are left out")
