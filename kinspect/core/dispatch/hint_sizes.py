@@ -108,6 +108,15 @@ class Assignment:
         return f"hint {self.hint}: {sizes or 'no size symbols'}" + (f" ({self.lowered_for})" if self.lowered_for else "")
 
 
+def same_sizes(by_hint: Mapping[int, Mapping[str, int]]) -> list[tuple[int, ...]]:
+    """The hints grouped by the sizes they were tuned at, in hint order. Hints of one group
+    key alike, and Inductor keeps one kernel per key, the group's last hint's: one variant."""
+    groups: dict[tuple[tuple[str, int], ...], list[int]] = {}
+    for hint, values in by_hint.items():
+        groups.setdefault(tuple(sorted(values.items())), []).append(hint)
+    return [tuple(g) for g in groups.values()]
+
+
 def _within(hint: int, low: int, high: int | None) -> int:
     return max(low, hint if high is None else min(hint, high))
 

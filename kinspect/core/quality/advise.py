@@ -32,7 +32,7 @@ from kinspect.core.dispatch.shapes import MAX_SIZE, Key, format_key, sizes_text
 from kinspect.core.session.timings import KeyTimings, first_of_kernel, geomean, key_timings
 from kinspect.core.quality.model_calls import ModelCalls
 from kinspect.core.quality.side_by_side import site_label
-from kinspect.core.quality.whatif import distance_matrix
+from kinspect.core.quality.whatif import decided_among, distance_matrix
 
 DEFAULT_HINTS = (64, 256, 4096)
 """Inductor's documented example, what a user without advice sets."""
@@ -183,11 +183,6 @@ class SiteTable:
     they were recorded with."""
     stands_for: tuple[frozenset[int], ...] = ()
     """Per variant, the hints it stands for where several share it (`Session.stands_for`)."""
-
-    def allowed(self, subset: set[int]) -> list[int]:
-        """The variants Inductor decides among with these hints compiled."""
-        return [v for v, h in enumerate(self.hints)
-                if h is None or h in subset or (v < len(self.stands_for) and self.stands_for[v] & subset)]
     best: np.ndarray = field(init=False)
     weights: np.ndarray = field(init=False)
     """Per row, the workload's calls at its size times its calls per model call."""
@@ -195,6 +190,10 @@ class SiteTable:
     def __post_init__(self) -> None:
         self.best = self.times.min(axis=1)
         self.weights = np.array(self.point_weights)[self.points] * np.array(self.calls)
+
+    def allowed(self, subset: set[int]) -> list[int]:
+        """The variants Inductor decides among with these hints compiled."""
+        return decided_among(self.hints, self.stands_for, subset)
 
 
 @dataclass(frozen=True)

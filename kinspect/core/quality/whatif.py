@@ -126,6 +126,13 @@ def _tables(session: Session, by_site: Mapping[str, Mapping[tuple[str, Key], Key
     return out
 
 
+def decided_among(hints: Sequence[int | None], stands_for: Sequence[frozenset[int]], subset: set[int]) -> list[int]:
+    """The variants Inductor decides among with `subset` compiled: each whose hint, or a hint
+    it stands for (`Session.stands_for`), is in it, and any whose hint is unknown."""
+    return [v for v, h in enumerate(hints)
+            if h is None or h in subset or (v < len(stands_for) and stands_for[v] & subset)]
+
+
 def _subsets(hints: Sequence[int]) -> list[tuple[int, ...]]:
     largest = len(hints) if len(hints) <= MAX_EXHAUSTIVE else 4
     return [c for r in range(1, largest + 1) for c in itertools.combinations(hints, r)]
@@ -159,7 +166,7 @@ def _evaluate(tables: list[_SiteTable], heuristic: str, subset: set[int]) -> tup
 def _evaluated(tables: list[_SiteTable], heuristic: str, subset: set[int]) -> tuple[int, float, float, float | None] | None:
     logs, worst, lost, best_total = [], 1.0, 0.0, 0.0
     for t in tables:
-        cols = [v for v, h in enumerate(t.hints) if h is None or h in subset or t.stands_for[v] & subset]
+        cols = decided_among(t.hints, t.stands_for, subset)
         if not cols:
             return None
         d = t.distances[heuristic][:, cols]

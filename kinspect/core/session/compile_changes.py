@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
+from kinspect.core.dispatch.hint_sizes import same_sizes
+
 PATCH_KEY = "fit_benchmark_tensors"
 """Set when kinspect patched Inductor's hint autotuning."""
 
@@ -163,11 +165,7 @@ def tuned_lines(graphs: Sequence[Any], names: Mapping[str, str]) -> list[str]:
 
 
 def _shared(assignments: Sequence[Any]) -> str:
-    """Hints tuned at the same sizes key alike, and Inductor keeps one kernel per key: the
-    last hint's, in the first one's place. Said, or a user looks for a variant that is not there."""
-    groups: dict[tuple[tuple[str, int], ...], list[int]] = {}
-    for a in assignments:
-        groups.setdefault(tuple(sorted(a.values.items())), []).append(a.hint)
-    out = [f"; hints {', '.join(map(str, hints[:-1]))} and {hints[-1]} were tuned at the same sizes, so each site "
-           f"has one variant for them, hint {hints[-1]}'s" for hints in groups.values() if len(hints) > 1]
-    return "".join(out)
+    """Which hints share one variant, said, or a user looks for a variant that is not there."""
+    return "".join(f"; hints {', '.join(map(str, hints[:-1]))} and {hints[-1]} were tuned at the same sizes, so each "
+                   f"site has one variant for them, hint {hints[-1]}'s"
+                   for hints in same_sizes({a.hint: a.values for a in assignments}) if len(hints) > 1)

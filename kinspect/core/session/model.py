@@ -16,7 +16,7 @@ from functools import cached_property
 from typing import Any
 
 from kinspect.core.dispatch.decision import Decision, decide
-from kinspect.core.dispatch.hint_sizes import Assignment
+from kinspect.core.dispatch.hint_sizes import Assignment, same_sizes
 from kinspect.core.dispatch.reach import never_sent, unreachable
 from kinspect.core.dispatch.operands import operand_names
 from kinspect.core.errors import KinspectError, ShapeError
@@ -392,11 +392,9 @@ class Session:
         """Per variant, the compiled hints it stands for: its own, and each hint tuned at the
         same sizes, which keys alike and so has no variant of its own (Inductor keeps one
         kernel per key, the last hint's: `--one-size-per-symbol` lowering 4096 to 256's sizes)."""
-        sizes = self.tuned_sizes(site)
+        group = {h: g for g in same_sizes(self.tuned_sizes(site)) for h in g}
         own = {v.hint for v in site.variants}
-        return [frozenset(({v.hint} if v.hint is not None else set())
-                          | {h for h, values in sizes.items() if h not in own and v.hint in sizes
-                             and values == sizes[v.hint]})
+        return [frozenset(h for h in group.get(v.hint, (v.hint,)) if h is not None and (h == v.hint or h not in own))
                 for v in site.variants]
 
     def symbol_names(self) -> list[str]:
