@@ -56,7 +56,7 @@
 #                                      600 s): the programs part's GPU tests (PROGRAMS_MODE, default cnn_classify;
 #                                      PROGRAM_TIMEOUT default 1500) started in a process session of their own, which the
 #                                      machine keeps running between calls while it stays warm (30 s idle); returns at once
-#   scripts/device_session.sh goal     detached as `detach` is: kinspect advise --run --one-size-per-symbol
+#   scripts/device_session.sh goal     detached as `detach` is (the two can run at once): kinspect advise --run --one-size-per-symbol
 #                                      --fusion-per-hint on GOAL_PROGRAMS (default decoder_generate llama_serve
 #                                      moe_layers, all at once: a busy GPU) with the flags the program set gives each,
 #                                      GOAL_CANDIDATES (default 16,64,256,1024,4096); `collect` after
@@ -181,47 +181,51 @@ programs)
     fi
     ;;
 detach)
-    d=/tmp/kinspect-detached && rm -rf "$d" && mkdir -p "$d/programs" "$d/advise"
+    # Beside a detached goal (each part keeps its own folder, pid and log; collect waits for both).
+    d=/tmp/kinspect-detached && rm -rf "$d/programs" "$d/pid.programs" && mkdir -p "$d/programs"
     # The tests write their own pid: setsid forks where the shell made the job a group leader.
     KINSPECT_RECORD_DIR="$d/programs" PROGRAM_TIMEOUT="${PROGRAM_TIMEOUT:-1500}" setsid nohup \
-        bash -c 'echo $$ > "$1/pid"; shift; exec "$@"' _ "$d" python3 -m pytest tests/gpu/test_gpu_programs.py \
+        bash -c 'echo $$ > "$1/pid.programs"; shift; exec "$@"' _ "$d" python3 -m pytest tests/gpu/test_gpu_programs.py \
         -q -s -p no:cacheprovider -o addopts="" -n "${PROGRAMS_N:-2}" -k "${PROGRAMS_MODE:-cnn_classify}" "${@:2}" \
-        > "$d/log" 2>&1 < /dev/null &
+        > "$d/programs.log" 2>&1 < /dev/null &
     sleep 2
-    echo "started the GPU tests of ${PROGRAMS_MODE:-cnn_classify} in the background (pid $(cat "$d/pid"), log" \
-        "$d/log): scripts/device_session.sh collect in the next call, on this machine while it is warm"
+    echo "started the GPU tests of ${PROGRAMS_MODE:-cnn_classify} in the background (pid $(cat "$d/pid.programs"), log" \
+        "$d/programs.log): scripts/device_session.sh collect in the next call, on this machine while it is warm"
     ;;
 goal)
     # Like detach: kinspect advise --run with both fixes on each of GOAL_PROGRAMS (default the three over the goal in
     # the program set's last runs), each with the flags the set runs it with, all at once, in a process session of its
     # own; collect in the next call.
-    d=/tmp/kinspect-detached && rm -rf "$d" && mkdir -p "$d/programs" "$d/advise"
+    d=/tmp/kinspect-detached && rm -rf "$d/advise" "$d/pid.advise" && mkdir -p "$d/advise"
     export D="$d" GOAL_PROGRAMS="${GOAL_PROGRAMS:-decoder_generate llama_serve moe_layers}" \
         GOAL_CANDIDATES="${GOAL_CANDIDATES:-16,64,256,1024,4096}"
-    setsid nohup bash -c 'echo $$ > "$D/pid"
+    setsid nohup bash -c 'echo $$ > "$D/pid.advise"
         for p in $GOAL_PROGRAMS; do
             flags=$(python3 -c "import sys; sys.path.insert(0, \"tests/gpu\"); from real_programs import PROGRAMS
 print(\" \".join(next(q.flags for q in PROGRAMS if q.name == sys.argv[1])))" "$p")
             timeout "${GOAL_TIMEOUT:-2400}" python3 -m kinspect advise --one-size-per-symbol --fusion-per-hint $flags \
                 --candidates "$GOAL_CANDIDATES" --max-hints 3 -o "$D/advise/$p.advise.session.json" \
                 --run "tests/gpu/programs/$p.py" > "$D/advise/$p.txt" 2>&1 &
-        done; wait' > "$d/log" 2>&1 < /dev/null &
+        done; wait' > "$d/advise.log" 2>&1 < /dev/null &
     sleep 2
-    echo "started kinspect advise --run on $GOAL_PROGRAMS in the background (pid $(cat "$d/pid")):" \
+    echo "started kinspect advise --run on $GOAL_PROGRAMS in the background (pid $(cat "$d/pid.advise")):" \
         "scripts/device_session.sh collect in the next call, on this machine while it is warm"
     ;;
 collect)
     d=/tmp/kinspect-detached
-    [ -f "$d/pid" ] || { echo "nothing was detached on this machine (a fresh one: the machine went back)"; exit 1; }
-    pid=$(cat "$d/pid") limit="${COLLECT_TIMEOUT:-560}"
-    while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$limit" ]; do sleep 5; done
-    kill -0 "$pid" 2>/dev/null && echo "still running after $limit s of this call: collect again in the next one"
-    grep -v "^[EW][0-9]\{4\} " "$d/log" | grep -E "passed|failed|skipped|error|FAILED|ERROR|^kinspect:" | tail -30
-    python3 scripts/program_table.py "$d/programs" | tee "$out/program-table-detached.txt"
+    ls "$d"/pid.* >/dev/null 2>&1 || { echo "nothing was detached on this machine (a fresh one: the machine went back)"; exit 1; }
+    pids=$(cat "$d"/pid.*) limit="${COLLECT_TIMEOUT:-560}"
+    running() { for p in $pids; do kill -0 "$p" 2>/dev/null && return 0; done; return 1; }
+    while running && [ "$SECONDS" -lt "$limit" ]; do sleep 5; done
+    running && echo "still running after $limit s of this call: collect again in the next one"
+    [ -f "$d/programs.log" ] && grep -v "^[EW][0-9]\{4\} " "$d/programs.log" \
+        | grep -E "passed|failed|skipped|error|FAILED|ERROR|^kinspect:" | tail -30
+    [ -f "$d/advise.log" ] && tail -3 "$d/advise.log"
+    [ -d "$d/programs" ] && python3 scripts/program_table.py "$d/programs" | tee "$out/program-table-detached.txt"
     for f in "$d"/advise/*.txt; do  # the goal part's: each advise's tables and the line to paste
         [ -f "$f" ] && { echo "== $(basename "$f" .txt)"; grep -vE "^[EW][0-9]{4} " "$f" | grep -vE "^kinspect: .*(compiling|autotun)" | tail -40; }
     done
-    tar czf "$out/programs-detached.tgz" -C "$d" programs advise log
+    (cd "$d" && tar czf "$out/programs-detached.tgz" $(ls -d programs advise ./*.log 2>/dev/null))
     ;;
 together)
     mkdir -p "$out/together"
