@@ -59,9 +59,10 @@ def program_session(hints: list[int], own_hints: list[int] | None = None) -> Ses
 class Runs:
     """Stands in for each `kinspect run` process advise starts: saves the session it would."""
 
-    def __init__(self, own_hints: list[int] | None = None, failing: tuple[int, ...] = ()) -> None:
+    def __init__(self, own_hints: list[int] | None = None, failing: tuple[tuple[int, ...], ...] = (),
+                 siteless: tuple[tuple[int, ...], ...] = ()) -> None:
         self.commands: list[list[str]] = []
-        self.own_hints, self.failing = own_hints, failing
+        self.own_hints, self.failing, self.siteless = own_hints, failing, siteless
 
     def __call__(self, cmd, stdout, stderr, **kw):
         self.commands.append(cmd)
@@ -76,7 +77,11 @@ class Runs:
 
             def __enter__(self):
                 if not self.returncode:
-                    save(program_session(hints, runs.own_hints), out)
+                    session = program_session(hints, runs.own_hints)
+                    if tuple(hints) in runs.siteless:  # Inductor compiled the GEMM otherwise: no multi-kernel
+                        session = replace(session, sites=[], events=[], measurements=[],
+                                          graphs=[Graph("graph_0", no_site_reason="no GEMM was autotuned per hint")])
+                    save(session, out)
                 return self
 
             def __exit__(self, *exc):
@@ -132,8 +137,41 @@ def test_a_verification_run_that_dies_is_reported_and_the_proposal_called_a_pred
     lines = capsys.readouterr().out.splitlines()
     failed = next(x for x in lines if x.startswith("verification failed for hints [16, 64]"))
     assert "graph_0 died at hint 16: CUDA error (its output: " in failed
-    assert "the proposal is unverified (its compile failed): treat it as a prediction" in lines
+    assert "the proposal is unverified (no fresh compile of it gave a figure: see above): treat it as a prediction" \
+        in lines
     assert lines[-1] == "torch._inductor.config.multi_kernel_hints = [16, 64]"
+
+
+def test_a_verification_run_without_the_candidates_site_says_which_and_gives_no_figure(program, monkeypatch,
+                                                                                       capsys):
+    monkeypatch.setattr(program_advise.subprocess, "Popen", Runs(siteless=((64, 256, 4096),)))
+    assert cli.main(["advise", "--max-hints", "2", "--run", "serve.py"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    failed = next(x for x in lines if x.startswith("verification failed for hints [64, 256, 4096]"))
+    assert failed.startswith("verification failed for hints [64, 256, 4096]: no dispatch of the run could be held "
+                             "against the candidate run's times (1 of the candidate run's 1 sites was no size-hint "
+                             "multi-kernel in this run and is left out: graph_0 · addmm · ")
+    assert "serve.advise.hints-64-256-4096.session.json)" in failed
+    default = next(x for x in lines if "default" in x)
+    assert default.split("│")[4].strip() == "n/a"
+    assert lines[-1] == "torch._inductor.config.multi_kernel_hints = [16, 64]"
+
+
+def test_sites_alike_in_graph_op_and_call_sites_are_held_against_their_own_in_a_verification_run():
+    """The MoE stack's two `mm` sites on the same two modules (the expert up- and
+    down-projections): each is matched to itself by its order in the graph's code, so every
+    one of the run's 50 dispatches is weighed, each against its own site's fastest variant."""
+    from pathlib import Path
+
+    from kinspect.core.quality import advise
+
+    moe = load(Path(__file__).parent / "fixtures" / "sessions" / "moe_layers_fixed_h100_2026-12-06.session.json")
+    held = advise.recorded_regret(moe, advise.recorded_tables(moe).sites, moe)
+    assert (held.sites, held.unmatched, held.untimed) == (6, (), 0)
+    timings = moe.timings()
+    spent = sum(timings[(e.site, e.key)].median(e.picked) for e in moe.events)
+    fastest = sum(min(filter(None, map(timings[(e.site, e.key)].median, range(2)))) for e in moe.events)
+    assert held.regret == pytest.approx(spent / fastest)
 
 
 def test_advise_run_refuses_a_model_files_options_and_a_missing_program(program, capsys):

@@ -245,3 +245,23 @@ def test_each_recordings_variants_on_other_hints_choices_are_listed_in_hint_orde
     (line,) = what_differed(("stock", "fixed"), [row], Row("whole model", (Side(), Side())))
     assert line.endswith("stock: each variant runs a choice of its own hint; fixed: hint 256 runs hint 64's choice, "
                          "hint 4096 runs hint 64's choice")
+
+
+def test_sites_alike_in_graph_op_and_call_sites_each_get_a_row_of_their_own(tmp_path, capsys, monkeypatch):
+    """The MoE stack (H100, both switches) has two `mm` sites on the same two modules (the
+    experts' up- and down-projections): each keeps a row, told apart by its order in the
+    graph's code, and against another compile numbered apart each is held against itself."""
+    from kinspect.core.store import load
+
+    monkeypatch.setenv("COLUMNS", "250")
+    moe = load(Path(__file__).parent / "fixtures" / "sessions" / "moe_layers_fixed_h100_2026-12-06.session.json")
+    other = load(Path(__file__).parent / "fixtures" / "sessions" / "moe_layers_fixed_h100_2026-12-06.session.json")
+    renamed = {s.name: f"multi_kernel_{9 - i}" for i, s in enumerate(other.sites)}
+    other.sites = [replace(s, name=renamed[s.name]) for s in other.sites]
+    other.measurements = [replace(m, site=renamed[m.site]) for m in other.measurements]
+    other.events = [replace(e, site=renamed[e.site]) for e in other.events]
+    rows, _ = side_by_side(moe, other)
+    alike = [r.label for r in rows if r.label.startswith("graph_0 (inference) · mm · 0 (MoE) +1")]
+    assert alike == ["graph_0 (inference) · mm · 0 (MoE) +1 #1", "graph_0 (inference) · mm · 0 (MoE) +1 #2"]
+    assert len(rows) == len(moe.sites) == 6
+    assert all(r.sides[0] == r.sides[1] and r.sides[0].shapes > 0 for r in rows)

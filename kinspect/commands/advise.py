@@ -175,6 +175,8 @@ def _report(advice: Advice) -> int:
     console.print(proposals_table(advice.proposals), advice_table(advice))
     for why in advice.failed:
         console.print(f"verification failed for {why}", markup=False, soft_wrap=True)
+    for note in advice.notes:
+        console.print(note, markup=False, soft_wrap=True)
     console.print(phases_line(advice.phases), markup=False, soft_wrap=True)
     chosen, note = choice(advice)
     if note:
@@ -221,5 +223,5 @@ def choice(advice: Advice) -> tuple[tuple[int, ...], str]:
         return advise.DEFAULT_HINTS, ("measured, the default beat the proposal in every compile: the prediction did "
                                       "not survive recompiling; keep the default")
     if not mine:
-        return advice.best.hints, "the proposal is unverified (its compile failed): treat it as a prediction"
+        return advice.best.hints, "the proposal is unverified (no fresh compile of it gave a figure: see above): treat it as a prediction"
     return advice.best.hints, ""

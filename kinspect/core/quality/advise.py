@@ -31,7 +31,7 @@ from kinspect.core.session.model import Session, Site
 from kinspect.core.dispatch.shapes import MAX_SIZE, Key, format_key, sizes_text
 from kinspect.core.session.timings import KeyTimings, first_of_kernel, geomean, key_timings
 from kinspect.core.quality.model_calls import ModelCalls
-from kinspect.core.quality.side_by_side import site_label
+from kinspect.core.quality.side_by_side import site_labels
 from kinspect.core.quality.whatif import decided_among, distance_matrix
 
 DEFAULT_HINTS = (64, 256, 4096)
@@ -303,21 +303,51 @@ def recorded_tables(session: Session) -> Tables:
     return Tables(out, [], left_out, untimed)
 
 
-def recorded_regret(candidate: Session, tabs: Sequence[SiteTable], run: Session) -> float | None:
-    """A verification run's regret (`kinspect advise --run`): the GPU time of the variant
-    Inductor picked at each of the run's dispatches, timed in that run, over the candidate
-    compile's fastest kernel at the same site (matched by what the user calls it: another
-    compile numbers its multi-kernels apart) and key; None where the run lacks a site or a
-    time for one."""
-    theirs = {site_label(s): s.name for s in run.sites}
-    by_name = {s.name: s for s in candidate.sites}
+@dataclass(frozen=True)
+class RunRegret:
+    """A verification run held against the candidate run (`kinspect advise --run`)."""
+
+    regret: float | None
+    """The GPU time of the variant Inductor picked at each dispatch, timed in that run, over
+    the candidate run's fastest kernel at the same site and key; None where no dispatch of
+    the run could be held against one."""
+    sites: int
+    """The candidate run's sites the figure weighs."""
+    unmatched: tuple[str, ...] = ()
+    """The candidate run's sites (as the user calls them) that were no size-hint
+    multi-kernel in this run: Inductor compiled that GEMM otherwise, so it is left out."""
+    untimed: int = 0
+    """Dispatches left out because the variant they ran got no time in this run."""
+
+    def gaps(self) -> list[str]:
+        """What the figure leaves out, in words; nothing where it weighs every dispatch."""
+        out = []
+        if self.unmatched:
+            n = len(self.unmatched)
+            out.append(f"{n} of the candidate run's {self.sites + n} sites {'was' if n == 1 else 'were'} no size-hint "
+                       f"multi-kernel in this run and {'is' if n == 1 else 'are'} left out: "
+                       + "; ".join(self.unmatched))
+        if self.untimed:
+            out.append(f"{self.untimed} dispatch{'es' if self.untimed != 1 else ''} whose variant got no time in this "
+                       "run left out")
+        return out
+
+
+def recorded_regret(candidate: Session, tabs: Sequence[SiteTable], run: Session) -> RunRegret:
+    """A verification run's regret, its sites matched to the candidate run's by what the user
+    calls them (another compile numbers its multi-kernels apart)."""
+    theirs = {label: name for name, label in site_labels(run).items()}
+    labels = site_labels(candidate)
     timings = run.timings()
     picks = Counter((e.site, e.key, e.picked) for e in run.events)
     spent = best = 0.0
+    unmatched, untimed, weighed = [], 0, 0
     for t in tabs:
-        name = theirs.get(site_label(by_name[t.site]))
+        name = theirs.get(labels[t.site])
         if name is None:
-            return None
+            unmatched.append(labels[t.site])
+            continue
+        weighed += 1
         fastest = dict(zip(t.keys, t.best))
         for (site, key, picked), n in picks.items():
             if site != name or key not in fastest:
@@ -325,10 +355,11 @@ def recorded_regret(candidate: Session, tabs: Sequence[SiteTable], run: Session)
             timed = timings.get((site, key))
             us = timed.median(picked) if timed is not None else None
             if us is None:
-                return None
+                untimed += n
+                continue
             spent += n * us
             best += n * float(fastest[key])
-    return spent / best if best > 0 else None
+    return RunRegret(spent / best if best > 0 else None, weighed, tuple(unmatched), untimed)
 
 
 def untimed_reasons(session: Session, workload: Workload, limit: int = 3) -> list[str]:

@@ -4,7 +4,8 @@ come to its fastest variant over the keys it ran.
 
 Two compiles number their multi-kernels apart, so sites are matched by what the user calls
 them: the graph, op and module path of their call sites (`graph_0 (inference)` · `addmm` ·
-`h.0.attn.c_attn +1`), else their name.
+`h.0.attn.c_attn +1`), else their name; sites alike in all of these by their order in the
+graph's code.
 
 One compile of each cannot tell a difference the two modes make from autotuning's own
 between compiles, except where the problems tuned differ or the choices run do: so each
@@ -16,6 +17,7 @@ other's runs its own (stock Inductor's fusion benchmark, against `--fusion-per-h
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from kinspect.core.dispatch.shapes import Key, format_key
@@ -72,9 +74,19 @@ class Row:
         return tuple(h for h in hints if a.get(h) != b.get(h))
 
 
-def site_label(site: Site) -> str:
-    """What the user calls a site, the same in any compile of the program."""
-    return f"{site.graph} · {site.op} · {site.title}"
+def site_labels(session: Session) -> dict[str, str]:
+    """What the user calls each site, the same in any compile of the program: its graph, op
+    and call sites; sites alike in all three (a MoE layer's two GEMMs on one module) are told
+    apart by their order in the graph's code (`#2`), which every compile of the program keeps."""
+    base = {s.name: f"{s.graph} · {s.op} · {s.title}" for s in session.sites}
+    alike = Counter(base.values())
+    seen: Counter[str] = Counter()
+    out = {}
+    for s in session.sites:
+        label = base[s.name]
+        seen[label] += 1
+        out[s.name] = f"{label} #{seen[label]}" if alike[label] > 1 else label
+    return out
 
 
 def _side(q: SiteQuality | None) -> Side:
@@ -89,8 +101,8 @@ def side_by_side(a: Session, b: Session) -> tuple[list[Row], Row]:
     quality = [model_quality(s) for s in (a, b)]
     by_label: list[dict[str, tuple[Side, dict[int | None, Tuned] | None, dict[int, int]]]] = []
     for s, q in zip((a, b), quality):
-        sites = {site.name: site for site in s.sites}
-        by_label.append({site_label(sites[sq.site]): (_side(sq), _tuned(s, sites[sq.site]), _borrowed(sites[sq.site]))
+        sites, labels = {site.name: site for site in s.sites}, site_labels(s)
+        by_label.append({labels[sq.site]: (_side(sq), _tuned(s, sites[sq.site]), _borrowed(sites[sq.site]))
                          for sq in q.sites if sq.site in sites})
     rows = []
     for label in dict.fromkeys([*by_label[0], *by_label[1]]):

@@ -37,6 +37,9 @@ class Advice:
     measured: dict[tuple[int, ...], list[float]] = field(default_factory=dict)
     """Per verified hint set, each fresh compile's measured workload regret."""
     failed: list[str] = field(default_factory=list)
+    """Each verification that gave no figure, and why."""
+    notes: list[str] = field(default_factory=list)
+    """What the figures leave out, where they were made anyway."""
     missing: list[dict[str, int]] = field(default_factory=list)
     left_out: dict[str, str] = field(default_factory=dict)
     """Sites the figures leave out, each with why (`advise.Tables.left_out`)."""

@@ -54,8 +54,8 @@ def run_program_advise(program: Sequence[str], candidates: Sequence[int], max_hi
     result = Advice(workload, proposals, proposals[0], advise.default_prediction(tabs.sites), left_out=tabs.left_out,
                     phases=phases)
     if tabs.untimed_keys:
-        result.failed.append(f"{tabs.untimed_keys} of the program's site keys had no time for every variant "
-                             "and are left out")
+        result.notes.append(f"{tabs.untimed_keys} of the program's site keys had no time for every variant in the "
+                            "candidate run and are left out")
     started = time.perf_counter()
     for hints in dict.fromkeys([result.best.hints, advise.DEFAULT_HINTS]):
         for c in range(1, compiles + 1):
@@ -67,12 +67,14 @@ def run_program_advise(program: Sequence[str], candidates: Sequence[int], max_hi
             except KinspectError as e:
                 result.failed.append(f"hints {list(hints)}: {e}")
                 continue
-            regret = advise.recorded_regret(candidate, tabs.sites, run)
-            if regret is None:
-                result.failed.append(f"hints {list(hints)}: the run lacks a site or a time the candidate run has "
-                                     f"({path})")
-            else:
-                result.measured.setdefault(hints, []).append(regret)
+            held = advise.recorded_regret(candidate, tabs.sites, run)
+            if held.regret is None:
+                result.failed.append(f"hints {list(hints)}: no dispatch of the run could be held against the "
+                                     f"candidate run's times ({'; '.join(held.gaps()) or 'it ran none of its keys'}; "
+                                     f"{path})")
+                continue
+            result.measured.setdefault(hints, []).append(held.regret)
+            result.notes += [f"hints {list(hints)}, run {c}: {gap}" for gap in held.gaps()]
     phases["verification runs"] = time.perf_counter() - started
     return result
 
