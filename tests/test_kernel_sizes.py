@@ -158,3 +158,30 @@ def test_a_variant_the_fusion_benchmark_chose_is_held_to_the_fused_time():
         assert bool(found) is speaks
     assert "v1 (hint 256) was fusion-benchmarked at 8.0 µs; kinspect timed the same kernel at its own key at 30.0 µs" \
         in found[0].message
+
+
+def test_a_fused_time_faster_than_any_choice_alone_at_the_hint_says_the_fusion_benchmark_timed_a_smaller_problem():
+    """The MLP training loop with both switches (H100, torch 2.11, one compile): at hint 4096
+    the backward GEMM's fusion benchmark timed every choice at 7 to 9 µs, as at hints 64 and
+    256, where its autotune table's fastest took 20.6 µs alone; the variant runs triton_mm_212,
+    which took 73.8 µs alone there. Hints 64 and 256, fused within reach of their tables, say
+    nothing."""
+    from pathlib import Path
+
+    from kinspect.core.store import load
+
+    s = load(Path(__file__).parent / "fixtures" / "sessions" / "mlp_train_fixed_h100_2026-12-07.session.json")
+    found = {f.site: f for f in derive_findings(s) if f.kind == "autotune-time-disagrees"}
+    assert set(found) == {"multi_kernel_0", "multi_kernel_0@graph_1"}
+    f = found["multi_kernel_0@graph_1"]
+    assert f.variants == (2,)
+    assert ("v2 (hint 4096) was fusion-benchmarked at 7.0 µs, where the fastest choice autotuned alone at this hint "
+            "took 20.6 µs (triton_mm_225): the fused kernel does that GEMM and its epilogue, so the fusion benchmark "
+            "timed a smaller problem") in f.message
+    # Against the picked choice's own time alone one slow table entry would speak: a table
+    # whose fastest choice is within reach of the fused time says nothing.
+    site = s.site("multi_kernel_0@graph_1")
+    v2 = site.variants[2]
+    near = replace(v2, autotune=(*v2.autotune, replace(v2.autotune[0], name="triton_mm_999", time_us=9.0)))
+    s.sites = [replace(site, variants=(*site.variants[:2], near)) if x is site else x for x in s.sites]
+    assert "multi_kernel_0@graph_1" not in {f.site for f in derive_findings(s) if f.kind == "autotune-time-disagrees"}
