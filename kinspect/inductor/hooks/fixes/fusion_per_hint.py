@@ -15,6 +15,14 @@ returns but not infinite, so it is picked only where none of the hint's own choi
 (each failed to compile, or spilled registers: stock Inductor's fallback, where the patch
 would have none). After the call, the hint's timings keep only its own choices where any
 remain, as the patch leaves them. The kernels and the runtime choice are Inductor's own.
+
+The fused benchmark itself launches a grid of the wrong size: a template kernel's benchmark
+harness sizes its tensors and size arguments at the kernel's hint, but its grid
+(`TritonTemplateKernel.kernel_benchmark_extra_args`) at the graph's example sizes, so where
+the grid grows with a dynamic size (a GEMM's rows) every hint's fused choices are timed on the
+example's share of tiles: one small problem at every hint (docs/upstream/fusion-per-hint.md,
+"The fused time of another problem"). In this mode that grid is evaluated at the kernel's
+hint, through the same `optimization_hints_with_override` its tensors are sized by.
 """
 
 from __future__ import annotations
@@ -122,10 +130,34 @@ def _benchmark(orig: Any) -> Any:
     return wrapped
 
 
+def _benchmark_grid(orig: Any) -> Any:
+    @functools.wraps(orig)
+    def wrapped(kernel: Any) -> Any:
+        hint = getattr(kernel, "hint_override", None)
+        from torch._inductor.virtualized import V
+
+        sizevars = V.graph.sizevars
+        if not MODE.active or hint is None or not hasattr(sizevars, "optimization_hints_with_override"):
+            return orig(kernel)
+        at_hint = functools.partial(_hints_at, sizevars, hint)
+        sizevars.optimization_hints = at_hint  # on this allocator alone, for this call
+        try:
+            return orig(kernel)
+        finally:
+            del sizevars.optimization_hints
+    return wrapped
+
+
+def _hints_at(sizevars: Any, hint: int, exprs: Any, *a: Any, **k: Any) -> tuple[int, ...]:
+    """The sizes at the kernel's hint, as its tensors and size arguments are sized."""
+    return tuple(sizevars.optimization_hints_with_override(exprs, hint_override=hint))
+
+
 def _install() -> None:
-    """The four methods patched; each acts only inside a `speedup_by_fusion` call made in
-    this mode, on that call's scheduler and multi-template."""
+    """The methods patched; each acts only in this mode: inside a `speedup_by_fusion` call, on
+    that call's scheduler and multi-template, or on a template kernel made for a hint."""
     from torch._inductor import ir
+    from torch._inductor import select_algorithm as sa
     from torch._inductor.scheduler import Scheduler
 
     Scheduler.speedup_by_fusion = _speedup_by_fusion(Scheduler.speedup_by_fusion)
@@ -133,6 +165,9 @@ def _install() -> None:
     mtb = ir.MultiTemplateBuffer
     mtb.choice_timings = _choice_timings(mtb.choice_timings)
     mtb.swap_as_triton_caller = _swap(mtb.swap_as_triton_caller)
+    ttk = getattr(sa, "TritonTemplateKernel", None)
+    if hasattr(ttk, "kernel_benchmark_extra_args"):  # where a torch lacks it, its harness has no grid of its own
+        ttk.kernel_benchmark_extra_args = _benchmark_grid(ttk.kernel_benchmark_extra_args)
 
 
 def _missing() -> list[str]:
