@@ -251,12 +251,12 @@ with V.set_graph_handler(types.SimpleNamespace(sizevars=SizeVarAllocator(env))):
 """
 
 
-@pytest.mark.skipif(not torch.__version__.startswith("2.13"), reason="the patch is made against torch 2.13")
 def test_the_grid_patch_sizes_a_hints_fused_benchmark_grid_at_the_hint(tmp_path):
-    """docs/upstream/benchmark-grid-per-hint.patch: a hint-4096 template kernel's benchmark
-    grid, B*S rows with B and S 8 and 16 at the example, is the hint's 4,096 rows patched and
-    the example's 128 stock."""
-    patched = _patched_copy(tmp_path, UPSTREAM / "benchmark-grid-per-hint.patch")
+    """docs/upstream/benchmark-grid-per-hint.patch (torch 2.13; -2.11.patch for the GPU's): a
+    hint-4096 template kernel's benchmark grid, B*S rows with B and S 8 and 16 at the example,
+    is the hint's 4,096 rows patched and the example's 128 stock."""
+    name = "benchmark-grid-per-hint-2.11.patch" if torch.__version__.startswith("2.11") else "benchmark-grid-per-hint.patch"
+    patched = _patched_copy(tmp_path, UPSTREAM / name)
     grids = [subprocess.run([sys.executable, "-c", GRID], capture_output=True, text=True, timeout=120,
                             env={**os.environ, "PYTHONPATH": path}) for path in (str(patched), "")]
     assert [g.returncode for g in grids] == [0, 0], grids[0].stderr[-3000:] + grids[1].stderr[-3000:]

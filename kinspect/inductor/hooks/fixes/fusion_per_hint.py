@@ -140,12 +140,19 @@ def _benchmark_grid(orig: Any) -> Any:
         if not MODE.active or hint is None or not hasattr(sizevars, "optimization_hints_with_override"):
             return orig(kernel)
         at_hint = functools.partial(_hints_at, sizevars, hint)
-        sizevars.optimization_hints = at_hint  # on this allocator alone, for this call
+        names = [n for n in _EXAMPLE_HINTS if hasattr(sizevars, n)]
+        for name in names:  # on this allocator alone, for this call
+            setattr(sizevars, name, at_hint)
         try:
             return orig(kernel)
         finally:
-            del sizevars.optimization_hints
+            for name in names:
+                delattr(sizevars, name)
     return wrapped
+
+
+_EXAMPLE_HINTS = ("optimization_hints", "size_hints")
+"""What the grid is sized by: `optimization_hints` on torch 2.13, `size_hints` on 2.11."""
 
 
 def _hints_at(sizevars: Any, hint: int, exprs: Any, *a: Any, **k: Any) -> tuple[int, ...]:
