@@ -47,8 +47,10 @@
 #                                      with plain torch.compile (scripts/with_hints.py, no kinspect), the same two
 #                                      recorded by kinspect run (stock mode) on the patched copy, and the sizes the
 #                                      patch decides for two programs' graphs (docs/upstream/hint_sizes_probe.py),
-#                                      all at once; and docs/upstream/test_fusion_per_hint.py on stock Inductor and on a
-#                                      copy with fusion-per-hint.patch (UPSTREAM_TIMEOUT caps each step's seconds)
+#                                      all at once; docs/upstream/test_fusion_per_hint.py on stock Inductor and on a
+#                                      copy with fusion-per-hint.patch; and the MLP training loop under kinspect run on
+#                                      that copy and on one with benchmark-grid-per-hint.patch as well, each's fused times
+#                                      held to its autotune tables (UPSTREAM_TIMEOUT caps each step's seconds)
 #   scripts/device_session.sh fusion   kinspect run --fusion-per-hint on a relu(addmm) program, stock and with the
 #                                      switch (tests/gpu/test_gpu_fusion_per_hint.py): which hint's choice each
 #                                      variant runs, and every pick against Inductor's rule
@@ -244,16 +246,19 @@ training)
 upstream)
     torch_dir=$(python3 -c "import os, torch; print(os.path.dirname(torch.__file__))")
     command -v patch >/dev/null || { echo "no patch command on this machine"; exit 1; }
-    patched_copy() {  # $1: a torch whose _inductor is a copy with docs/upstream/$2 applied
-        rm -rf "$1" && mkdir -p "$1/torch"
-        for f in "$torch_dir"/*; do ln -s "$f" "$1/torch/"; done
-        rm "$1/torch/_inductor" && cp -r "$torch_dir/_inductor" "$1/torch/_inductor"
-        (cd "$1" && patch -p1 < "$OLDPWD/docs/upstream/$2") >/dev/null; }
-    patched=/tmp/patched-torch fusion=/tmp/patched-fusion
+    patched_copy() {  # $1: a torch whose _inductor is a copy with docs/upstream/$2 (and $3...) applied
+        local root=$1 here=$PWD && shift
+        rm -rf "$root" && mkdir -p "$root/torch"
+        for f in "$torch_dir"/*; do ln -s "$f" "$root/torch/"; done
+        rm "$root/torch/_inductor" && cp -r "$torch_dir/_inductor" "$root/torch/_inductor"
+        for p in "$@"; do (cd "$root" && patch -p1 < "$here/docs/upstream/$p") >/dev/null || return 1; done; }
+    patched=/tmp/patched-torch fusion=/tmp/patched-fusion grid=/tmp/patched-grid
     patched_copy "$patched" hint-per-symbol.patch || exit 1
     case "$(python3 -c 'import torch; print(torch.__version__)')" in
-        2.11*) patched_copy "$fusion" fusion-per-hint-2.11.patch ;;
-        *) patched_copy "$fusion" fusion-per-hint.patch ;;
+        2.11*) patched_copy "$fusion" fusion-per-hint-2.11.patch \
+            && patched_copy "$grid" fusion-per-hint-2.11.patch benchmark-grid-per-hint-2.11.patch ;;
+        *) patched_copy "$fusion" fusion-per-hint.patch \
+            && patched_copy "$grid" fusion-per-hint.patch benchmark-grid-per-hint.patch ;;
     esac || exit 1
     # The steps are independent: each runs at once into a file of its own, printed in order below
     # (one GPU shared, so autotune times carry that noise; their order against cuBLAS is the check).
@@ -282,6 +287,11 @@ upstream)
     timeout $(t 300) python3 docs/upstream/test_fusion_per_hint.py > "$steps/7-fusion-stock.txt" 2>&1 &
     PYTHONPATH="$fusion:$PYTHONPATH" timeout $(t 300) python3 docs/upstream/test_fusion_per_hint.py \
         > "$steps/7-fusion-patched.txt" 2>&1 &
+    for w in fusion grid; do  # the MLP training loop's GEMMs with an epilogue: fused under their tables without the grid patch
+        tp="$fusion"; [ "$w" = grid ] && tp="$grid"
+        PYTHONPATH="$tp:$PYTHONPATH" timeout $(t 400) python3 -m kinspect run --hints 64,256,4096 \
+            -o "$out/mlp_train.$w-torch.session.json" tests/gpu/programs/mlp_train.py > "$steps/8-grid-$w.txt" 2>&1 &
+    done
     wait
     for h in 4096 64; do echo "== stock torch, hint $h"; cat "$steps/1-stock-$h.txt"; done
     for h in 64 256 4096; do echo "== patched torch, hint $h"; cat "$steps/2-patched-$h.txt"; done
@@ -298,7 +308,11 @@ upstream)
     for w in stock patched; do  # the GPU test fails stock where an addmm+relu variant runs another hint's choice
         echo "== fusion-per-hint test, $w torch"; grep -E "^(FAIL|ERROR):|Error: |^Ran |^OK|^FAILED" "$steps/7-fusion-$w.txt" | head -8
     done
-    rm -rf "$steps"
+    for w in fusion grid; do  # benchmark-grid-per-hint.patch: no fused time under half its table's fastest
+        echo "== the MLP training loop under kinspect run, torch with fusion-per-hint.patch$([ "$w" = grid ] && echo " and the grid patch")"; grep -E "^kinspect: (saved|.*died)" "$steps/8-grid-$w.txt" | tail -2
+        COLUMNS=200 python3 -m kinspect explain "$out/mlp_train.$w-torch.session.json" 2>&1 | grep -E "autotune-time|fusion benchmark timed" | head -4
+    done
+    rm -rf "$steps" "$out"/mlp_train.*-torch.session.jsonl
     ;;
 hints)
     gpu_tests tests/gpu/test_gpu_hint_tensors.py "${@:2}"
