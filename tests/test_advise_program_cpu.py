@@ -234,3 +234,26 @@ def test_a_default_hint_that_shares_a_variant_is_still_predicted():
     assert default is not None and default.hints == (64, 256, 4096)
     assert default.regret == pytest.approx(advise.workload_regret(tabs, (64, 4096)))
     assert advise.workload_regret(tabs, (256,)) == pytest.approx(advise.workload_regret(tabs, (4096,)))
+
+
+def test_a_verification_run_without_one_of_the_candidates_sites_is_weighed_over_the_rest_and_says_which():
+    """A fresh compile in which one GEMM was no size-hint multi-kernel (Inductor kept another
+    kernel for it): the figure weighs the other five sites' dispatches, and its line names
+    the one left out."""
+    from pathlib import Path
+
+    from kinspect.core.quality import advise
+
+    moe = load(Path(__file__).parent / "fixtures" / "sessions" / "moe_layers_fixed_h100_2026-12-06.session.json")
+    run = load(Path(__file__).parent / "fixtures" / "sessions" / "moe_layers_fixed_h100_2026-12-06.session.json")
+    gone = run.sites[2].name
+    run.sites = [s for s in run.sites if s.name != gone]
+    run.events = [e for e in run.events if e.site != gone]
+    held = advise.recorded_regret(moe, advise.recorded_tables(moe).sites, run)
+    assert (held.sites, held.unmatched, held.untimed) == (5, ("graph_0 (inference) · bmm · 0 (MoE)",), 0)
+    assert held.gaps() == ["1 of the candidate run's 6 sites was no size-hint multi-kernel in this run and is left "
+                           "out: graph_0 (inference) · bmm · 0 (MoE)"]
+    timings = run.timings()
+    spent = sum(timings[(e.site, e.key)].median(e.picked) for e in run.events)
+    fastest = sum(min(filter(None, map(timings[(e.site, e.key)].median, range(2)))) for e in run.events)
+    assert held.regret == pytest.approx(spent / fastest)
