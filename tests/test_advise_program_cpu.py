@@ -12,6 +12,7 @@ import io
 import math
 import random
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -24,6 +25,10 @@ from kinspect.core.session.model import Environment, Graph, Session
 from kinspect.core.session.runtime import DispatchEvent, Measurement
 from kinspect.core.store import load, save
 from kinspect.inductor.jobs import program_advise
+
+MOE = Path(__file__).parent / "fixtures" / "sessions" / "moe_layers_fixed_h100_2026-12-06.session.json"
+"""The MoE stack recorded with both switches (H100): six sites, two of them alike in graph,
+op and call sites."""
 
 ROWS = {8: 50, 100: 20, 3000: 5}
 """The program's batches and how often it runs each."""
@@ -161,17 +166,12 @@ def test_sites_alike_in_graph_op_and_call_sites_are_held_against_their_own_in_a_
     """The MoE stack's two `mm` sites on the same two modules (the expert up- and
     down-projections): each is matched to itself by its order in the graph's code, so every
     one of the run's 50 dispatches is weighed, each against its own site's fastest variant."""
-    from pathlib import Path
-
     from kinspect.core.quality import advise
 
-    moe = load(Path(__file__).parent / "fixtures" / "sessions" / "moe_layers_fixed_h100_2026-12-06.session.json")
+    moe = load(MOE)
     held = advise.recorded_regret(moe, advise.recorded_tables(moe).sites, moe)
     assert (held.sites, held.unmatched, held.untimed) == (6, (), 0)
-    timings = moe.timings()
-    spent = sum(timings[(e.site, e.key)].median(e.picked) for e in moe.events)
-    fastest = sum(min(filter(None, map(timings[(e.site, e.key)].median, range(2)))) for e in moe.events)
-    assert held.regret == pytest.approx(spent / fastest)
+    assert held.regret == pytest.approx(_picked_over_fastest(moe))
 
 
 def test_advise_run_refuses_a_model_files_options_and_a_missing_program(program, capsys):
@@ -205,8 +205,6 @@ def test_on_a_recorded_resnet_the_search_proposes_from_its_own_keys():
     """The ResNet-18 recorded stock on an H100 (hints 64, 256, 4096, one compile): over the 52
     site keys its 70 dispatches ran, hint 256 alone is predicted within 0.2% of the fastest
     of its variants, the default 4.1% over: what `advise --run` would then verify."""
-    from pathlib import Path
-
     from kinspect.core.quality import advise
 
     session = load(Path(__file__).parent / "fixtures" / "sessions" / "resnet18_stock_h100_2026-12-06.session.json")
@@ -222,11 +220,9 @@ def test_a_default_hint_that_shares_a_variant_is_still_predicted():
     """The MoE stack recorded with both switches (H100): hint 256 was tuned at hint 4096's
     sizes, so its sites have variants at 64 and 4096 only. The default hints are predicted as
     the compile would run them: hint 256 by the variant it shares."""
-    from pathlib import Path
-
     from kinspect.core.quality import advise
 
-    moe = load(Path(__file__).parent / "fixtures" / "sessions" / "moe_layers_fixed_h100_2026-12-06.session.json")
+    moe = load(MOE)
     assert [v.hint for v in moe.sites[0].variants] == [64, 4096]
     assert moe.stands_for(moe.sites[0]) == [frozenset({64}), frozenset({256, 4096})]
     tabs = advise.recorded_tables(moe).sites
@@ -240,12 +236,9 @@ def test_a_verification_run_without_one_of_the_candidates_sites_is_weighed_over_
     """A fresh compile in which one GEMM was no size-hint multi-kernel (Inductor kept another
     kernel for it): the figure weighs the other five sites' dispatches, and its line names
     the one left out."""
-    from pathlib import Path
-
     from kinspect.core.quality import advise
 
-    moe = load(Path(__file__).parent / "fixtures" / "sessions" / "moe_layers_fixed_h100_2026-12-06.session.json")
-    run = load(Path(__file__).parent / "fixtures" / "sessions" / "moe_layers_fixed_h100_2026-12-06.session.json")
+    moe, run = load(MOE), load(MOE)
     gone = run.sites[2].name
     run.sites = [s for s in run.sites if s.name != gone]
     run.events = [e for e in run.events if e.site != gone]
@@ -253,7 +246,14 @@ def test_a_verification_run_without_one_of_the_candidates_sites_is_weighed_over_
     assert (held.sites, held.unmatched, held.untimed) == (5, ("graph_0 (inference) · bmm · 0 (MoE)",), 0)
     assert held.gaps() == ["1 of the candidate run's 6 sites was no size-hint multi-kernel in this run and is left "
                            "out: graph_0 (inference) · bmm · 0 (MoE)"]
-    timings = run.timings()
-    spent = sum(timings[(e.site, e.key)].median(e.picked) for e in run.events)
-    fastest = sum(min(filter(None, map(timings[(e.site, e.key)].median, range(2)))) for e in run.events)
-    assert held.regret == pytest.approx(spent / fastest)
+    assert held.regret == pytest.approx(_picked_over_fastest(run))
+
+
+def _picked_over_fastest(session: Session) -> float:
+    """Every dispatch's picked variant's time over its key's fastest, summed over the
+    dispatches: the figure worked out from the recording alone (the MoE's sites have two
+    variants)."""
+    timings = session.timings()
+    spent = sum(timings[(e.site, e.key)].median(e.picked) for e in session.events)
+    fastest = sum(min(filter(None, map(timings[(e.site, e.key)].median, range(2)))) for e in session.events)
+    return spent / fastest

@@ -213,23 +213,8 @@ def test_the_fused_benchmarks_grid_is_sized_at_the_kernels_hint_not_at_the_examp
     `SizeVarAllocator` whose B and S were 8 and 16 at the example: stock, a hint-4096 kernel's
     benchmark harness launches the example's 128 rows of tiles over tensors sized for the
     hint; with the mode, the hint's rows, as its tensors."""
-    import math
+    from template_grid import grid
 
-    from torch._dynamo.source import ConstantSource
-    from torch._inductor.select_algorithm import TritonTemplateKernel
-    from torch._inductor.sizevars import SizeVarAllocator
-    from torch.fx.experimental.symbolic_shapes import ShapeEnv
-
-    env = ShapeEnv()
-    b, s = env.create_symbol(8, ConstantSource("B")), env.create_symbol(16, ConstantSource("S"))
-    graph = types.SimpleNamespace(sizevars=SizeVarAllocator(env))
-    kernel = types.SimpleNamespace(call_sizes=[b * s, 1536], meta={}, hint_override=4096,
-                                   grid_fn=lambda m, n, meta: (math.ceil(m / 64) * math.ceil(n / 64), 1, 1))
-    with V.set_graph_handler(graph):
-        stock = TritonTemplateKernel.kernel_benchmark_extra_args(kernel)
-        with fusion_per_hint.fusion_per_hint():
-            fixed = TritonTemplateKernel.kernel_benchmark_extra_args(kernel)
-        again = TritonTemplateKernel.kernel_benchmark_extra_args(kernel)
+    stock, fixed, again = grid(), grid(fusion_per_hint.fusion_per_hint), grid()
     assert stock == again == [str(2 * 24), "1", "1"]  # 128 rows: 2 tiles of 64 by 24
     assert fixed == [str(64 * 24), "1", "1"]  # 4,096 rows
-    assert "optimization_hints" not in vars(graph.sizevars)  # Inductor's own method again

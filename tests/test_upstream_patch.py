@@ -234,30 +234,15 @@ def test_the_pytorch_style_hint_per_symbol_tests_pass_patched_and_fail_stock(pat
         assert done.returncode != 0 and last.startswith("FAILED"), done.stderr[-3000:]
 
 
-GRID = """
-import math, types
-from torch._dynamo.source import ConstantSource
-from torch._inductor.select_algorithm import TritonTemplateKernel
-from torch._inductor.sizevars import SizeVarAllocator
-from torch._inductor.virtualized import V
-from torch.fx.experimental.symbolic_shapes import ShapeEnv
-
-env = ShapeEnv()
-b, s = env.create_symbol(8, ConstantSource("B")), env.create_symbol(16, ConstantSource("S"))
-kernel = types.SimpleNamespace(call_sizes=[b * s, 1536], meta={}, hint_override=4096,
-                               grid_fn=lambda m, n, meta: (math.ceil(m / 64) * math.ceil(n / 64), 1, 1))
-with V.set_graph_handler(types.SimpleNamespace(sizevars=SizeVarAllocator(env))):
-    print(TritonTemplateKernel.kernel_benchmark_extra_args(kernel))
-"""
-
-
 def test_the_grid_patch_sizes_a_hints_fused_benchmark_grid_at_the_hint(tmp_path):
     """docs/upstream/benchmark-grid-per-hint.patch (torch 2.13; -2.11.patch for the GPU's): a
     hint-4096 template kernel's benchmark grid, B*S rows with B and S 8 and 16 at the example,
     is the hint's 4,096 rows patched and the example's 128 stock."""
     name = "benchmark-grid-per-hint-2.11.patch" if torch.__version__.startswith("2.11") else "benchmark-grid-per-hint.patch"
     patched = _patched_copy(tmp_path, UPSTREAM / name)
-    grids = [subprocess.run([sys.executable, "-c", GRID], capture_output=True, text=True, timeout=120,
-                            env={**os.environ, "PYTHONPATH": path}) for path in (str(patched), "")]
+    tests = str(Path(__file__).parent)  # template_grid
+    grids = [subprocess.run([sys.executable, "-m", "template_grid"], capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (path, tests)))})
+             for path in (str(patched), "")]
     assert [g.returncode for g in grids] == [0, 0], grids[0].stderr[-3000:] + grids[1].stderr[-3000:]
     assert [g.stdout.strip() for g in grids] == ["['1536', '1', '1']", "['48', '1', '1']"]

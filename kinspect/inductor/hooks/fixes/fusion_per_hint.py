@@ -134,10 +134,12 @@ def _benchmark_grid(orig: Any) -> Any:
     @functools.wraps(orig)
     def wrapped(kernel: Any) -> Any:
         hint = getattr(kernel, "hint_override", None)
+        if not MODE.active or hint is None:
+            return orig(kernel)
         from torch._inductor.virtualized import V
 
         sizevars = V.graph.sizevars
-        if not MODE.active or hint is None or not hasattr(sizevars, "optimization_hints_with_override"):
+        if not hasattr(sizevars, "optimization_hints_with_override"):
             return orig(kernel)
         at_hint = functools.partial(_hints_at, sizevars, hint)
         names = [n for n in _EXAMPLE_HINTS if hasattr(sizevars, n)]
