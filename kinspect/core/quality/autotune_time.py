@@ -4,10 +4,11 @@ than it keys, not only the one kinspect knows the mechanism of.
 
 Two tests, each on what the session already holds:
 
-- the GPU's own limit: the problem's work at its key (2*M*N*K) over the bf16 peak kinspect
-  measured on the same GPU gives the least time any kernel can take; an autotune time under
-  half of it is not a time of that problem (stock Inductor's GPT-2 c_attn at hint 4096 read
-  2.8 µs, where 4096 x 768 x 2304 needs at least 18 µs: every config had returned at once);
+- the GPU's own limit: the problem's work at its key (2*M*N*K) over the GPU's bf16 ceiling
+  (`ceilings.bf16_ceiling`: the data sheet's or kinspect's measured peak, the higher) gives the
+  least time any kernel can take; an autotune time under half of it is not a time of that
+  problem (stock Inductor's GPT-2 c_attn at hint 4096 read 2.8 µs, where 4096 x 768 x 2304
+  needs at least 15 µs: every config had returned at once);
 - kinspect's own timing of the same kernel at the same key, where the program ran that
   shape: autotuned more than twice (and 10 µs) faster than the kernel runs there in four runs
   of five (the 20th percentile of kinspect's runs: another process on the GPU, as when several
@@ -16,7 +17,7 @@ Two tests, each on what the session already holds:
   autotunes at whatever clock it is at when a compile starts, and Inductor's benchmark adds
   its own overhead), while a config timed faster than it can run was timed on less work.
 
-Neither speaks without its evidence (no measured peak, no measurement at the key). Where
+Neither speaks without its evidence (no known ceiling, no measurement at the key). Where
 Inductor's fusion benchmark chose the variant, the kernel is the fused one, and its fused
 time is the one held up (the table's winner was timed alone); and first to Inductor's own
 fastest time of any choice alone at the same hint, which needs no GPU of kinspect's: a fused
@@ -27,7 +28,8 @@ hint: 7.0 µs at hint 4096, where the fastest choice alone took 20.6 µs).
 
 from __future__ import annotations
 
-from kinspect.core.numbers import us_text
+from kinspect.core.numbers import tflops, us_text
+from kinspect.core.quality.ceilings import bf16_ceiling
 from kinspect.core.quality.roofline import gemm_flops
 from kinspect.core.quality.rules import Facts, site_rule
 from kinspect.core.session.model import Finding, Site, Variant
@@ -64,7 +66,7 @@ def _fastest_alone(v: Variant) -> tuple[str, float] | None:
 @site_rule(KIND)
 def autotune_times(site: Site, facts: Facts) -> list[Finding]:
     """One finding per site naming each variant whose autotune time cannot be its problem's."""
-    peak = facts.session.environment.peaks.get("tflops_bf16")
+    ceiling = bf16_ceiling(facts.session.environment)
     parts, variants = [], []
     for v in site.variants:
         tuned, how = _tuned_us(v)
@@ -78,11 +80,12 @@ def autotune_times(site: Site, facts: Facts) -> list[Finding]:
             variants.append(v.index)
             continue
         flops = gemm_flops(site, v.key)
-        if peak and flops:
-            least = flops / (peak * 1e12) * 1e6
+        if ceiling and flops:
+            least = flops / (ceiling.tflops * 1e12) * 1e6
             if tuned * APART < least:
                 parts.append(f"v{v.index} (hint {v.hint}) was {how} at {us_text(tuned)}, but its key's problem "
-                             f"({flops / 1e9:,.1f} GFLOP) takes at least {us_text(least)} at this GPU's measured peak")
+                             f"({flops / 1e9:,.1f} GFLOP) takes at least {us_text(least)} at this GPU's bf16 peak "
+                             f"({tflops(ceiling.tflops)}, {ceiling.source})")
                 variants.append(v.index)
                 continue
         timed = facts.session.timings_at(site.name, v.key).measured.get(v.index)
