@@ -67,7 +67,7 @@ def events_for(site: Site, sizes: list[int]) -> list[DispatchEvent]:
 def clean() -> Session:
     site = site_of(linear_tensors())
     return Session(
-        environment=Environment(created="2026-11-29T00:00:00Z", gpu="NVIDIA H200"),
+        environment=Environment(created="2026-11-29T00:00:00Z", gpu="synthetic"),  # made-up times, held to no data sheet
         graphs=[Graph("graph_0", "/tmp/wrapper.py", (site.name,))],
         sites=[site],
         events=events_for(site, [1, 64, 100, 128, 129, 1000, 1025, 8192, 100, 8192]),
