@@ -202,3 +202,30 @@ def test_a_fused_time_faster_than_any_choice_alone_at_the_hint_says_the_fusion_b
     near = replace(v2, autotune=(*v2.autotune, replace(v2.autotune[0], name="triton_mm_999", time_us=9.0)))
     s.sites = [replace(site, variants=(*site.variants[:2], near)) if x is site else x for x in s.sites]
     assert "multi_kernel_0@graph_1" not in {f.site for f in derive_findings(s) if f.kind == "autotune-time-disagrees"}
+
+
+def test_a_table_timed_on_a_busy_gpu_is_held_to_a_larger_hints_and_says_nothing():
+    """The MLP training loop with both switches, verified by `advise --run` beside two more
+    compiles on one H100: hint 64's whole autotune table read 21.4 to 23.7 µs, slower than hint
+    256's (7.0 to 9.3 µs) at four times the rows, so its variant fused at 8.4 µs is no sign of a
+    smaller problem; without hint 256's table to hold it to, the busy table would speak."""
+    from pathlib import Path
+
+    from kinspect.core.store import load
+
+    s = load(Path(__file__).parent / "fixtures" / "sessions" / "mlp_train_busy_gpu_h100_2026-12-07.session.json")
+    site = s.site("multi_kernel_0")
+    v0 = site.variants[0]
+    assert min(r.time_us for r in v0.autotune if r.time_us) > 2 * 8.4 + 1
+    assert not [f for f in derive_findings(s) if f.kind == "autotune-time-disagrees"]
+    alone = replace(site, variants=(v0,))
+    (f,) = _times(alone)
+    assert ("v0 (hint 64) was fusion-benchmarked at 8.4 µs, where the fastest choice autotuned alone at this hint "
+            "took 21.4 µs") in f.message
+    # Where the larger hint's table is the faster one, the finding says which it was held to.
+    fast = replace(v0, fused=tuple(replace(r, time_us=1.0) for r in v0.fused))
+    v1 = site.variants[1]
+    slower = replace(v1, autotune=tuple(replace(r, time_us=r.time_us and 2 * r.time_us) for r in v1.autotune))
+    (f,) = _times(replace(site, variants=(fast, slower, *site.variants[2:])))
+    assert "v0 (hint 64) was fusion-benchmarked at 1.0 µs, where the fastest choice autotuned alone at hint 256's " \
+        "larger problem took 14.1 µs (triton_mm_44)" in f.message
