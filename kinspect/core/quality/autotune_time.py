@@ -28,10 +28,10 @@ hint: 7.0 µs at hint 4096, where the fastest choice alone took 20.6 µs).
 
 from __future__ import annotations
 
+from kinspect.core.dispatch.shapes import Key
 from kinspect.core.numbers import tflops, us_text
 from kinspect.core.quality.ceilings import bf16_ceiling
 from kinspect.core.quality.roofline import gemm_flops
-from kinspect.core.dispatch.shapes import Key
 from kinspect.core.quality.rules import Facts, site_rule
 from kinspect.core.session.model import Finding, Site, Variant
 
@@ -65,15 +65,15 @@ def _fastest_alone(site: Site, v: Variant) -> tuple[str, float, int | None] | No
     21.4 µs at best where hint 256's, four times the rows, read 7.0 µs) is held to that."""
     timed = [(r.name, r.time_us, None) for r in v.autotune if r.time_us]
     for w in site.variants:
-        if w is not v and w.hint is not None and w.key is not None and _no_smaller(w.key, v.key):
+        if v.key is not None and w.hint is not None and w.key is not None and _no_smaller(w.key, v.key):
             timed += [(r.name, r.time_us, w.hint) for r in w.autotune if r.time_us]
     return min(timed, key=lambda r: r[1]) if timed else None
 
 
-def _no_smaller(big: Key, small: Key | None) -> bool:
-    """Every size of `big` at least the same size of `small` (tensor by tensor, dim by dim)."""
-    return (small is not None and len(big) == len(small) and all(len(b) == len(s) for b, s in zip(big, small))
-            and all(x >= y for b, s in zip(big, small) for x, y in zip(b, s)) and big != small)
+def _no_smaller(big: Key, small: Key) -> bool:
+    """Another key, every size of it at least the same size of `small` (tensor by tensor)."""
+    return (big != small and len(big) == len(small) and all(len(b) == len(s) for b, s in zip(big, small))
+            and all(x >= y for b, s in zip(big, small) for x, y in zip(b, s)))
 
 
 @site_rule(KIND)

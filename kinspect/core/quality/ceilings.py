@@ -35,7 +35,7 @@ DATASHEET_TFLOPS_BF16: tuple[tuple[str, float], ...] = (
 class Ceiling:
     tflops: float
     source: str
-    """How the figure is known, for the reader of a bound: `measured`, `NVIDIA H100 data sheet`."""
+    """How the figure is known, for the reader of a bound: `measured`, `the NVIDIA H100 data sheet`."""
 
 
 def datasheet_tflops(gpu: str | None) -> tuple[str, float] | None:
