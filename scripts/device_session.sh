@@ -61,7 +61,8 @@
 #   scripts/device_session.sh goal     detached as `detach` is (the two can run at once): kinspect advise --run --one-size-per-symbol
 #                                      --fusion-per-hint on GOAL_PROGRAMS (default decoder_generate llama_serve
 #                                      moe_layers, all at once: a busy GPU) with the flags the program set gives each,
-#                                      GOAL_CANDIDATES (default 16,64,256,1024,4096); `collect` after
+#                                      GOAL_CANDIDATES (default 16,64,256,1024,4096), GOAL_FLAGS (more advise arguments:
+#                                      --compiles 2); `collect` after
 #   scripts/device_session.sh collect  in the next call on the same machine: waits for them (COLLECT_TIMEOUT), then their
 #                                      results, table and sessions as the programs part gives them ($OUT/programs-detached.tgz)
 #   scripts/device_session.sh together PART... several parts at once (a part with arguments in one quoted word:
@@ -206,7 +207,7 @@ goal)
             flags=$(python3 -c "import sys; sys.path.insert(0, \"tests/gpu\"); from real_programs import PROGRAMS
 print(\" \".join(next(q.flags for q in PROGRAMS if q.name == sys.argv[1])))" "$p")
             timeout "${GOAL_TIMEOUT:-2400}" python3 -m kinspect advise --one-size-per-symbol --fusion-per-hint $flags \
-                --candidates "$GOAL_CANDIDATES" --max-hints 3 -o "$D/advise/$p.advise.session.json" \
+                --candidates "$GOAL_CANDIDATES" --max-hints 3 ${GOAL_FLAGS:-} -o "$D/advise/$p.advise.session.json" \
                 --run "tests/gpu/programs/$p.py" > "$D/advise/$p.txt" 2>&1 &
         done; wait' > "$d/advise.log" 2>&1 < /dev/null &
     sleep 2
