@@ -4,8 +4,8 @@
 #   scripts/device_session.sh record   the pipeline, measurement and GPT-2 GPU tests, which
 #                                      record (and sweep) the samples into $OUT/samples
 #   scripts/device_session.sh rest     the CLI, baseline and inspector GPU tests
-#   scripts/device_session.sh measure  the kernel-timing and GPU-presence tests alone, recording no sample
-#                                      (a check after a change to measuring, in a few minutes)
+#   scripts/device_session.sh measure  the kernel-timing, autotune-timing (--autotune-device-time) and GPU-presence
+#                                      tests alone, recording no sample (a check after a change to measuring, in minutes)
 #   scripts/device_session.sh bench    the recorder overhead and GPT-2 small (12 layers) benchmarks
 #   scripts/device_session.sh ranks    2 GPUs (nvidia-h200-x2): torchrun records samples/ddp.py, one
 #                                      session per rank, into $OUT/samples; the merged explain
@@ -39,9 +39,11 @@
 #                                      samples/vit.py (recorded and swept into $OUT/samples) and GPT-2 with
 #                                      advise's candidate hints
 #   scripts/device_session.sh programs the real-program set (tests/gpu/programs) under kinspect run, each dispatch
-#                                      held against an independent hook on Inductor: PROGRAMS_MODE=fixed, stock
-#                                      or both (-k), PROGRAMS_N at once (default 5; one GPU shared, so a run's
-#                                      timings are of a busy GPU); sessions, logs and stderr in $OUT/programs.tgz
+#                                      held against an independent hook on Inductor: PROGRAMS_MODE=fixed, stock,
+#                                      timed (the fixes and --autotune-device-time) or a -k expression of them,
+#                                      PROGRAMS_N at once (default 5; one GPU shared, so a run's timings are of a
+#                                      busy GPU; 1 runs them one after another); sessions, logs and stderr in
+#                                      $OUT/programs.tgz
 #   scripts/device_session.sh upstream docs/upstream/hint-per-symbol.patch applied to a copy of this machine's
 #                                      Inductor: the reproducer before and after, the upstream test, two programs
 #                                      with plain torch.compile (scripts/with_hints.py, no kinspect), the same two
@@ -96,7 +98,7 @@ record)
     ;;
 measure)
     limit="${GPU_TESTS_TIMEOUT:-300}" record_dir=""  # an empty KINSPECT_RECORD_DIR records nothing
-    gpu_tests tests/gpu/test_gpu_measure.py tests/gpu/test_gpu_presence.py "${@:2}"
+    gpu_tests tests/gpu/test_gpu_measure.py tests/gpu/test_gpu_device_time.py tests/gpu/test_gpu_presence.py "${@:2}"
     ;;
 rest)
     gpu_tests tests/gpu/test_gpu_cli.py tests/gpu/test_gpu_baselines.py tests/gpu/test_gpu_inspector.py "${@:2}"

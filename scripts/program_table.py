@@ -1,6 +1,7 @@
 """The real-program set as tests/gpu/test_gpu_programs.py left it in a directory: per
-program, stock against kinspect's fixes (`--one-size-per-symbol --fusion-per-hint`), whether
-it recorded (or kinspect's line saying why not), its sites and dispatches, whether every
+program, stock against kinspect's fixes (`--one-size-per-symbol --fusion-per-hint`; `timed`
+with `--autotune-device-time` beside them), whether it recorded (or kinspect's line saying
+why not), its sites and dispatches, whether every
 pick was Inductor's, the dispatch quality over the keys it ran (pick over fastest variant,
 whole model and worst site; one compile each, timed while other programs compiled on the
 same GPU), and how many variants run a choice autotuned at an earlier hint.
@@ -45,7 +46,7 @@ def row(d: Path, name: str, mode: str) -> str:
 dirs = [Path(a) for a in sys.argv[1:]]
 names = sorted({p.name.split(".")[0] for d in dirs for p in d.glob("*.stderr.txt")})
 for name in names:
-    for mode in ("stock", "fixed"):
+    for mode in ("stock", "fixed", "timed"):
         for d in dirs:
             if (d / f"{name}.{mode}.stderr.txt").exists():
                 print(row(d, name, mode))

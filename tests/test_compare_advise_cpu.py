@@ -201,6 +201,7 @@ def test_ctrl_c_while_advise_times_the_candidates_saves_them_and_compiles_nothin
     ["advise", "--range", "B=16..256", "--max-hints", "1"]], ids=lambda c: c[0])
 @pytest.mark.parametrize("flag, option", [("--one-size-per-symbol", "one_size_per_symbol"),
                                           ("--fusion-per-hint", "fusion_per_hint"),
+                                          ("--autotune-device-time", "autotune_device_time"),
                                           ("--fit-benchmark-tensors", "fit_benchmark_tensors"),
                                           ("--compile-layers-once", "layers_once")])
 def test_what_kinspect_may_change_reaches_every_compile_a_command_makes(tmp_path, fake_gpu, capsys, command, flag,
@@ -214,6 +215,7 @@ def test_what_kinspect_may_change_reaches_every_compile_a_command_makes(tmp_path
 
 @pytest.mark.parametrize("flag, option", [("--one-size-per-symbol", "one_size_per_symbol"),
                                           ("--fusion-per-hint", "fusion_per_hint"),
+                                          ("--autotune-device-time", "autotune_device_time"),
                                           ("--fit-benchmark-tensors", "fit_benchmark_tensors"),
                                           ("--compile-layers-once", "layers_once")])
 def test_what_kinspect_may_change_reaches_the_live_inspectors_compile(monkeypatch, flag, option):

@@ -397,6 +397,26 @@ def test_fusion_per_hint_is_stated_with_the_other_switch_and_compiles_in_caches_
         in explained.stdout
 
 
+def test_autotune_device_time_is_said_stated_and_compiles_in_caches_of_its_own(here):
+    """`--autotune-device-time`: one line, the program's Inductor caches its own (a stock
+    compile's timings must not pick its configs), and the session and explain say it."""
+    (here / "cache_dir.py").write_text("import os\nimport torch._inductor\n"
+                                       "print('cache', os.environ.get('TORCHINDUCTOR_CACHE_DIR'))\n")
+    done = kinspect(here, "run", "--autotune-device-time", "cache_dir.py")
+    assert done.returncode == 0, done.stderr
+    (cache,) = [line.split()[1] for line in done.stdout.splitlines() if line.startswith("cache ")]
+    assert "kinspect-inductor-" in cache
+    said = [line for line in done.stderr.splitlines() if line.startswith("kinspect: --")]
+    assert said == ["kinspect: --autotune-device-time: Inductor's benchmarks timed by the GPU's work alone, "
+                    "compiled in a cache directory of this run's own"]
+    assert load(here / "cache_dir.session.json").environment.config["autotune_device_time"] is True
+    explained = subprocess.run([sys.executable, "-m", "kinspect", "explain", "cache_dir.session.json"], cwd=here,
+                               env={**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "300"},
+                               capture_output=True, text=True, timeout=120)
+    assert "Inductor's autotune benchmarks timed the GPU's work alone by kinspect (--autotune-device-time)" \
+        in explained.stdout
+
+
 def test_without_a_gpu_what_runs_and_what_does_not_is_said_up_front_in_one_line(here):
     """On a CPU, --hints makes GEMMs Inductor cannot compile (NoValidChoicesError): the program
     dies compiling, and the last line says why there is no multi-kernel, not that nothing was

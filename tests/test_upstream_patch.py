@@ -3,8 +3,9 @@
 copy of Inductor, without touching the installed one: at a hint each size symbol takes the
 hint, within its range and the graph's guards, and every tensor of the graph that fits 32-bit
 indexing at the example sizes fits at the hint's.
-PyTorch-style tests of the same (docs/upstream/test_hint_per_symbol.py) and of
-fusion-per-hint.patch (test_fusion_per_hint.py) run here too, patched and stock."""
+PyTorch-style tests of the same (docs/upstream/test_hint_per_symbol.py), of
+fusion-per-hint.patch (test_fusion_per_hint.py) and of autotune-launch-latency.patch
+(test_benchmark_launch_latency.py) run here too, patched and stock."""
 
 from __future__ import annotations
 
@@ -246,3 +247,19 @@ def test_the_grid_patch_sizes_a_hints_fused_benchmark_grid_at_the_hint(tmp_path)
              for path in (str(patched), "")]
     assert [g.returncode for g in grids] == [0, 0], grids[0].stderr[-3000:] + grids[1].stderr[-3000:]
     assert [g.stdout.strip() for g in grids] == ["['1536', '1', '1']", "['48', '1', '1']"]
+
+
+@pytest.mark.parametrize("which", ["patched", "stock"])
+def test_the_launch_latency_patch_times_a_slow_hosts_benchmark_by_the_kernel(tmp_path, which):
+    """docs/upstream/test_benchmark_launch_latency.py (autotune-launch-latency.patch, -2.11.patch
+    for the GPU's torch) drives Inductor's own `InductorBenchmarker.benchmark_gpu` on a
+    simulated GPU: patched, a 4 µs kernel launched in 30 µs after a flush the host queues
+    slower than the GPU runs it reads 4 µs; stock, 18 µs."""
+    name = "autotune-launch-latency-2.11.patch" if torch.__version__.startswith("2.11") else "autotune-launch-latency.patch"
+    root = str(_patched_copy(tmp_path, UPSTREAM / name)) if which == "patched" else ""
+    done = _pytorch_style("test_benchmark_launch_latency.py", root)
+    last = done.stderr.strip().splitlines()[-1]
+    if which == "patched":
+        assert done.returncode == 0 and last.startswith("OK"), done.stderr[-3000:]
+    else:
+        assert done.returncode != 0 and "18.0 != 4.0" in done.stderr, done.stderr[-3000:]

@@ -72,6 +72,12 @@ FUSION_HELP = ("pick each hint's fused epilogue among that hint's own choices: s
                "hint's variant runs a config tuned for a smaller one (the session says so)")
 
 
+DEVICE_TIME_HELP = ("time Inductor's autotune benchmarks by the GPU's work alone: a spin kernel holds the GPU while the "
+                    "host launches each timed call, where stock Inductor's events take the host's launch latency in "
+                    "(tens of µs on a slow host, more than a small GEMM runs), so configs are ranked on it "
+                    "(the session says so)")
+
+
 LAYERS_HELP = ("compile the model's repeated blocks (a ModuleList of one class) once, as nested compile regions: "
                "each GEMM layout is lowered and autotuned once however many layers share it; nothing is fused across "
                "a block's boundary (the session says so)")
@@ -95,6 +101,7 @@ def compile_flags(parser: argparse.ArgumentParser) -> None:
     """What kinspect may change in Inductor's compile, the same on every command that compiles the model."""
     parser.add_argument("--one-size-per-symbol", action="store_true", help=SIZES_HELP)
     parser.add_argument("--fusion-per-hint", action="store_true", help=FUSION_HELP)
+    parser.add_argument("--autotune-device-time", action="store_true", help=DEVICE_TIME_HELP)
     parser.add_argument("--fit-benchmark-tensors", action="store_true", help=FIT_HELP)
     parser.add_argument("--compile-layers-once", action="store_true", help=LAYERS_HELP)
 
@@ -102,4 +109,4 @@ def compile_flags(parser: argparse.ArgumentParser) -> None:
 def compile_options(args: argparse.Namespace) -> dict[str, CompileChanges]:
     """The pipeline `Options` (and `RunOptions`) those flags set."""
     return {"changes": CompileChanges(args.one_size_per_symbol, args.fit_benchmark_tensors, args.compile_layers_once,
-                                      args.fusion_per_hint)}
+                                      args.fusion_per_hint, args.autotune_device_time)}

@@ -49,9 +49,11 @@ PROGRAMS = (
     Program("llama_serve", "transformers", ("--compile-layers-once",)),
 )
 
-MODES = {"stock": (), "fixed": ("--one-size-per-symbol", "--fusion-per-hint")}
-"""Each mode's own flags: Inductor as it is, and kinspect's two fixes of its hint tuning (one
-size per symbol at each hint, each hint's fused choice among its own)."""
+MODES = {"stock": (), "fixed": ("--one-size-per-symbol", "--fusion-per-hint"),
+         "timed": ("--one-size-per-symbol", "--fusion-per-hint", "--autotune-device-time")}
+"""Each mode's own flags: Inductor as it is, kinspect's two fixes of its hint tuning (one size
+per symbol at each hint, each hint's fused choice among its own), and those two with
+Inductor's benchmarks timed by the GPU's work alone."""
 
 HOOK = '''
 import json, os

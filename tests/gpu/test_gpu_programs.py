@@ -1,6 +1,7 @@
 """The real-program set on the GPU, as a user runs it (tests/gpu/real_programs.py): every
-program, stock and with kinspect's fixes (`--one-size-per-symbol --fusion-per-hint`), under
-`kinspect run --hints 64,256,4096 --measure`. With the fixes every one saves a session, and
+program, stock, with kinspect's fixes (`--one-size-per-symbol --fusion-per-hint`) and with
+those and `--autotune-device-time` (mode `timed`), under `kinspect run --hints 64,256,4096
+--measure`. With the fixes every one saves a session, and
 no variant runs a choice tuned at an earlier hint; stock, every one saves one or ends in
 kinspect's own one-line reason. Every dispatch a saved session holds is the one an
 independent hook on Inductor's `SizeHintMultiKernelCall.run` saw, key and pick, in order,
@@ -56,7 +57,12 @@ def test_the_program_records_and_every_pick_is_inductors(program, mode, out_dir)
     # share a key, or the checks below (autotune tables, borrowed choices) pass vacuously.
     unnamed = [site.name for site in s.sites if site.op == "template" or any(v.hint is None for v in site.variants)]
     assert not unnamed, unnamed
-    if mode == "fixed":
+    if mode == "timed":
+        # Inductor's benchmarks timed by the GPU alone: no variant autotuned at many times
+        # what its kernel takes at the same sizes.
+        assert s.environment.config.get("autotune_device_time") is True
+        assert not [f.message for f in s.findings if f.kind == "autotune-timed-overhead"]
+    if mode != "stock":
         assert s.environment.config.get("one_size_per_symbol") is True
         assert all(g.hint_sizes for g in s.graphs if g.sites)
         # With one size per symbol each hint is tuned on the problem it keys: no finding of a
@@ -74,7 +80,7 @@ def _side_by_side(program, out_dir: Path) -> None:
     """Once both modes of a program have saved a session (whichever run ends second), the
     two side by side as a user compares them: `kinspect compare stock fixed`, the table with
     the whole model, and each line under it in one of its two forms."""
-    stock, fixed = (out_dir / f"{program.name}.{mode}.session.json" for mode in MODES)
+    stock, fixed = (out_dir / f"{program.name}.{mode}.session.json" for mode in ("stock", "fixed"))
     if not (stock.exists() and fixed.exists()):
         return
     done = subprocess.run([sys.executable, "-m", "kinspect", "compare", str(stock), str(fixed)], capture_output=True,

@@ -46,7 +46,7 @@ which autotuning and kinspect count differently (Inductor's benchmark adds about
 tiny kernel)."""
 
 
-def _tuned_us(v: Variant) -> tuple[float | None, str]:
+def tuned_us(v: Variant) -> tuple[float | None, str]:
     """The time Inductor chose the variant's kernel by, and what timed it: the fusion
     benchmark's for the choice it runs where that chose it (the kernel kinspect times is the
     fused one), else the autotune table's for the winner."""
@@ -82,7 +82,7 @@ def autotune_times(site: Site, facts: Facts) -> list[Finding]:
     ceiling = bf16_ceiling(facts.session.environment)
     parts, variants = [], []
     for v in site.variants:
-        tuned, how = _tuned_us(v)
+        tuned, how = tuned_us(v)
         if v.hint is None or v.key is None or tuned is None:
             continue
         fastest = _fastest_alone(site, v) if how == "fusion-benchmarked" else None

@@ -335,3 +335,4 @@ from kinspect.core.quality import roofline  # noqa: E402,F401
 from kinspect.core.quality import benchmark_tensors  # noqa: E402,F401
 from kinspect.core.quality import kernel_sizes  # noqa: E402,F401
 from kinspect.core.quality import autotune_time  # noqa: E402,F401
+from kinspect.core.quality import autotune_overhead  # noqa: E402,F401

@@ -1,11 +1,13 @@
 """What kinspect changed in a compile, as the session states it wherever it is shown.
 
-A session records Inductor as it ran. Four opt-in switches change what Inductor did, and
+A session records Inductor as it ran. Five opt-in switches change what Inductor did, and
 a reader of the session (the banner, explain, the Markdown report) must be told: one size
 per symbol at each hint (`--one-size-per-symbol`: the problem each variant is tuned and
 keyed on differs from stock, the kernels' code and the runtime rule do not), each hint's
 fused choice picked among its own (`--fusion-per-hint`: which config a variant runs may
-differ from stock, the keys and the runtime rule do not), the fit of Inductor's benchmark
+differ from stock, the keys and the runtime rule do not), Inductor's benchmarks timed by the
+GPU's work alone (`--autotune-device-time`: which config a variant runs may differ, the problems
+and the runtime rule do not), the fit of Inductor's benchmark
 tensors at each hint (`--fit-benchmark-tensors`: timings differ from stock, keys and
 kernels do not) and repeated layers compiled once (`--compile-layers-once`: the program
 around the size-hint sites differs at block boundaries, the sites and their keys do not).
@@ -42,6 +44,15 @@ FUSION_NOTE = ("Each hint's fused epilogue was picked among that hint's own choi
                "stock Inductor's fusion benchmark at a later hint also compares the earlier hints' choices, each "
                "timed on its own smaller problem, and a larger hint's variant then runs a config tuned for a smaller "
                "one (docs/upstream/fusion-per-hint.md); the kernels, keys and the runtime choice are Inductor's own")
+
+DEVICE_TIME_KEY = "autotune_device_time"
+"""Set when kinspect held the GPU before each of Inductor's timed benchmark calls."""
+
+DEVICE_TIME_NOTE = ("Inductor's autotune benchmarks timed the GPU's work alone by kinspect (--autotune-device-time): "
+                    "a spin kernel held the GPU while the host launched each timed call, so the host's launch "
+                    "latency, which stock Inductor's events take in where a launch outlasts its L2 flush, ranked no "
+                    "config (docs/upstream/autotune-launch-latency.md); the problems, kernels' code and the runtime "
+                    "choice are Inductor's own")
 
 LAYERS_KEY = "layers_compiled_once"
 """The repeated blocks kinspect compiled as nested compile regions, one text per group."""
@@ -90,6 +101,8 @@ def notes(config: Mapping[str, Any]) -> list[tuple[str, str]]:
         out.append(("hint sizes", SIZES_NOTE))
     if config.get(FUSION_KEY):
         out.append(("fusion per hint", FUSION_NOTE))
+    if config.get(DEVICE_TIME_KEY):
+        out.append(("autotune timing", DEVICE_TIME_NOTE))
     if config.get(PATCH_KEY):
         out.append(("hint autotuning", PATCH_NOTE))
     layers = _layers(config)
@@ -111,12 +124,13 @@ class CompileChanges:
     fit_benchmark_tensors: bool = False
     layers_once: bool = False
     fusion_per_hint: bool = False
+    autotune_device_time: bool = False
 
     @classmethod
     def stated(cls, config: Mapping[str, Any]) -> CompileChanges:
         """What a session says was changed (its `environment.config`)."""
         return cls(bool(config.get(SIZES_KEY)), bool(config.get(PATCH_KEY)), bool(_layers(config)),
-                   bool(config.get(FUSION_KEY)))
+                   bool(config.get(FUSION_KEY)), bool(config.get(DEVICE_TIME_KEY)))
 
     def flags(self) -> list[str]:
         """The command-line flags that ask for these changes."""
@@ -134,6 +148,7 @@ class CompileChanges:
         compile (the blocks compiled once are stated when they are marked)."""
         return {**({SIZES_KEY: True} if self.one_size_per_symbol else {}),
                 **({FUSION_KEY: True} if self.fusion_per_hint else {}),
+                **({DEVICE_TIME_KEY: True} if self.autotune_device_time else {}),
                 **({PATCH_KEY: True} if self.fit_benchmark_tensors else {})}
 
     def banner(self) -> str | None:
@@ -144,6 +159,8 @@ class CompileChanges:
             parts.append("each hint tuned at one size per symbol by kinspect (--one-size-per-symbol)")
         if self.fusion_per_hint:
             parts.append("each hint's fused choice picked among its own by kinspect (--fusion-per-hint)")
+        if self.autotune_device_time:
+            parts.append("Inductor's benchmarks timed by the GPU's work alone by kinspect (--autotune-device-time)")
         if self.fit_benchmark_tensors:
             parts.append("Inductor's hint autotuning was patched by kinspect (--fit-benchmark-tensors)")
         if self.layers_once:
@@ -152,7 +169,8 @@ class CompileChanges:
 
 
 FLAGS = {"one_size_per_symbol": "--one-size-per-symbol", "fit_benchmark_tensors": "--fit-benchmark-tensors",
-         "layers_once": "--compile-layers-once", "fusion_per_hint": "--fusion-per-hint"}
+         "layers_once": "--compile-layers-once", "fusion_per_hint": "--fusion-per-hint",
+         "autotune_device_time": "--autotune-device-time"}
 """Each change and the flag that asks for it."""
 
 

@@ -32,7 +32,7 @@ from kinspect.core.session.compile_changes import CompileChanges, layers_config,
 from kinspect.core.session.runtime import Baseline, Measurement
 from kinspect.core.session.model import Session
 from kinspect.inductor.recording import fault_probe, reproducer, translate
-from kinspect.inductor.hooks.fixes import fusion_per_hint, hint_sizes
+from kinspect.inductor.hooks.fixes import device_time, fusion_per_hint, hint_sizes
 from kinspect.inductor.hooks import layers_once
 from kinspect.inductor.recording.assembly import (
     SessionLog, WrapperCodes, add_measurements, compile_facts, environment, kernel_facts, model_info, refresh,
@@ -117,12 +117,14 @@ class LivePipeline:
         self._reproduced: set[tuple[str, int]] = set()
         self.caches = RecordingCaches(self.options.allow_caches)
         self._marked = contextlib.ExitStack()
-        """The blocks marked as nested compile regions, and the modes of one size per symbol
-        and fusion per hint, for the pipeline's life (a size met later compiles again, under the same changes)."""
+        """The blocks marked as nested compile regions, and the modes of one size per symbol,
+        fusion per hint and device time, for the pipeline's life (a size met later compiles again, under the same changes)."""
         if self.options.changes.one_size_per_symbol:
             self._marked.enter_context(hint_sizes.one_size_per_symbol())
         if self.options.changes.fusion_per_hint:
             self._marked.enter_context(fusion_per_hint.fusion_per_hint())
+        if self.options.changes.autotune_device_time:
+            self._marked.enter_context(device_time.autotune_device_time())
         o = self.options
         self.session = Session(
             environment=environment(self.hints, train=o.train, allow_caches=o.allow_caches, rank=o.rank,

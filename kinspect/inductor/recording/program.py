@@ -66,7 +66,7 @@ from kinspect.core.session.model import (
     Variant,
 )
 from kinspect.inductor.recording import assembly, translate
-from kinspect.inductor.hooks.fixes import fusion_per_hint, hint_sizes
+from kinspect.inductor.hooks.fixes import device_time, fusion_per_hint, hint_sizes
 from kinspect.inductor.hooks import layers_once
 from kinspect.inductor.hooks.after_import import after_import, importing
 from kinspect.inductor.hooks.compile_caches import RecordingCaches
@@ -189,6 +189,9 @@ class ProgramRecording:
         if changes.fusion_per_hint:
             self._stack.enter_context(fusion_per_hint.fusion_per_hint())
             said.append("--fusion-per-hint: each hint's fused epilogue picked among that hint's own choices")
+        if changes.autotune_device_time:
+            self._stack.enter_context(device_time.autotune_device_time())
+            said.append("--autotune-device-time: Inductor's benchmarks timed by the GPU's work alone")
         if said:  # what these switches tune must neither leak into the program's caches nor come from them
             self._stack.enter_context(RecordingCaches(allow_caches=False).active())
             for line in said[:-1]:
