@@ -35,7 +35,7 @@ def test_the_h200_mlp_loops_hint_64_configs_were_ranked_on_the_hosts_launch():
     assert f.variants == (0,) and f.severity == "warning"
     assert ("v0 (hint 64) was fusion-benchmarked at 33.2 µs, where kinspect timed the same kernel at its own key at "
             "4.5 µs on the GPU; its 20 choices read 24.2 µs-30.5 µs alone") in f.message
-    assert f.message.endswith("--autotune-device-time times them by the GPU's work alone)")
+    assert f.message.endswith("--autotune-device-time takes the host's launch out of their times)")
 
 
 def test_autotune_times_of_the_kernels_order_say_nothing():

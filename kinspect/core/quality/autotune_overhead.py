@@ -5,11 +5,12 @@ Where the program ran a variant's own key, kinspect timed that kernel on the sam
 Inductor autotuned it on (CUPTI: the kernel's own duration on the GPU). An autotune time
 more than three times that and 10 µs above it is mostly something else: the host's launch
 latency, which Inductor's benchmark events take in where a launch outlasts the L2 flush
-before it (H200 machine, MLP loop at hint 64: every config 24-49 µs, the chosen kernel 4.1 µs),
-or another process on the GPU. The hint's configs were then ranked on that, a noise larger
+before it, another process on the GPU, or a GPU clocked down while the compile kept it idle
+(H200 machine, MLP loop at hint 64: every config 24-49 µs, the chosen kernel 4.5 µs; an H100's
+host, the same loop: 5-8 µs). The hint's configs were then ranked on that, a noise larger
 than their differences, and a variant may run one that is slow across its range. Held to
 kinspect's slowest usual run (the 80th percentile), so a busy measurement does not speak.
-`--autotune-device-time` times Inductor's benchmarks by the GPU's work alone; a session
+`--autotune-device-time` takes the host's launch out of Inductor's benchmarks; a session
 compiled so is held to the same test.
 """
 
@@ -51,8 +52,8 @@ def autotune_overhead(site: Site, facts: Facts) -> list[Finding]:
     if not parts:
         return []
     remedy = ("" if facts.session.environment.config.get(DEVICE_TIME_KEY) else
-              "; --autotune-device-time times them by the GPU's work alone")
+              "; --autotune-device-time takes the host's launch out of their times")
     return [Finding(KIND, "Inductor's autotuning timed more than the kernel: " + "; ".join(parts)
-                    + " (the host's launch latency or another process on the GPU, so the hint's configs were "
-                    "ranked on it" + remedy + ")",
+                    + " (the host's launch latency, another process on the GPU or a GPU clocked down between "
+                    "benchmarks, so the hint's configs were ranked on it" + remedy + ")",
                     "warning", site=site.name, graph=site.graph, variants=tuple(variants))]

@@ -329,7 +329,8 @@ def refreshed(session: Session) -> list[Finding]:
 
 
 # Imported last, so that their rules (unstable-autotune, far-below-peak, then
-# hint-benchmark-tensor, hint-size-in-kernel and autotune-time-disagrees) are listed after this module's.
+# hint-benchmark-tensor, hint-size-in-kernel, autotune-time-disagrees and autotune-timed-overhead) are
+# listed after this module's.
 from kinspect.core.quality import variance  # noqa: E402,F401
 from kinspect.core.quality import roofline  # noqa: E402,F401
 from kinspect.core.quality import benchmark_tensors  # noqa: E402,F401

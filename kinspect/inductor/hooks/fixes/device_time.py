@@ -5,10 +5,10 @@ Inductor's benchmarker (`InductorBenchmarker.benchmark_gpu`, 2.11 to 2.15) flush
 GPU reaches the start event as soon as the flush ends; where the host takes longer to launch
 the choice than the flush takes to run (a Python launcher, a fusion benchmark's module call),
 the GPU idles between the events until the launch arrives, and the time is the host's
-latency plus the kernel's. On a host slower to launch, every small problem is timed on that
-floor: the configs of a 4 µs GEMM at hint 64 read 24-49 µs, so they were ranked by latency
-noise, and the variant ran a config ×3 slower than another hint's within its own range
-(docs/upstream/autotune-launch-latency.md has the sessions).
+latency plus the kernel's. On a host slower to launch, every small problem is timed on such
+a floor (the H200 machine: every config of a 4.5 µs GEMM at hint 64 read 24-49 µs; an
+H100's host: 5-8 µs), the configs are ranked on it, and a variant may run one slow across its
+range (docs/upstream/autotune-launch-latency.md has the sessions, and what they leave open).
 
 In this mode every start event is preceded by a spin kernel (`torch.cuda._sleep`) longer
 than the host took to launch the last choice timed on this thread, so the launch is queued
