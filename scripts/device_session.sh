@@ -177,6 +177,7 @@ programs)
     PROGRAM_TIMEOUT="${PROGRAM_TIMEOUT:-420}" gpu_tests tests/gpu/test_gpu_programs.py -n "${PROGRAMS_N:-5}" \
         -k "${PROGRAMS_MODE:-fixed}" "${@:2}"
     python3 scripts/program_table.py "$out/programs" | tee "$out/program-table.txt"
+    python3 benchmarks/program_goal.py "$out/programs" | tee -a "$out/program-table.txt"
     tar czf "$out/programs.tgz" -C "$out" programs && rm -rf "$out/programs"
     wait
     if [ -d "$out/trace-generate" ]; then
@@ -226,7 +227,8 @@ collect)
     [ -f "$d/programs.log" ] && grep -v "^[EW][0-9]\{4\} " "$d/programs.log" \
         | grep -E "passed|failed|skipped|error|FAILED|ERROR|^kinspect:" | tail -30
     [ -f "$d/advise.log" ] && tail -3 "$d/advise.log"
-    [ -d "$d/programs" ] && python3 scripts/program_table.py "$d/programs" | tee "$out/program-table-detached.txt"
+    [ -d "$d/programs" ] && python3 scripts/program_table.py "$d/programs" | tee "$out/program-table-detached.txt" \
+        && python3 benchmarks/program_goal.py "$d/programs" | tee -a "$out/program-table-detached.txt"
     for f in "$d"/advise/*.txt; do  # the goal part's: each advise's tables and the line to paste
         [ -f "$f" ] && { echo "== $(basename "$f" .txt)"; grep -vE "^[EW][0-9]{4} " "$f" | grep -vE "^kinspect: .*(compiling|autotun)" | tail -40; }
     done
