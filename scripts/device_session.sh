@@ -229,6 +229,7 @@ collect)
     [ -f "$d/advise.log" ] && tail -3 "$d/advise.log"
     [ -d "$d/programs" ] && python3 scripts/program_table.py "$d/programs" | tee "$out/program-table-detached.txt" \
         && python3 benchmarks/program_goal.py "$d/programs" | tee -a "$out/program-table-detached.txt"
+    ls "$d"/advise/*.hints-*.session.json >/dev/null 2>&1 && python3 benchmarks/program_goal.py "$d"/advise/*.hints-*.session.json
     for f in "$d"/advise/*.txt; do  # the goal part's: each advise's tables and the line to paste
         [ -f "$f" ] && { echo "== $(basename "$f" .txt)"; grep -vE "^[EW][0-9]{4} " "$f" | grep -vE "^kinspect: .*(compiling|autotun)" | tail -40; }
     done
