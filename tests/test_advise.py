@@ -146,3 +146,14 @@ def test_uniform_and_model_workloads_say_what_they_are():
     assert m.source == "the model file's workload (4 calls, 3 sizes); 2 of its sizes outside B=2..4096 left out"
     with pytest.raises(KinspectError, match="no size of"):
         advise.within(m, "B", (5000, 6000))
+
+
+def test_a_verification_runs_dispatch_reads_as_explain_gives_it_and_over_compiles_as_ranges():
+    from kinspect.core.quality.advise import RunDispatch, dispatch_text
+
+    one = RunDispatch(1.0604, "multi_kernel_0", 1.167, False)
+    two = RunDispatch(1.0521, "multi_kernel_0", 1.292, False)
+    assert dispatch_text([one]) == "×1.06, worst ×1.17 (multi_kernel_0)"
+    assert dispatch_text([one, two]) == "×1.05–×1.06, worst ×1.17–×1.29 over 2 compiles"
+    assert dispatch_text([RunDispatch(1.0, "multi_kernel_0", 1.0, True)]) == "one variant"
+    assert dispatch_text([]) == "n/a"

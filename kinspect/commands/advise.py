@@ -203,15 +203,22 @@ def advice_table(advice: Advice) -> Table:
               caption=Text("predicted: the candidate compile's kernels; measured: each hint set compiled afresh and "
                            "timed at the same sizes, over the same oracle (a measured figure below ×1.00 means a "
                            "fresh compile found a kernel faster than every candidate's)"), caption_justify="left")
-    for col in ("", "hints", "predicted (one compile)", "measured"):
-        t.add_column(col, justify="right" if col.startswith(("predicted", "measured")) else "left")
+    runs = bool(advice.dispatch)  # whole runs (`--run`): each one's own dispatch, as explain gives it
+    cols = ["", "hints", "predicted (one compile)", "measured", *(["pick / fastest variant"] if runs else [])]
+    for col in cols:
+        t.add_column(col, justify="right" if col.startswith(("predicted", "measured", "pick")) else "left")
     sets = [("proposed", advice.best.hints, advice.best)]
     if advice.best.hints != advise.DEFAULT_HINTS:
         sets.append(("default", advise.DEFAULT_HINTS, advice.default))
     for label, hints, predicted in sets:
         t.add_row(label, Text(", ".join(map(str, hints))),
                   "not a candidate subset" if predicted is None else ratio(predicted.regret),
-                  advise.spread_text(advice.measured.get(hints, [])))
+                  advise.spread_text(advice.measured.get(hints, [])),
+                  *([Text(advise.dispatch_text(advice.dispatch.get(hints, [])))] if runs else []))
+    if runs:
+        t.caption = Text(f"{t.caption}; pick / fastest variant: each run's pick over the fastest of its own "
+                         "variants, whole model and worst site (a single hint has one variant: its pick is its "
+                         "fastest)")
     return t
 
 

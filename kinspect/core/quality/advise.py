@@ -477,6 +477,38 @@ def measured_regret(session: Session, tabs: Sequence[SiteTable], recompile: Reco
     return spent / best if best > 0 else None
 
 
+@dataclass(frozen=True)
+class RunDispatch:
+    """A verification run's own dispatch, as `explain` reads it: Inductor's pick over the
+    fastest of that run's variants at every key the program ran, the geometric mean over the
+    whole model and the worst site's. Beside the workload regret (over the candidates'
+    fastest kernels), it says whether the runtime rule picks well among the hints' own kernels."""
+
+    geomean: float
+    worst_site: str
+    worst: float
+    one_variant: bool
+    """One hint: each site has one variant, its pick is its fastest by definition."""
+
+
+def dispatch_text(runs: Sequence[RunDispatch]) -> str:
+    """`×1.06, worst ×1.17 (multi_kernel_0)`; over compiles, each figure's range
+    (`×1.05–×1.06, worst ×1.17–×1.29 over 2 compiles`)."""
+    if not runs:
+        return "n/a"
+    if any(r.one_variant for r in runs):
+        return "one variant"
+    if len(runs) == 1:
+        r = runs[0]
+        return f"{ratio(r.geomean)}, worst {ratio(r.worst)} ({r.worst_site})"
+    def span(values: list[float]) -> str:
+        low, high = min(values), max(values)
+        return ratio(low) if ratio(low) == ratio(high) else ratio_range(low, high)
+
+    return (f"{span([r.geomean for r in runs])}, worst {span([r.worst for r in runs])} "
+            f"over {len(runs)} compiles")
+
+
 def spread_text(values: Sequence[float]) -> str:
     """`×1.04` for one compile, `×1.04 (×1.02–×1.09 over 3 compiles)` for several."""
     if not values:

@@ -36,6 +36,9 @@ class Advice:
     """The default hints' prediction, when every one of them was a candidate."""
     measured: dict[tuple[int, ...], list[float]] = field(default_factory=dict)
     """Per verified hint set, each fresh compile's measured workload regret."""
+    dispatch: dict[tuple[int, ...], list[advise.RunDispatch]] = field(default_factory=dict)
+    """Per verified hint set, each fresh run's pick over its own fastest variant, where the run
+    is a whole session (`advise --run`)."""
     failed: list[str] = field(default_factory=list)
     """Each verification that gave no figure, and why."""
     notes: list[str] = field(default_factory=list)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from kinspect.core.errors import KinspectError
 from kinspect.core.quality import advise
+from kinspect.core.quality.overview import model_quality
 from kinspect.core.recording_files import free_path
 from kinspect.core.session.compile_changes import CompileChanges
 from kinspect.core.session.model import Session
@@ -74,9 +75,22 @@ def run_program_advise(program: Sequence[str], candidates: Sequence[int], max_hi
                                      f"{path})")
                 continue
             result.measured.setdefault(hints, []).append(held.regret)
+            dispatch = _dispatch(run, hints)
+            if dispatch is not None:
+                result.dispatch.setdefault(hints, []).append(dispatch)
             result.notes += [f"hints {list(hints)}, run {c}: {gap}" for gap in held.gaps()]
     phases["verification runs"] = time.perf_counter() - started
     return result
+
+
+def _dispatch(run: Session, hints: Sequence[int]) -> advise.RunDispatch | None:
+    """The run's own dispatch quality, as `explain` gives it; None where it timed no key."""
+    quality = model_quality(run)
+    sites = [q for q in quality.sites if q.points and q.geomean_regret is not None]
+    if not sites or quality.geomean_regret is None:
+        return None
+    worst = max(sites, key=lambda q: q.geomean_regret or 0.0)
+    return advise.RunDispatch(quality.geomean_regret, worst.site, worst.geomean_regret or 1.0, len(hints) < 2)
 
 
 def _record(program: Sequence[str], hints: Sequence[int], out: Path, changes: CompileChanges, what: str,
