@@ -24,13 +24,16 @@ def _found(site: Site, measurements=(), config=None) -> list:
 
 
 def test_the_h200_mlp_loops_hint_64_configs_were_ranked_on_the_hosts_launch():
-    """The MLP training loop with both switches, alone on the H200: the weight-gradient GEMMs
-    at hint 64 were timed at 31.7 and 33.2 µs fused (every choice 12.2-34.3 µs alone), where
-    the kernels run in 3.5 and 4.5 µs at the same sizes; hint 256's variant of the first then
-    ran ×3.14 slower than the fastest within its own range."""
+    """The MLP training loop with both switches, alone on the H200: the backward GEMMs at hint
+    64 were timed at 31.7 and 33.2 µs fused (every choice 12.2-34.3 µs alone), where the
+    kernels run in 3.5 and 4.5 µs at the same sizes, and the forward's second at 26.6 µs for a
+    9.4 µs kernel; hint 256's variant of the weight gradient then ran ×3.14 slower than the
+    fastest within its own range."""
     s = load(SESSIONS / "mlp_train_fixed_h200_2026-12-07.session.json")
     found = {f.site: f for f in s.findings if f.kind == KIND}
-    assert set(found) == {"multi_kernel_1@graph_1", "multi_kernel_2@graph_1"}
+    assert set(found) == {"multi_kernel_1", "multi_kernel_1@graph_1", "multi_kernel_2@graph_1"}
+    assert "v0 (hint 64) was autotuned at 26.6 µs, where kinspect timed the same kernel at its own key at 9.4 µs" \
+        in found["multi_kernel_1"].message
     f = found["multi_kernel_1@graph_1"]
     assert f.variants == (0,) and f.severity == "warning"
     assert ("v0 (hint 64) was fusion-benchmarked at 33.2 µs, where kinspect timed the same kernel at its own key at "
@@ -54,7 +57,8 @@ def test_a_kernel_measured_slow_or_not_at_its_key_says_nothing():
     (f,) = _found(site, [at_key])
     assert "v1 (hint 256) was autotuned at 40.0 µs, where kinspect timed the same kernel at its own key at 4.2 µs" \
         in f.message
-    assert _found(site, [replace(at_key, p80_us=14.0)]) == []  # within ×3: clocks, the benchmark's own overhead
+    assert _found(site, [replace(at_key, p80_us=21.0)]) == []  # within ×2: clocks, the benchmark's own overhead
+    assert _found(site, [replace(at_key, p80_us=19.0)])
     assert _found(site, [replace(at_key, key=site.variants[0].key)]) == []  # another key: another problem
     assert _found(site) == []  # nothing measured: no evidence
 

@@ -3,11 +3,11 @@ other side of `autotune_time`, which asks whether a time is too short for its pr
 
 Where the program ran a variant's own key, kinspect timed that kernel on the same problem
 Inductor autotuned it on (CUPTI: the kernel's own duration on the GPU). An autotune time
-more than three times that and 10 µs above it is mostly something else: the host's launch
-latency, which Inductor's benchmark events take in where a launch outlasts the L2 flush
-before it, another process on the GPU, or a GPU clocked down while the compile kept it idle
-(H200 machine, MLP loop at hint 64: every config 24-49 µs, the chosen kernel 4.5 µs; an H100's
-host, the same loop: 5-8 µs). The hint's configs were then ranked on that, a noise larger
+more than twice that and 10 µs above it (`autotune_time`'s measure of two timings apart) is
+mostly something else: the host's launch latency, which Inductor's benchmark events take in
+where a launch outlasts the L2 flush before it, another process on the GPU, or a GPU clocked
+down while the compile kept it idle (H200 machine, MLP loop at hint 64: every config 24-49 µs,
+the chosen kernel 4.5 µs; an H100's host, the same loop: 5-8 µs). The hint's configs were then ranked on that, a noise larger
 than their differences, and a variant may run one that is slow across its range. Held to
 kinspect's slowest usual run (the 80th percentile), so a busy measurement does not speak.
 `--autotune-device-time` takes the host's launch out of Inductor's benchmarks; a session
@@ -17,23 +17,18 @@ compiled so is held to the same test.
 from __future__ import annotations
 
 from kinspect.core.numbers import us_text
-from kinspect.core.quality.autotune_time import tuned_us
+from kinspect.core.quality.autotune_time import APART, SLACK_US, tuned_us
 from kinspect.core.quality.rules import Facts, site_rule
 from kinspect.core.session.compile_changes import DEVICE_TIME_KEY
 from kinspect.core.session.model import Finding, Site
 
 KIND = "autotune-timed-overhead"
 
-OVER = 3.0
-"""How many times the kernel's own time an autotune time must be to be mostly something else."""
-
-SLACK_US = 10.0
-"""...and by how much at least: Inductor's benchmark adds a few µs to any kernel."""
 
 
 @site_rule(KIND)
 def autotune_overhead(site: Site, facts: Facts) -> list[Finding]:
-    """One finding per site naming each variant autotuned at many times its kernel's own time."""
+    """One finding per site naming each variant autotuned far above its kernel's own time."""
     parts, variants = [], []
     for v in site.variants:
         tuned, how = tuned_us(v)
@@ -41,7 +36,7 @@ def autotune_overhead(site: Site, facts: Facts) -> list[Finding]:
             continue
         timed = facts.session.timings_at(site.name, v.key).measured.get(v.index)
         runs = None if timed is None else timed.p80_us or timed.median_us
-        if not runs or tuned < OVER * runs or tuned - runs < SLACK_US:
+        if not runs or tuned < APART * runs or tuned - runs < SLACK_US:
             continue
         alone = sorted(r.time_us for r in v.autotune if r.time_us)
         spread = (f"; its {len(alone)} choices read {us_text(alone[0])}-{us_text(alone[-1])} alone"
