@@ -410,6 +410,11 @@ def test_autotune_device_time_is_said_stated_and_compiles_in_caches_of_its_own(h
     assert said == ["kinspect: --autotune-device-time: Inductor's benchmarks timed by the GPU's work alone, "
                     "compiled in a cache directory of this run's own"]
     assert load(here / "cache_dir.session.json").environment.config["autotune_device_time"] is True
+    done = kinspect(here, "run", "--autotune-device-time", "--fit-benchmark-tensors", "cache_dir.py")
+    assert done.returncode == 0, done.stderr
+    assert ("kinspect: --autotune-device-time: Inductor's benchmarks timed by the GPU's work alone (not the GEMMs' in "
+            "the autotune subprocess --fit-benchmark-tensors runs them in), compiled in a cache directory of this "
+            "run's own") in done.stderr.splitlines()
     explained = subprocess.run([sys.executable, "-m", "kinspect", "explain", "cache_dir.session.json"], cwd=here,
                                env={**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "300"},
                                capture_output=True, text=True, timeout=120)

@@ -191,7 +191,9 @@ class ProgramRecording:
             said.append("--fusion-per-hint: each hint's fused epilogue picked among that hint's own choices")
         if changes.autotune_device_time:
             self._stack.enter_context(device_time.autotune_device_time())
-            said.append("--autotune-device-time: Inductor's benchmarks timed by the GPU's work alone")
+            said.append("--autotune-device-time: Inductor's benchmarks timed by the GPU's work alone"
+                        + (" (not the GEMMs' in the autotune subprocess --fit-benchmark-tensors runs them in)"
+                           if changes.fit_benchmark_tensors else ""))
         if said:  # what these switches tune must neither leak into the program's caches nor come from them
             self._stack.enter_context(RecordingCaches(allow_caches=False).active())
             for line in said[:-1]:
