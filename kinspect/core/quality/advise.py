@@ -501,6 +501,7 @@ def dispatch_text(runs: Sequence[RunDispatch]) -> str:
     if len(runs) == 1:
         r = runs[0]
         return f"{ratio(r.geomean)}, worst {ratio(r.worst)} ({r.worst_site})"
+
     def span(values: list[float]) -> str:
         low, high = min(values), max(values)
         return ratio(low) if ratio(low) == ratio(high) else ratio_range(low, high)
