@@ -13,9 +13,10 @@ Two tests, each on what the session already holds:
   shape: autotuned more than twice (and 10 µs) faster than the kernel runs there in four runs
   of five (the 20th percentile of kinspect's runs: another process on the GPU, as when several
   programs are recorded at once, slows some of them and speeds none). Only that
-  way: an autotune time above the kernel's is common and no sign of another problem (the GPU
-  autotunes at whatever clock it is at when a compile starts, and Inductor's benchmark adds
-  its own overhead), while a config timed faster than it can run was timed on less work.
+  way: an autotune time above the kernel's is no sign of another problem (the GPU autotunes
+  at whatever clock it is at when a compile starts, and Inductor's benchmark adds its own
+  overhead; far above it, `autotune_overhead` says what that does to the ranking), while a
+  config timed faster than it can run was timed on less work.
 
 Neither speaks without its evidence (no known ceiling, no measurement at the key). Where
 Inductor's fusion benchmark chose the variant, the kernel is the fused one, and its fused
