@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from kinspect.core.printing import say
 from kinspect.core.quality.overview import model_quality
 from kinspect.core.store import load
 
@@ -29,29 +30,28 @@ def row(path: Path) -> tuple[str, bool | None]:
     hints = s.compiled_hints
     name = f"{path.name.removesuffix('.session.json'):44} {s.environment.gpu or '':22} hints {','.join(map(str, hints))}"
     q = model_quality(s)
-    sites = [sq for sq in q.sites if sq.points]
+    worst = q.worst_site
     if len(hints) < 2:
         return f"{name}: one variant per site, nothing to pick among (not counted)", None
-    if not sites or q.geomean_regret is None:
+    if worst is None or worst.geomean_regret is None or q.geomean_regret is None:
         return f"{name}: not measured", None
-    worst = max(sites, key=lambda sq: sq.geomean_regret or 0.0)
-    met = q.geomean_regret <= GEOMEAN_TARGET and (worst.geomean_regret or 0.0) <= SITE_TARGET
+    met = q.geomean_regret <= GEOMEAN_TARGET and worst.geomean_regret <= SITE_TARGET
     return (f"{name}: x{q.geomean_regret:.3f} (target x{GEOMEAN_TARGET:.2f}), worst site {worst.site} "
             f"x{worst.geomean_regret:.3f} (target x{SITE_TARGET:.2f}): {'meets' if met else 'misses'}"), met
 
 
 def main(argv: list[str]) -> int:
     if not argv:
-        print(__doc__.strip().splitlines()[-4].strip(), file=sys.stderr)
+        say(__doc__.strip().splitlines()[-4].strip(), err=True)
         return 2
     paths = [p for a in map(Path, argv) for p in (sorted(a.glob("*.session.json")) if a.is_dir() else [a])]
     verdicts = []
     for p in paths:
         line, met = row(p)
-        print(line)
+        say(line)
         verdicts.append(met)
     counted = [v for v in verdicts if v is not None]
-    print(f"{sum(counted)} of {len(counted)} sessions meet the goal (one compile each)")
+    say(f"{sum(counted)} of {len(counted)} sessions meet the goal (one compile each)")
     return 0
 
 

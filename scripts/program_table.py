@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from kinspect.core.quality.findings import earlier_hints_choices
+from kinspect.core.printing import say
 from kinspect.core.quality.overview import model_quality
 from kinspect.core.store import load
 
@@ -32,7 +33,7 @@ def row(d: Path, name: str, mode: str) -> str:
     events = sorted(s.events, key=lambda e: e.seq)
     agree = [(list(map(list, e.key)), e.picked) for e in events] == [(k, p) for _, k, p in logged]
     q = model_quality(s)
-    worst = max((sq for sq in q.sites if sq.points), key=lambda sq: sq.geomean_regret or 0, default=None)
+    worst = q.worst_site
     quality = (f"x{q.geomean_regret:.2f} geomean over {q.shapes} site-keys, worst site x{worst.geomean_regret:.2f}"
                if q.shapes and worst is not None else "not measured")
     kinds = sorted({f.kind for f in s.findings if f.severity != "info"})
@@ -49,4 +50,4 @@ for name in names:
     for mode in ("stock", "fixed", "timed"):
         for d in dirs:
             if (d / f"{name}.{mode}.stderr.txt").exists():
-                print(row(d, name, mode))
+                say(row(d, name, mode))  # a program's own stderr line, escaped

@@ -7,7 +7,7 @@ more than twice that and 10 µs above it (`autotune_time`'s measure of two timin
 mostly something else: the host's launch latency, which Inductor's benchmark events take in
 where a launch outlasts the L2 flush before it, another process on the GPU, or a GPU clocked
 down while the compile kept it idle (H200 machine, MLP loop at hint 64: every config 24-49 µs,
-the chosen kernel 4.5 µs; an H100's host, the same loop: 5-8 µs). The hint's configs were
+the chosen kernel 4.5 µs; an H100's host, the same loop: 5.0-8.4 µs). The hint's configs were
 then ranked on that, a noise larger than their differences, and a variant may run one that
 is slow across its range. Held to kinspect's slowest usual run (the 80th percentile), so a
 busy measurement does not speak.

@@ -190,6 +190,13 @@ class ModelQuality:
         worst = max((q for q in self.sites if q.worst is not None), key=lambda q: q.worst.regret, default=None)
         return None if worst is None else (worst.site, worst.worst)
 
+    @cached_property
+    def worst_site(self) -> SiteQuality | None:
+        """The site whose measured keys have the highest geometric-mean regret (the goal's
+        per-site figure), the first of equals."""
+        return max((q for q in self.sites if q.geomean_regret is not None), key=lambda q: q.geomean_regret or 0.0,
+                   default=None)
+
     @property
     def workload_lost(self) -> float | None:
         best = sum(q.best_us for q in self.sites)

@@ -86,11 +86,10 @@ def run_program_advise(program: Sequence[str], candidates: Sequence[int], max_hi
 def _dispatch(run: Session, hints: Sequence[int]) -> advise.RunDispatch | None:
     """The run's own dispatch quality, as `explain` gives it; None where it timed no key."""
     quality = model_quality(run)
-    sites = [q for q in quality.sites if q.points and q.geomean_regret is not None]
-    if not sites or quality.geomean_regret is None:
+    worst = quality.worst_site
+    if worst is None or quality.geomean_regret is None or worst.geomean_regret is None:
         return None
-    worst = max(sites, key=lambda q: q.geomean_regret or 0.0)
-    return advise.RunDispatch(quality.geomean_regret, worst.site, worst.geomean_regret or 1.0, len(hints) < 2)
+    return advise.RunDispatch(quality.geomean_regret, worst.site, worst.geomean_regret, len(hints) < 2)
 
 
 def _record(program: Sequence[str], hints: Sequence[int], out: Path, changes: CompileChanges, what: str,

@@ -7,7 +7,7 @@ the choice than the flush takes to run (a Python launcher, a fusion benchmark's 
 the GPU idles between the events until the launch arrives, and the time is the host's
 latency plus the kernel's. On a host slower to launch, every small problem is timed on such
 a floor (the H200 machine: every config of a 4.5 µs GEMM at hint 64 read 24-49 µs; an
-H100's host: 5-8 µs), the configs are ranked on it, and a variant may run one slow across its
+H100's host: 5.0-8.4 µs), the configs are ranked on it, and a variant may run one slow across its
 range (docs/upstream/autotune-launch-latency.md has the sessions, and what they leave open).
 
 In this mode every start event is preceded by a spin kernel (`torch.cuda._sleep`) longer
@@ -91,11 +91,24 @@ class Hold:
         self._last.us = seconds * 1e6
 
 
-class HeldStart:
+class _Wrapped:
+    """One of Inductor's events, read through: Inductor asks `start.elapsed_time(end)`."""
+
+    def __init__(self, event: Any) -> None:
+        self.event = event
+
+    def elapsed_time(self, end: Any) -> float:
+        return self.event.elapsed_time(getattr(end, "event", end))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.event, name)
+
+
+class HeldStart(_Wrapped):
     """A start event whose record first queues the spin."""
 
     def __init__(self, event: Any, hold: Hold) -> None:
-        self.event = event
+        super().__init__(event)
         self.hold = hold
         self.host_at: float | None = None
 
@@ -105,18 +118,12 @@ class HeldStart:
         self.host_at = self.hold.gpu.clock()
         return done
 
-    def elapsed_time(self, end: Any) -> float:
-        return self.event.elapsed_time(getattr(end, "event", end))
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.event, name)
-
-
-class TimedEnd:
+class TimedEnd(_Wrapped):
     """An end event that tells the hold how long the host took to launch what it closes."""
 
     def __init__(self, event: Any, start: HeldStart) -> None:
-        self.event = event
+        super().__init__(event)
         self.start = start
 
     def record(self, *a: Any, **k: Any) -> Any:
@@ -124,12 +131,6 @@ class TimedEnd:
         if self.start.host_at is not None:
             self.start.hold.launched(self.start.hold.gpu.clock() - self.start.host_at)
         return done
-
-    def elapsed_time(self, end: Any) -> float:
-        return self.event.elapsed_time(getattr(end, "event", end))
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.event, name)
 
 
 HOLD = Hold(Gpu())
