@@ -43,6 +43,14 @@ def ratio_range(low: float | None, high: float | None) -> str:
     return "" if low is None or high is None else f"{ratio(low)}–{ratio(high)}"
 
 
+def size_factor(low: float, high: float | None = None) -> str:
+    """How many times one size is another, whole, or the least and most of several: `×4–×16`
+    (sizes apart by powers of two, where a time's two decimals say nothing)."""
+    if high is None or round(low) == round(high):
+        return f"×{low:.0f}"
+    return f"×{low:.0f}–×{high:.0f}"
+
+
 def share(value: float | None) -> str:
     """A fraction as a whole percentage: `93%`."""
     return "" if value is None else f"{100 * value:.0f}%"

@@ -33,7 +33,7 @@ async def test_sizes_read_by_their_source_and_a_rename_reaches_every_view():
         await pilot.press("S", "enter")
         await pilot.pause()
         assert app.query_one(ShapeInput).value == "input_ids_0=2 S=16"
-        await pilot.press("5", "down", "enter")  # the slow-pick group, opened
+        await pilot.press("5", "down", "down", "enter")  # the slow-pick group, opened
         await pilot.pause()
         findings = screen_text(app)
         assert "S=64..66" in findings and "input_ids_1=" not in findings

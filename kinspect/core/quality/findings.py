@@ -329,7 +329,7 @@ def refreshed(session: Session) -> list[Finding]:
 
 
 # Imported last, so that their rules (unstable-autotune, far-below-peak, then
-# hint-benchmark-tensor, hint-size-in-kernel, autotune-time-disagrees and autotune-timed-overhead) are
+# hint-benchmark-tensor, hint-size-in-kernel, autotune-time-disagrees, autotune-timed-overhead and runs-far-from-hints) are
 # listed after this module's.
 from kinspect.core.quality import variance  # noqa: E402,F401
 from kinspect.core.quality import roofline  # noqa: E402,F401
@@ -337,3 +337,4 @@ from kinspect.core.quality import benchmark_tensors  # noqa: E402,F401
 from kinspect.core.quality import kernel_sizes  # noqa: E402,F401
 from kinspect.core.quality import autotune_time  # noqa: E402,F401
 from kinspect.core.quality import autotune_overhead  # noqa: E402,F401
+from kinspect.core.quality import far_from_hints  # noqa: E402,F401

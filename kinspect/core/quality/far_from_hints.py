@@ -1,0 +1,114 @@
+"""Whether the sizes a program runs are near any problem its hints were tuned on.
+
+A multi-kernel runs, at each key, the variant whose hint key is nearest; nothing checks
+that the nearest is near. A program whose sizes all lie beyond the hints (or in a wide gap
+between two of them) runs at each of its keys a config chosen for a problem several times
+larger or smaller, and no pick among the variants can fix that: the hints must move.
+Under `--one-size-per-symbol` this is easy to miss: a hint gives every symbol its value, so
+a GEMM with `B*S` rows is tuned at hint² rows (GPT-2's training loop at B=2..8, S=64..200
+ran rows 128-1600 on a variant tuned at 4096 rows, ×1.5 slower than the next variant, H200).
+
+Held at ×4 in one size: hints four times apart leave no key more than ×2 from the nearer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from kinspect.core.dispatch.batch import keys_to_array, score_array
+from kinspect.core.dispatch.operands import operand_names
+from kinspect.core.dispatch.shapes import Key
+from kinspect.core.dispatch.symbolic import SizeExpr
+from kinspect.core.numbers import size_factor
+from kinspect.core.quality.rules import Facts, site_rule
+from kinspect.core.session.model import Finding, Session, Site
+
+KIND = "runs-far-from-hints"
+FAR = 4.0
+"""The factor in one size from the picked variant's key beyond which a key counts as far."""
+
+
+@site_rule(KIND)
+def far_from_hints(site: Site, facts: Facts) -> list[Finding]:
+    """One finding per site where at least half the keys the program ran are ×4 or more, in
+    some size, from the problem of the variant Inductor runs for them."""
+    keys = sorted(k for k in facts.site_keys.get(site.name, ()) if site.lines_up(k))
+    lined = [i for i, v in enumerate(site.variants) if v.key is not None and site.lines_up(v.key)]
+    if not keys or not lined:
+        return []
+    sizes, _ = keys_to_array(keys)
+    hint_keys: list[Key] = [site.variants[i].key for i in lined]  # type: ignore[misc]
+    chosen = np.asarray(lined)[score_array(sizes, site.runtime_ranks, hint_keys).chosen]
+    problems = {i: _problem(site, i) for i in lined}
+    tuned = np.stack([problems[i] for i in chosen.tolist()])
+    logs = np.abs(_log2(sizes) - _log2(tuned))
+    logs[(sizes <= 0) | (tuned <= 0)] = 0.0
+    column = logs.argmax(axis=1)
+    factor = 2.0 ** logs[np.arange(len(keys)), column]
+    far = factor >= FAR
+    if 2 * int(far.sum()) < len(keys):
+        return []
+    col = int(np.bincount(column[far]).argmax())  # the size most keys are far in
+    at = far & (column == col)
+    ran, on = sizes[at, col], tuned[at, col]
+    every = np.asarray([problems[i][col] for i in lined if problems[i][col] > 0])
+    if (ran < on).all() and ran.max() < every.min():
+        where, remedy = "below every variant's", "a smaller hint"
+    elif (ran > on).all() and ran.min() > every.max():
+        where, remedy = "above every variant's", "a larger hint"
+    else:
+        where, remedy = "in this size", "hints nearer these sizes"
+    picked = sorted(set(chosen[at].tolist()))
+    name, expr = _dim(site, col)
+    runs = "; ".join(f"{_range(ran[chosen[at] == i])} on {site.variants[i].label}, tuned at {problems[i][col]}"
+                     for i in picked)
+    text = (f"{int(far.sum())} of {len(keys)} keys the program ran lie {size_factor(float(factor[far].min()), float(factor[far].max()))} from the problem of the "
+            f"variant Inductor runs for them, {where}: {name}'s size {expr.text_with(facts.session.aliases)} ran "
+            f"{runs}{_assigned(site, facts.session, picked)}; each runs a config chosen for a problem it never has, "
+            f"and no pick among these variants changes that ({remedy} would tune nearer: kinspect advise --run "
+            "measures candidate hints at the sizes the program runs)")
+    return [Finding(KIND, text, "warning", site=site.name, graph=site.graph, variants=tuple(picked))]
+
+
+def _problem(site: Site, index: int) -> np.ndarray:
+    """The variant's key, flattened, with 0 for each size its kernel was not tuned at: stock
+    Inductor keys a product of sizes (`B*S`) by the hint while its kernel computes the
+    product at the hint (`hint-size-in-kernel` says so), so that size tells nothing here."""
+    v = site.variants[index]
+    flat = keys_to_array([v.key])[0][0] if v.key is not None else np.zeros(0, np.int64)
+    if v.hint is None or not site.keyed_by_hint(v):
+        return flat
+    specs = site.runtime_tensors if site.runtime_tensors is not None else site.tensors
+    exprs = [e for spec in specs for e in spec.sizes]
+    return np.asarray([k if e.true_value(v.hint) == k else 0 for k, e in zip(flat.tolist(), exprs)], np.int64)
+
+
+def _log2(a: np.ndarray) -> np.ndarray:
+    return np.log2(np.maximum(a, 1).astype(np.float64))
+
+
+def _range(values: np.ndarray) -> str:
+    lo, hi = int(values.min()), int(values.max())
+    return str(lo) if lo == hi else f"{lo}..{hi}"
+
+
+def _dim(site: Site, col: int) -> tuple[str, SizeExpr]:
+    """The operand and size of a column of the flattened key."""
+    specs = site.runtime_tensors if site.runtime_tensors is not None else site.tensors
+    for spec, name in zip(specs, operand_names(site.op, specs)):
+        if col < len(spec.sizes):
+            return name, spec.sizes[col]
+        col -= len(spec.sizes)
+    raise IndexError(col)
+
+
+def _assigned(site: Site, session: Session, picked: Sequence[int]) -> str:
+    """The sizes each picked hint was tuned at, where the session records one per symbol."""
+    graph = next((g for g in session.graphs if g.name == site.graph), None)
+    if graph is None or not graph.hint_sizes:
+        return ""
+    hints = {site.variants[i].hint for i in picked}
+    said = [a.text(session.aliases) for a in graph.hint_sizes if a.hint in hints]
+    return f" (one size per symbol: {'; '.join(said)})" if said else ""
