@@ -41,26 +41,28 @@ def test_a_moe_stack_at_one_size_per_symbol_ran_far_below_hint_64s_problem():
     assert f.message.startswith("4 of 4 keys the program ran lie ×8–×64 from the problem of the variant Inductor "
                                 "runs for them, below every variant's: a's size args_0*args_1 ran 64..256 on v0 "
                                 "(hint 64), tuned at 4096 (one size per symbol: hint 64: args_0=64 args_1=64 s69=384)")
-    assert "(a smaller hint would tune nearer: kinspect advise --run" in f.message
+    assert ("(hint 8 would tune it at 64: kinspect advise --run, with it among --candidates, measures it against the "
+            "others at the sizes the program runs)") in f.message
+    assert "(hint 4 would tune it at 4: " in found["multi_kernel_0"].message  # the batch alone: B=3..8
 
 
 def test_sizes_below_every_hint_name_the_pick_and_a_smaller_hint():
     (f,) = _found(_linear(), [{"s0": b} for b in (2, 4, 8)])
     assert ("3 of 3 keys the program ran lie ×8–×32 from the problem of the variant Inductor runs for them, "
             "below every variant's: x's size s0 ran 2..8 on v0 (hint 64), tuned at 64; ") in f.message
-    assert "a smaller hint would tune nearer" in f.message and f.variants == (0,)
+    assert "(hint 4 would tune it at 4: kinspect advise --run" in f.message and f.variants == (0,)
 
 
 def test_sizes_above_every_hint_and_in_a_wide_gap_between_two():
     (above,) = _found(_linear(), [{"s0": b} for b in (16384, 65536)])
     assert "above every variant's: x's size s0 ran 16384..65536 on v2 (hint 4096), tuned at 4096" in above.message
-    assert "a larger hint would tune nearer" in above.message
+    assert "(hint 32768 would tune it at 32768: " in above.message
     wide = linear_site(0, [16, 4096], random.Random(0))  # hints ×256 apart: their midpoint ×16 from both
     (gap,) = _found(wide, [{"s0": b} for b in (200, 256, 300)])
     assert ("3 of 3 keys the program ran lie ×12–×16 from the problem of the variant Inductor runs for them, in this "
             "size: x's size s0 ran 200..256 on v0 (hint 16), tuned at 16; 300 on v1 (hint 4096), tuned at 4096") \
         in gap.message
-    assert "hints nearer these sizes would tune nearer" in gap.message
+    assert "(hint 256 would tune it at 256: " in gap.message
 
 
 def test_keys_near_a_hint_or_only_a_few_far_say_nothing():

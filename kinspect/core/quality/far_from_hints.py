@@ -13,6 +13,7 @@ Held at ×4 in one size: hints four times apart leave no key more than ×2 from 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -21,6 +22,7 @@ from kinspect.core.dispatch.batch import keys_to_array, score_array
 from kinspect.core.dispatch.operands import operand_names
 from kinspect.core.dispatch.shapes import Key
 from kinspect.core.dispatch.symbolic import SizeExpr
+from kinspect.core.errors import KinspectError
 from kinspect.core.numbers import size_factor
 from kinspect.core.quality.rules import Facts, site_rule
 from kinspect.core.session.model import Finding, Session, Site
@@ -67,8 +69,8 @@ def far_from_hints(site: Site, facts: Facts) -> list[Finding]:
     text = (f"{int(far.sum())} of {len(keys)} keys the program ran lie {size_factor(float(factor[far].min()), float(factor[far].max()))} from the problem of the "
             f"variant Inductor runs for them, {where}: {name}'s size {expr.text_with(facts.session.aliases)} ran "
             f"{runs}{_assigned(site, facts.session, picked)}; each runs a config chosen for a problem it never has, "
-            f"and no pick among these variants changes that ({remedy} would tune nearer: kinspect advise --run "
-            "measures candidate hints at the sizes the program runs)")
+            f"and no pick among these variants changes that "
+            f"({_remedy(_nearer(site, facts.session, expr, ran, site.variants[picked[0]].hint), remedy)})")
     return [Finding(KIND, text, "warning", site=site.name, graph=site.graph, variants=tuple(picked))]
 
 
@@ -102,6 +104,34 @@ def _dim(site: Site, col: int) -> tuple[str, SizeExpr]:
             return name, spec.sizes[col]
         col -= len(spec.sizes)
     raise IndexError(col)
+
+
+def _remedy(nearer: str | None, direction: str) -> str:
+    if nearer is None:
+        return f"{direction} would tune nearer: kinspect advise --run measures candidate hints at the sizes the program runs"
+    return (f"{nearer}: kinspect advise --run, with it among --candidates, measures it against the others at the "
+            "sizes the program runs")
+
+
+def _nearer(site: Site, session: Session, expr: SizeExpr, ran: np.ndarray, hint: int | None) -> str | None:
+    """`hint 16 would tune it at 256`: the power of two that puts this size nearest the middle
+    of what ran (in log2), given to each symbol of it that took the picked variant's hint (a
+    symbol held at a bound keeps its size); None where no hint comes within ×2 of it."""
+    graph = next((g for g in session.graphs if g.name == site.graph), None)
+    base = next((dict(a.values) for a in graph.hint_sizes if a.hint == hint), {}) if graph is not None else {}
+    took = {sym for sym in expr.symbols if base.get(sym) == hint} or set(expr.symbols)
+    middle = (math.log2(int(ran.min())) + math.log2(int(ran.max()))) / 2
+    best: tuple[float, int, int] | None = None
+    for h in (2**e for e in range(21)):
+        try:
+            value = expr.evaluate({**base, **{sym: h for sym in took}})
+        except KinspectError:
+            continue
+        if value > 0 and (best is None or abs(math.log2(value) - middle) < best[0]):
+            best = (abs(math.log2(value) - middle), h, value)
+    if best is None or best[0] > 1.0 or best[1] == hint:
+        return None
+    return f"hint {best[1]} would tune it at {best[2]}"
 
 
 def _assigned(site: Site, session: Session, picked: Sequence[int]) -> str:
