@@ -5,8 +5,9 @@ that the nearest is near. A program whose sizes all lie beyond the hints (or in 
 between two of them) runs at each of its keys a config chosen for a problem several times
 larger or smaller, and no pick among the variants can fix that: the hints must move.
 Under `--one-size-per-symbol` this is easy to miss: a hint gives every symbol its value, so
-a GEMM with `B*S` rows is tuned at hint² rows (GPT-2's training loop at B=2..8, S=64..200
-ran rows 128-1600 on a variant tuned at 4096 rows, ×1.5 slower than the next variant, H200).
+a GEMM with `B*S` rows is tuned at hint² rows (GPT-2's training loop ran its measured keys,
+256 to 1024 rows, on hint 64's variant tuned at 4096 rows; at `mlp.c_fc` ×1.55 geomean slower
+than hint 4096's, H200, one compile).
 
 Held at ×4 in one size: hints four times apart leave no key more than ×2 from the nearer.
 """
@@ -14,18 +15,19 @@ Held at ×4 in one size: hints four times apart leave no key more than ×2 from 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from kinspect.core.dispatch.batch import keys_to_array, score_array
+from kinspect.core.dispatch.hint_sizes import Assignment
 from kinspect.core.dispatch.operands import operand_names
 from kinspect.core.dispatch.shapes import Key
 from kinspect.core.dispatch.symbolic import SizeExpr
 from kinspect.core.errors import KinspectError
 from kinspect.core.numbers import size_factor
 from kinspect.core.quality.rules import Facts, site_rule
-from kinspect.core.session.model import Finding, Session, Site
+from kinspect.core.session.model import Finding, Site
 
 KIND = "runs-far-from-hints"
 FAR = 4.0
@@ -66,11 +68,14 @@ def far_from_hints(site: Site, facts: Facts) -> list[Finding]:
     name, expr = _dim(site, col)
     runs = "; ".join(f"{_range(ran[chosen[at] == i])} on {site.variants[i].label}, tuned at {problems[i][col]}"
                      for i in picked)
-    text = (f"{int(far.sum())} of {len(keys)} keys the program ran lie {size_factor(float(factor[far].min()), float(factor[far].max()))} from the problem of the "
-            f"variant Inductor runs for them, {where}: {name}'s size {expr.text_with(facts.session.aliases)} ran "
-            f"{runs}{_assigned(site, facts.session, picked)}; each runs a config chosen for a problem it never has, "
-            f"and no pick among these variants changes that "
-            f"({_remedy(_nearer(site, facts.session, expr, ran, site.variants[picked[0]].hint), remedy)})")
+    apart = size_factor(float(factor[far].min()), float(factor[far].max()))
+    graph = next((g for g in facts.session.graphs if g.name == site.graph), None)
+    assigned = graph.hint_sizes if graph is not None else ()
+    nearer = _nearer(expr, ran, site.variants[picked[0]].hint, assigned)
+    text = (f"{int(far.sum())} of {len(keys)} keys the program ran lie {apart} from the problem of the variant "
+            f"Inductor runs for them, {where}: {name}'s size {expr.text_with(facts.session.aliases)} ran {runs}"
+            f"{_assigned(site, facts.session.aliases, picked, assigned)}; each runs a config chosen for a problem it "
+            f"never has, and no pick among these variants changes that ({_remedy(nearer, remedy)})")
     return [Finding(KIND, text, "warning", site=site.name, graph=site.graph, variants=tuple(picked))]
 
 
@@ -113,12 +118,11 @@ def _remedy(nearer: str | None, direction: str) -> str:
             "sizes the program runs")
 
 
-def _nearer(site: Site, session: Session, expr: SizeExpr, ran: np.ndarray, hint: int | None) -> str | None:
+def _nearer(expr: SizeExpr, ran: np.ndarray, hint: int | None, assigned: Sequence[Assignment]) -> str | None:
     """`hint 16 would tune it at 256`: the power of two that puts this size nearest the middle
     of what ran (in log2), given to each symbol of it that took the picked variant's hint (a
     symbol held at a bound keeps its size); None where no hint comes within ×2 of it."""
-    graph = next((g for g in session.graphs if g.name == site.graph), None)
-    base = next((dict(a.values) for a in graph.hint_sizes if a.hint == hint), {}) if graph is not None else {}
+    base = next((dict(a.values) for a in assigned if a.hint == hint), {})
     took = {sym for sym in expr.symbols if base.get(sym) == hint} or set(expr.symbols)
     middle = (math.log2(int(ran.min())) + math.log2(int(ran.max()))) / 2
     best: tuple[float, int, int] | None = None
@@ -134,11 +138,8 @@ def _nearer(site: Site, session: Session, expr: SizeExpr, ran: np.ndarray, hint:
     return f"hint {best[1]} would tune it at {best[2]}"
 
 
-def _assigned(site: Site, session: Session, picked: Sequence[int]) -> str:
+def _assigned(site: Site, aliases: Mapping[str, str], picked: Sequence[int], assigned: Sequence[Assignment]) -> str:
     """The sizes each picked hint was tuned at, where the session records one per symbol."""
-    graph = next((g for g in session.graphs if g.name == site.graph), None)
-    if graph is None or not graph.hint_sizes:
-        return ""
     hints = {site.variants[i].hint for i in picked}
-    said = [a.text(session.aliases) for a in graph.hint_sizes if a.hint in hints]
+    said = [a.text(aliases) for a in assigned if a.hint in hints]
     return f" (one size per symbol: {'; '.join(said)})" if said else ""
