@@ -2,7 +2,9 @@
 saved: per session, Inductor's pick over the fastest variant at every key the program ran,
 the geometric mean over the whole model (target x1.05 or less) and the worst site's (x1.15 or
 less). A session of one hint has one variant per site, nothing to pick among: it is listed,
-not counted. Each figure is one compile.
+not counted. Each figure is one compile. A miss names the findings at its worst site that
+say why a pick cannot be fast there (`runs-far-from-hints`: no variant tuned near the sizes it
+ran; `autotune-timed-overhead`: its configs ranked on more than the kernel).
 
     python benchmarks/program_goal.py SESSION.json|DIR [...]
 
@@ -21,6 +23,8 @@ from kinspect.core.store import load
 
 GEOMEAN_TARGET = 1.05
 SITE_TARGET = 1.15
+WHY = ("runs-far-from-hints", "autotune-timed-overhead")
+"""Findings that tell why a site's pick is slow."""
 
 
 def row(path: Path) -> tuple[str, bool | None]:
@@ -36,8 +40,10 @@ def row(path: Path) -> tuple[str, bool | None]:
     if worst is None or worst.geomean_regret is None or q.geomean_regret is None:
         return f"{name}: not measured", None
     met = q.geomean_regret <= GEOMEAN_TARGET and worst.geomean_regret <= SITE_TARGET
+    why = sorted({f.kind for f in s.findings if f.site == worst.site and f.kind in WHY})
     return (f"{name}: x{q.geomean_regret:.3f} (target x{GEOMEAN_TARGET:.2f}), worst site {worst.site} "
-            f"x{worst.geomean_regret:.3f} (target x{SITE_TARGET:.2f}): {'meets' if met else 'misses'}"), met
+            f"x{worst.geomean_regret:.3f} (target x{SITE_TARGET:.2f}): {'meets' if met else 'misses'}"
+            + (f" ({', '.join(why)} there)" if why and not met else "")), met
 
 
 def main(argv: list[str]) -> int:

@@ -76,3 +76,15 @@ def test_a_product_keyed_by_the_hint_while_its_kernel_computed_more_tells_nothin
     size is no tuned problem to measure from (`hint-size-in-kernel` speaks of it)."""
     site = product_rows_site()
     assert _found(site, [{"s27": b, "s52": 1} for b in (2, 3, 4)]) == []
+
+
+def test_a_variant_keyed_on_fewer_tensors_is_compared_as_inductor_zips_them():
+    """ResNet-18's convolutions (stock, H100): each variant's key has 3 tensors, each runtime
+    key 7 (the batch-norm parameters fused in); Inductor compares the first 3, and so does the
+    rule: batch 4 and 16 ran on hint 64's variant, 37 and 128 near enough to theirs."""
+    s = load(SESSIONS / "resnet18_stock_h100_2026-12-06.session.json")
+    (f,) = [f for f in s.findings if f.kind == KIND and f.site == "multi_kernel_0"]
+    assert f.message.startswith("2 of 4 keys the program ran lie ×4–×16 from the problem of the variant Inductor "
+                                "runs for them, below every variant's: arg2_1's size x_0 ran 4..16 on v0 (hint 64), "
+                                "tuned at 64; ")
+    assert "(hint 8 would tune it at 8: " in f.message

@@ -39,13 +39,11 @@ def far_from_hints(site: Site, facts: Facts) -> list[Finding]:
     """One finding per site where at least half the keys the program ran are ×4 or more, in
     some size, from the problem of the variant Inductor runs for them."""
     keys = sorted(k for k in facts.site_keys.get(site.name, ()) if site.lines_up(k))
-    lined = [i for i, v in enumerate(site.variants) if v.key is not None and site.lines_up(v.key)]
-    if not keys or not lined:
+    if not keys or not site.variants:
         return []
     sizes, _ = keys_to_array(keys)
-    hint_keys: list[Key] = [site.variants[i].key for i in lined]  # type: ignore[misc]
-    chosen = np.asarray(lined)[score_array(sizes, site.runtime_ranks, hint_keys).chosen]
-    problems = {i: _problem(site, i) for i in lined}
+    chosen = score_array(sizes, site.runtime_ranks, site.keys).chosen
+    problems = [_problem(site, i) for i in range(len(site.variants))]
     tuned = np.stack([problems[i] for i in chosen.tolist()])
     logs = np.abs(_log2(sizes) - _log2(tuned))
     logs[(sizes <= 0) | (tuned <= 0)] = 0.0
@@ -57,7 +55,7 @@ def far_from_hints(site: Site, facts: Facts) -> list[Finding]:
     col = int(np.bincount(column[far]).argmax())  # the size most keys are far in
     at = far & (column == col)
     ran, on = sizes[at, col], tuned[at, col]
-    every = np.asarray([problems[i][col] for i in lined if problems[i][col] > 0])
+    every = np.asarray([p[col] for p in problems if p[col] > 0])
     if (ran < on).all() and ran.max() < every.min():
         where, remedy = "below every variant's", "a smaller hint"
     elif (ran > on).all() and ran.min() > every.max():
@@ -80,16 +78,34 @@ def far_from_hints(site: Site, facts: Facts) -> list[Finding]:
 
 
 def _problem(site: Site, index: int) -> np.ndarray:
-    """The variant's key, flattened, with 0 for each size its kernel was not tuned at: stock
-    Inductor keys a product of sizes (`B*S`) by the hint while its kernel computes the
-    product at the hint (`hint-size-in-kernel` says so), so that size tells nothing here."""
+    """The variant's key laid over the runtime key's columns as Inductor zips them (a variant
+    keyed on fewer tensors or dims leaves the rest unset, 0), with 0 too for each size its
+    kernel was not tuned at: stock Inductor keys a product of sizes (`B*S`) by the hint while
+    its kernel computes the product at the hint (`hint-size-in-kernel` says so)."""
     v = site.variants[index]
-    flat = keys_to_array([v.key])[0][0] if v.key is not None else np.zeros(0, np.int64)
-    if v.hint is None or not site.keyed_by_hint(v):
-        return flat
-    specs = site.runtime_tensors if site.runtime_tensors is not None else site.tensors
-    exprs = [e for spec in specs for e in spec.sizes]
-    return np.asarray([k if e.true_value(v.hint) == k else 0 for k, e in zip(flat.tolist(), exprs)], np.int64)
+    layout = site.runtime_ranks
+    out = np.zeros(sum(layout), np.int64)
+    if v.key is None:
+        return out
+    by_hint = v.hint is not None and site.keyed_by_hint(v)
+    exprs = _key_exprs(site, v.key) if by_hint else None
+    if by_hint and exprs is None:
+        return out  # no sizes to tell a product from: nothing said
+    start = 0
+    for i, (rank, shape) in enumerate(zip(layout, v.key)):
+        for j, size in enumerate(shape[:rank]):
+            out[start + j] = size if exprs is None or exprs[i][j].true_value(v.hint or 0) == size else 0
+        start += rank
+    return out
+
+
+def _key_exprs(site: Site, key: Key) -> list[tuple[SizeExpr, ...]] | None:
+    """The size expressions a variant's key was made from: the tensors whose ranks it has."""
+    ranks = tuple(map(len, key))
+    for specs in (site.tensors, site.runtime_tensors):
+        if specs is not None and tuple(len(t.sizes) for t in specs) == ranks:
+            return [t.sizes for t in specs]
+    return None
 
 
 def _log2(a: np.ndarray) -> np.ndarray:
