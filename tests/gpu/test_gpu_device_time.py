@@ -16,7 +16,6 @@ import threading
 import time
 from collections.abc import Iterator
 
-import pytest
 import torch
 from torch._inductor.runtime import benchmarking
 
@@ -25,6 +24,9 @@ from kinspect.inductor.timing.measure import kernel_durations, summarize
 
 LAUNCH_WAIT_US = 60.0
 """Longer than an L2 flush runs on any GPU of these machines (17-25 µs)."""
+EVENTS_US = 6.0
+"""What a pair of CUDA events adds to a kernel's CUPTI time with nothing waiting on the host:
+3.6-4.5 µs on the H100 (Inductor's stock time of a quickly launched kernel has it too)."""
 
 
 def _slow_launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor):
@@ -69,8 +71,8 @@ def test_inductors_benchmark_of_a_slow_launch_times_the_kernel_in_the_mode():
             held = bench.benchmark_gpu(call) * 1000.0
     print(f"\nmm 64x512x2048: CUPTI {kernel:.1f} µs; Inductor's benchmark with a {LAUNCH_WAIT_US:.0f} µs launch: "
           f"stock {stock:.1f} µs, --autotune-device-time {held:.1f} µs")
-    assert stock > kernel + 10.0  # stock: the host's wait is in the time
-    assert held == pytest.approx(kernel, rel=0.5, abs=3.0)  # held: the kernel's own, with the events' few µs
+    assert stock > held + 10.0  # stock: the host's wait is in the time
+    assert held <= kernel + EVENTS_US  # held: the kernel's own, with what the events themselves add
 
 
 def test_a_triton_kernels_own_launch_is_kept_out_of_inductors_benchmark():
@@ -100,4 +102,4 @@ def test_a_triton_kernels_own_launch_is_kept_out_of_inductors_benchmark():
         held = bench.benchmark_gpu(call) * 1000.0
     print(f"\ntriton scale of 2**20 floats: CUPTI {kernel:.1f} µs; Inductor's benchmark: stock {stock:.1f} µs, "
           f"--autotune-device-time {held:.1f} µs")
-    assert held == pytest.approx(kernel, rel=0.5, abs=3.0)
+    assert held <= kernel + EVENTS_US and held <= stock + 1.0
