@@ -8,6 +8,7 @@ from pathlib import Path
 
 from synthetic import linear_site, product_rows_site
 
+from kinspect.core.quality.finding_groups import group_findings
 from kinspect.core.quality.findings import derive_findings
 from kinspect.core.session.model import Environment, Graph, Session, Site
 from kinspect.core.session.runtime import DispatchEvent
@@ -38,31 +39,45 @@ def test_a_moe_stack_at_one_size_per_symbol_ran_far_below_hint_64s_problem():
     assert len(found) == len(s.sites) == 6
     f = found["multi_kernel_1"]
     assert f.severity == "warning" and f.variants == (0,)
-    assert f.message.startswith("4 of 4 keys the program ran lie ×8–×64 from the problem of the variant Inductor "
-                                "runs for them, below every variant's: a's size args_0*args_1 ran 64..256 on v0 "
-                                "(hint 64), tuned at 4096 (one size per symbol: hint 64: args_0=64 args_1=64 s69=384)")
-    assert ("(hint 8 would tune it at 64: kinspect advise --run, with it among --candidates, measures it against the "
-            "others at the sizes the program runs)") in f.message
-    assert "(hint 4 would tune it at 4: " in found["multi_kernel_0"].message  # the batch alone: B=3..8
+    assert f.message == (
+        "keys the program ran lie far from the problem of the variant Inductor runs for them: 4 of 4 keys ×8–×64 "
+        "below every variant's, in a's size args_0*args_1; 64..256 on v0 (hint 64), tuned at 4096; one size per "
+        "symbol: hint 64: args_0=64 args_1=64 s69=384; each runs a config chosen for a problem it never has, and no "
+        "pick among these variants changes that; hint 8 would tune it at 64; kinspect advise --run, with such hints "
+        "among --candidates, measures them at the sizes the program runs")
+    assert "; hint 4 would tune it at 4; " in found["multi_kernel_0"].message  # the batch alone: B=3..8
+
+
+def test_the_sites_of_a_kind_share_their_sentence_and_show_what_differs():
+    """Twenty sites of one loop read as the sentence and clauses they share, then each site's
+    sizes and hint (the Findings tab, explain and the export group them so)."""
+    s = load(SESSIONS / "moe_layers_fixed_h100_2026-12-06.session.json")
+    (group,) = [g for g in group_findings(s.findings) if g.kind == KIND]
+    assert group.shared == (
+        "keys the program ran lie far from the problem of the variant Inductor runs for them: one size per symbol: "
+        "hint 64: args_0=64 args_1=64 s69=384; each runs a config chosen for a problem it never has, and no pick "
+        "among these variants changes that; kinspect advise --run, with such hints among --candidates, measures "
+        "them at the sizes the program runs")
+    assert group.own(group.members[1]) == ("4 of 4 keys ×8–×64 below every variant's, in a's size args_0*args_1; "
+                                           "64..256 on v0 (hint 64), tuned at 4096; hint 8 would tune it at 64")
 
 
 def test_sizes_below_every_hint_name_the_pick_and_a_smaller_hint():
     (f,) = _found(_linear(), [{"s0": b} for b in (2, 4, 8)])
-    assert ("3 of 3 keys the program ran lie ×8–×32 from the problem of the variant Inductor runs for them, "
-            "below every variant's: x's size s0 ran 2..8 on v0 (hint 64), tuned at 64; ") in f.message
-    assert "(hint 4 would tune it at 4: kinspect advise --run" in f.message and f.variants == (0,)
+    assert ("them: 3 of 3 keys ×8–×32 below every variant's, in x's size s0; 2..8 on v0 (hint 64), tuned at 64; "
+            "each runs") in f.message
+    assert "; hint 4 would tune it at 4; kinspect advise --run" in f.message and f.variants == (0,)
 
 
 def test_sizes_above_every_hint_and_in_a_wide_gap_between_two():
     (above,) = _found(_linear(), [{"s0": b} for b in (16384, 65536)])
-    assert "above every variant's: x's size s0 ran 16384..65536 on v2 (hint 4096), tuned at 4096" in above.message
-    assert "(hint 32768 would tune it at 32768: " in above.message
+    assert "above every variant's, in x's size s0; 16384..65536 on v2 (hint 4096), tuned at 4096" in above.message
+    assert "; hint 32768 would tune it at 32768; " in above.message
     wide = linear_site(0, [16, 4096], random.Random(0))  # hints ×256 apart: their midpoint ×16 from both
     (gap,) = _found(wide, [{"s0": b} for b in (200, 256, 300)])
-    assert ("3 of 3 keys the program ran lie ×12–×16 from the problem of the variant Inductor runs for them, in this "
-            "size: x's size s0 ran 200..256 on v0 (hint 16), tuned at 16; 300 on v1 (hint 4096), tuned at 4096") \
-        in gap.message
-    assert "(hint 256 would tune it at 256: " in gap.message
+    assert ("them: 3 of 3 keys ×12–×16, in x's size s0; 200..256 on v0 (hint 16), tuned at 16; 300 on v1 "
+            "(hint 4096), tuned at 4096; ") in gap.message
+    assert "; hint 256 would tune it at 256; " in gap.message
 
 
 def test_keys_near_a_hint_or_only_a_few_far_say_nothing():
@@ -84,7 +99,6 @@ def test_a_variant_keyed_on_fewer_tensors_is_compared_as_inductor_zips_them():
     rule: batch 4 and 16 ran on hint 64's variant, 37 and 128 near enough to theirs."""
     s = load(SESSIONS / "resnet18_stock_h100_2026-12-06.session.json")
     (f,) = [f for f in s.findings if f.kind == KIND and f.site == "multi_kernel_0"]
-    assert f.message.startswith("2 of 4 keys the program ran lie ×4–×16 from the problem of the variant Inductor "
-                                "runs for them, below every variant's: arg2_1's size x_0 ran 4..16 on v0 (hint 64), "
-                                "tuned at 64; ")
-    assert "(hint 8 would tune it at 8: " in f.message
+    assert ("them: 2 of 4 keys ×4–×16 below every variant's, in arg2_1's size x_0; 4..16 on v0 (hint 64), "
+            "tuned at 64; each runs") in f.message
+    assert "; hint 8 would tune it at 8; " in f.message

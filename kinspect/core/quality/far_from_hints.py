@@ -57,23 +57,27 @@ def far_from_hints(site: Site, facts: Facts) -> list[Finding]:
     ran, on = sizes[at, col], tuned[at, col]
     every = np.asarray([p[col] for p in problems if p[col] > 0])
     if (ran < on).all() and ran.max() < every.min():
-        where, remedy = "below every variant's", "a smaller hint"
+        where, remedy = " below every variant's", "a smaller hint"
     elif (ran > on).all() and ran.min() > every.max():
-        where, remedy = "above every variant's", "a larger hint"
+        where, remedy = " above every variant's", "a larger hint"
     else:
-        where, remedy = "in this size", "hints nearer these sizes"
+        where, remedy = "", "hints nearer these sizes"
     picked = sorted(set(chosen[at].tolist()))
     name, expr = _dim(site, col)
-    runs = "; ".join(f"{_range(ran[chosen[at] == i])} on {site.variants[i].label}, tuned at {problems[i][col]}"
-                     for i in picked)
     apart = size_factor(float(factor[far].min()), float(factor[far].max()))
     graph = next((g for g in facts.session.graphs if g.name == site.graph), None)
     assigned = graph.hint_sizes if graph is not None else ()
     nearer = _nearer(expr, ran, site.variants[picked[0]].hint, assigned)
-    text = (f"{int(far.sum())} of {len(keys)} keys the program ran lie {apart} from the problem of the variant "
-            f"Inductor runs for them, {where}: {name}'s size {expr.text_with(facts.session.aliases)} ran {runs}"
-            f"{_assigned(site, facts.session.aliases, picked, assigned)}; each runs a config chosen for a problem it "
-            f"never has, and no pick among these variants changes that ({_remedy(nearer, remedy)})")
+    # One sentence, then clauses (`; `): a kind's findings share the sentence and their like clauses
+    # (finding_groups), so twenty sites read as one line and what differs.
+    clauses = [f"{int(far.sum())} of {len(keys)} keys {apart}{where}, in {name}'s size "
+               f"{expr.text_with(facts.session.aliases)}"]
+    clauses += [f"{_range(ran[chosen[at] == i])} on {site.variants[i].label}, tuned at {problems[i][col]}"
+                for i in picked]
+    clauses += _assigned(site, facts.session.aliases, picked, assigned)
+    clauses += ["each runs a config chosen for a problem it never has, and no pick among these variants changes that",
+                nearer or f"{remedy} would tune nearer", ADVISE]
+    text = "keys the program ran lie far from the problem of the variant Inductor runs for them: " + "; ".join(clauses)
     return [Finding(KIND, text, "warning", site=site.name, graph=site.graph, variants=tuple(picked))]
 
 
@@ -127,11 +131,7 @@ def _dim(site: Site, col: int) -> tuple[str, SizeExpr]:
     raise IndexError(col)
 
 
-def _remedy(nearer: str | None, direction: str) -> str:
-    if nearer is None:
-        return f"{direction} would tune nearer: kinspect advise --run measures candidate hints at the sizes the program runs"
-    return (f"{nearer}: kinspect advise --run, with it among --candidates, measures it against the others at the "
-            "sizes the program runs")
+ADVISE = "kinspect advise --run, with such hints among --candidates, measures them at the sizes the program runs"
 
 
 def _nearer(expr: SizeExpr, ran: np.ndarray, hint: int | None, assigned: Sequence[Assignment]) -> str | None:
@@ -154,8 +154,9 @@ def _nearer(expr: SizeExpr, ran: np.ndarray, hint: int | None, assigned: Sequenc
     return f"hint {best[1]} would tune it at {best[2]}"
 
 
-def _assigned(site: Site, aliases: Mapping[str, str], picked: Sequence[int], assigned: Sequence[Assignment]) -> str:
+def _assigned(site: Site, aliases: Mapping[str, str], picked: Sequence[int],
+              assigned: Sequence[Assignment]) -> list[str]:
     """The sizes each picked hint was tuned at, where the session records one per symbol."""
     hints = {site.variants[i].hint for i in picked}
     said = [a.text(aliases) for a in assigned if a.hint in hints]
-    return f" (one size per symbol: {'; '.join(said)})" if said else ""
+    return [f"one size per symbol: {', '.join(said)}"] if said else []
