@@ -22,7 +22,6 @@ import numpy as np
 from kinspect.core.dispatch.batch import keys_to_array, score_array
 from kinspect.core.dispatch.hint_sizes import Assignment
 from kinspect.core.dispatch.operands import operand_names
-from kinspect.core.dispatch.shapes import Key
 from kinspect.core.dispatch.symbolic import SizeExpr
 from kinspect.core.errors import KinspectError
 from kinspect.core.numbers import size_factor
@@ -65,8 +64,7 @@ def far_from_hints(site: Site, facts: Facts) -> list[Finding]:
     picked = sorted(set(chosen[at].tolist()))
     name, expr = _dim(site, col)
     apart = size_factor(float(factor[far].min()), float(factor[far].max()))
-    graph = next((g for g in facts.session.graphs if g.name == site.graph), None)
-    assigned = graph.hint_sizes if graph is not None else ()
+    assigned = facts.session.hint_assignments(site)
     nearer = _nearer(expr, ran, site.variants[picked[0]].hint, assigned)
     # One sentence, then clauses (`; `): a kind's findings share the sentence and their like clauses
     # (finding_groups), so twenty sites read as one line and what differs.
@@ -91,25 +89,17 @@ def _problem(site: Site, index: int) -> np.ndarray:
     out = np.zeros(sum(layout), np.int64)
     if v.key is None:
         return out
-    by_hint = v.hint is not None and site.keyed_by_hint(v)
-    exprs = _key_exprs(site, v.key) if by_hint else None
-    if by_hint and exprs is None:
-        return out  # no sizes to tell a product from: nothing said
+    specs = None
+    if v.hint is not None and site.keyed_by_hint(v):
+        specs = site.specs_of(v.key)
+        if specs is None:
+            return out  # no sizes to tell a product from: nothing said
     start = 0
     for i, (rank, shape) in enumerate(zip(layout, v.key)):
         for j, size in enumerate(shape[:rank]):
-            out[start + j] = size if exprs is None or exprs[i][j].true_value(v.hint or 0) == size else 0
+            out[start + j] = size if specs is None or specs[i].sizes[j].true_value(v.hint or 0) == size else 0
         start += rank
     return out
-
-
-def _key_exprs(site: Site, key: Key) -> list[tuple[SizeExpr, ...]] | None:
-    """The size expressions a variant's key was made from: the tensors whose ranks it has."""
-    ranks = tuple(map(len, key))
-    for specs in (site.tensors, site.runtime_tensors):
-        if specs is not None and tuple(len(t.sizes) for t in specs) == ranks:
-            return [t.sizes for t in specs]
-    return None
 
 
 def _log2(a: np.ndarray) -> np.ndarray:

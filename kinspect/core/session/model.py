@@ -285,12 +285,17 @@ class Site:
         too). True where the key does not say: nothing shows another rule."""
         if v.hint is None:
             return False
-        if v.key is None:
-            return True
+        specs = None if v.key is None else self.specs_of(v.key)
+        return specs is None or v.key == tuple(t.key_at_hint(v.hint) for t in specs)
+
+    def specs_of(self, key: Key) -> tuple[TensorSpec, ...] | None:
+        """The tensors a variant's key was made from: the site's (or its runtime tensors)
+        whose ranks the key has; None where neither lines up."""
+        ranks = tuple(map(len, key))
         for specs in (self.tensors, self.runtime_tensors):
-            if specs is not None and tuple(len(t.sizes) for t in specs) == tuple(map(len, v.key)):
-                return v.key == tuple(t.key_at_hint(v.hint) for t in specs)
-        return True
+            if specs is not None and tuple(len(t.sizes) for t in specs) == ranks:
+                return specs
+        return None
 
     def labels(self) -> list[str]:
         return [v.label for v in self.variants]
@@ -380,13 +385,17 @@ class Session:
         known = ", ".join(s.name for s in self.sites) or "none"
         raise KinspectError(f"no site named {name!r}; this session has: {known}")
 
-    def tuned_sizes(self, site: Site) -> dict[int, Mapping[str, int]]:
-        """Each hint's symbol sizes the site's variants were tuned at, where the session
-        records them (`--one-size-per-symbol`); empty for Inductor's own rule."""
+    def hint_assignments(self, site: Site) -> tuple[Assignment, ...]:
+        """The sizes the site's variants were tuned at, per hint, where the session records
+        them (`--one-size-per-symbol`); none for Inductor's own rule."""
         for g in self.graphs:
             if g.name == site.graph:
-                return {a.hint: a.values for a in g.hint_sizes}
-        return {}
+                return g.hint_sizes
+        return ()
+
+    def tuned_sizes(self, site: Site) -> dict[int, Mapping[str, int]]:
+        """Each hint's symbol sizes the site's variants were tuned at (`hint_assignments`)."""
+        return {a.hint: a.values for a in self.hint_assignments(site)}
 
     def stands_for(self, site: Site) -> list[frozenset[int]]:
         """Per variant, the compiled hints it stands for: its own, and each hint tuned at the
