@@ -26,7 +26,7 @@ LAUNCH_WAIT_US = 60.0
 """Longer than an L2 flush runs on any GPU of these machines (17-25 µs)."""
 EVENTS_US = 6.0
 """What a pair of CUDA events adds to a kernel's CUPTI time with nothing waiting on the host:
-3.6-4.5 µs on the H100 (Inductor's stock time of a quickly launched kernel has it too)."""
+3.5-4.5 µs on the H100 (Inductor's stock time of a quickly launched kernel has it too)."""
 
 
 def _slow_launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor):
