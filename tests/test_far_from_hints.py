@@ -8,9 +8,11 @@ from pathlib import Path
 
 from synthetic import linear_site, product_rows_site
 
+from kinspect.core.dispatch.symbolic import SizeExpr, TensorSpec
+
 from kinspect.core.quality.finding_groups import group_findings
 from kinspect.core.quality.findings import derive_findings
-from kinspect.core.session.model import Environment, Graph, Session, Site
+from kinspect.core.session.model import Environment, Graph, Session, Site, Variant
 from kinspect.core.session.runtime import DispatchEvent
 from kinspect.core.store import load
 
@@ -40,12 +42,16 @@ def test_a_moe_stack_at_one_size_per_symbol_ran_far_below_hint_64s_problem():
     f = found["multi_kernel_1"]
     assert f.severity == "warning" and f.variants == (0,)
     assert f.message == (
-        "keys the program ran lie far from the problem of the variant Inductor runs for them: 4 of 4 keys ×8–×64 "
-        "below every variant's, in a's size args_0*args_1; 64..256 on v0 (hint 64), tuned at 4096; one size per "
-        "symbol: hint 64: args_0=64 args_1=64 s69=384; each runs a config chosen for a problem it never has, and no "
-        "pick among these variants changes that; hint 8 would tune it at 64; kinspect advise --run, with such hints "
-        "among --candidates, measures them at the sizes the program runs")
-    assert "; hint 4 would tune it at 4; " in found["multi_kernel_0"].message  # the batch alone: B=3..8
+        "keys the program ran lie far from the problem of the variant Inductor runs for them: 4 of 4 keys ×5–×64 "
+        "below every variant's, in out's size 8*FloorDiv(10*args_0*args_1 + 31, 32); 160..2000 on v0 (hint 64), "
+        "tuned at 10240; one size per symbol: hint 64: args_0=64 args_1=64 s69=384; each runs a config chosen for a "
+        "problem it never has, and no pick among these variants changes that; hint 16 would tune it at 640; kinspect "
+        "advise --run, with such hints among --candidates, measures them at the sizes the program runs")
+    # The router reads the tokens as (B, T, 384): its rows, B*T, are what ran far, not B alone (B=3..8, which
+    # would have asked for hint 4: 16 rows).
+    assert ("in out's size args_0*args_1; 64..800 on v0 (hint 64), tuned at 4096; "
+            in found["multi_kernel_0"].message)
+    assert "; hint 16 would tune it at 256; " in found["multi_kernel_0"].message
 
 
 def test_the_sites_of_a_kind_share_their_sentence_and_show_what_differs():
@@ -58,8 +64,8 @@ def test_the_sites_of_a_kind_share_their_sentence_and_show_what_differs():
         "hint 64: args_0=64 args_1=64 s69=384; each runs a config chosen for a problem it never has, and no pick "
         "among these variants changes that; kinspect advise --run, with such hints among --candidates, measures "
         "them at the sizes the program runs")
-    assert group.own(group.members[1]) == ("4 of 4 keys ×8–×64 below every variant's, in a's size args_0*args_1; "
-                                           "64..256 on v0 (hint 64), tuned at 4096; hint 8 would tune it at 64")
+    assert group.own(group.members[0]) == ("4 of 4 keys ×5–×64 below every variant's, in out's size args_0*args_1; "
+                                           "64..800 on v0 (hint 64), tuned at 4096; hint 16 would tune it at 256")
 
 
 def test_sizes_below_every_hint_name_the_pick_and_a_smaller_hint():
@@ -102,3 +108,59 @@ def test_a_variant_keyed_on_fewer_tensors_is_compared_as_inductor_zips_them():
     assert ("them: 2 of 4 keys ×4–×16 below every variant's, in arg2_1's size x_0; 4..16 on v0 (hint 64), "
             "tuned at 64; each runs") in f.message
     assert "; hint 8 would tune it at 8; " in f.message
+
+
+def _per_symbol(op: str, tensors: tuple[TensorSpec, ...], hints: tuple[int, ...]) -> Site:
+    """A site whose variants were keyed at one size per symbol: every symbol at the hint."""
+    variants = tuple(Variant(i, h, tuple(tuple(e.evaluate({"s0": h, "s1": h}) for e in t.sizes) for t in tensors),
+                             f"k{i}") for i, h in enumerate(hints))
+    return Site("multi_kernel_0", "graph_0", op, tensors, variants)
+
+
+def _weight_gradient() -> Site:
+    """GPT-2's weight-gradient GEMM: `a` read as (B, S, 384), which the kernel sees as B*S rows."""
+    b, s, rows = SizeExpr("s0"), SizeExpr("s1"), SizeExpr(("mul", "s0", "s1"))
+    return _per_symbol("mm", (TensorSpec("a", "input", (b, s, SizeExpr(384))),
+                              TensorSpec("b", "input", (SizeExpr(384), SizeExpr(1536))),
+                              TensorSpec("out", "output", (rows, SizeExpr(1536)))), (16, 32))
+
+
+def test_the_gpt2_loop_at_the_hints_advise_proposed_runs_near_them():
+    """GPT-2's training loop at hints 16 and 32 (advise's proposal, H100, one compile): batch 2
+    to 8 lies ×2 to ×16 from B = 16 and 32 in eleven of its GEMMs' views, while every GEMM's
+    rows, 256 to 1024, are those the two variants were tuned at."""
+    s = load(SESSIONS / "gpt_train_hints_16_32_h100_2026-12-07.session.json")
+    assert len(s.sites) == 20 and [f for f in s.findings if f.kind == KIND] == []
+
+
+def test_a_gemm_is_held_at_the_sizes_its_kernel_tiles_not_a_views_single_sizes():
+    """As in GPT-2's weight-gradient GEMMs: keys whose rows are near the variants' say nothing,
+    however far their batch alone lies; rows far from them do."""
+    ran = [{"s0": 4, "s1": 64}, {"s0": 8, "s1": 128}, {"s0": 2, "s1": 200}, {"s0": 8, "s1": 64}]
+    assert _found(_weight_gradient(), ran) == []
+    (f,) = _found(_weight_gradient(), [{"s0": 2, "s1": 8}, {"s0": 4, "s1": 8}])  # 16 and 32 rows
+    assert "2 of 2 keys ×8–×16 below every variant's, in out's size s0*s1; 16..32 on v0 (hint 16)" in f.message
+    assert "; hint 4 would tune it at 16; " in f.message
+
+
+def test_a_view_is_taken_whole_where_no_tensor_at_the_ops_rank_holds_a_dynamic_size():
+    """The attention-weight gradient reads (B, 6, S, 64) and (B, S, 384) into a (384, 384): its
+    kernel's K is B*S, which only the views hold, their leading sizes together."""
+    b, s = SizeExpr("s0"), SizeExpr("s1")
+    site = _per_symbol("mm", (TensorSpec("a", "input", (b, SizeExpr(6), s, SizeExpr(64))),
+                              TensorSpec("b", "input", (b, s, SizeExpr(384))),
+                              TensorSpec("out", "output", (SizeExpr(384), SizeExpr(384)))), (64, 256))
+    (f,) = _found(site, [{"s0": 2, "s1": 64}, {"s0": 4, "s1": 64}])
+    assert "2 of 2 keys ×16–×32 below every variant's, in a's size 6*s0*s1; 768..1536 on v0 (hint 64)" in f.message
+    (huge,) = _found(site, [{"s0": 2**31, "s1": 2**31}])  # 6 * 2**62 and 2**62 together: held at 2**62
+    assert f"above every variant's, in b's size s0*s1; {2**62} on v1 (hint 256), tuned at 65536" in huge.message
+
+
+def test_a_batched_gemms_batch_is_a_size_of_its_own():
+    """bmm tiles (M, N) in each of its batch: a batch far from the tuned one counts alone."""
+    b, s = SizeExpr("s0"), SizeExpr("s1")
+    site = _per_symbol("bmm", (TensorSpec("a", "input", (b, s, SizeExpr(64))),
+                               TensorSpec("b", "input", (b, SizeExpr(64), s)),
+                               TensorSpec("out", "output", (b, s, s))), (64, 256))
+    (f,) = _found(site, [{"s0": 2, "s1": 64}, {"s0": 4, "s1": 64}])
+    assert "2 of 2 keys ×16–×32 below every variant's, in a's size s0; 2..4 on v0 (hint 64)" in f.message

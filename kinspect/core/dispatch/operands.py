@@ -20,6 +20,10 @@ OPERANDS: dict[str, tuple[str, ...]] = {
 }
 """Each op's template inputs in Inductor's order; its output is `out`."""
 
+GEMM_RANK: dict[str, int] = {"addmm": 2, "mm": 2, "bmm": 3, "baddbmm": 3}
+"""The dims of each op's matrices: a tensor of more is a view its kernel flattens into them
+(mm's `a` of `(B, S, 384)` is `(B*S, 384)` rows and columns to the kernel)."""
+
 GEMM_OPS = ("baddbmm", "matmul", "linear", "addmm", "bmm", "mm")
 """The GEMMs a size-hint template can come from, longest first: `addmm`, `bmm` and `mm`
 are all inside `baddbmm`, so a name is the first of these it contains."""

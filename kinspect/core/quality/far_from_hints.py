@@ -10,6 +10,11 @@ a GEMM with `B*S` rows is tuned at hint² rows (GPT-2's training loop ran its me
 than hint 4096's, H200, one compile).
 
 Held at ×4 in one size: hints four times apart leave no key more than ×2 from the nearer.
+The sizes held are the GEMM kernel's own, as the tensors at its op's rank give them (mm's
+`out` is `(M, N)`): a view of more dims is flattened by the kernel, so its single sizes are
+no problem the kernel was tuned at. GPT-2's weight-gradient GEMMs read `a` as `(B, S, 384)`:
+at hints 16 and 32 the loop's batch of 2 to 8 lies ×2 to ×16 from B = 16 and 32, while its
+`B*S` rows, 256 to 1024, are the rows the two variants were tuned at.
 """
 
 from __future__ import annotations
@@ -21,7 +26,8 @@ import numpy as np
 
 from kinspect.core.dispatch.batch import keys_to_array, score_array
 from kinspect.core.dispatch.hint_sizes import Assignment
-from kinspect.core.dispatch.operands import operand_names
+from kinspect.core.dispatch.operands import GEMM_RANK, operand_names
+from kinspect.core.dispatch.shapes import MAX_SIZE
 from kinspect.core.dispatch.symbolic import SizeExpr
 from kinspect.core.errors import KinspectError
 from kinspect.core.numbers import size_factor
@@ -40,9 +46,11 @@ def far_from_hints(site: Site, facts: Facts) -> list[Finding]:
     keys = sorted(k for k in facts.site_keys.get(site.name, ()) if site.lines_up(k))
     if not keys or not site.variants:
         return []
-    sizes, _ = keys_to_array(keys)
-    chosen = score_array(sizes, site.runtime_ranks, site.keys).chosen
-    problems = [_problem(site, i) for i in range(len(site.variants))]
+    runtime, _ = keys_to_array(keys)
+    chosen = score_array(runtime, site.runtime_ranks, site.keys).chosen
+    dims = _gemm_dims(site)
+    sizes = _merged(runtime, dims)
+    problems = list(_merged(np.stack([_problem(site, i) for i in range(len(site.variants))]), dims))
     tuned = np.stack([problems[i] for i in chosen.tolist()])
     logs = np.abs(_log2(sizes) - _log2(tuned))
     logs[(sizes <= 0) | (tuned <= 0)] = 0.0
@@ -62,7 +70,7 @@ def far_from_hints(site: Site, facts: Facts) -> list[Finding]:
     else:
         where, remedy = "", "hints nearer these sizes"
     picked = sorted(set(chosen[at].tolist()))
-    name, expr = _dim(site, col)
+    name, expr = dims[col][1:]
     apart = size_factor(float(factor[far].min()), float(factor[far].max()))
     assigned = facts.session.hint_assignments(site)
     nearer = _nearer(expr, ran, site.variants[picked[0]].hint, assigned)
@@ -102,6 +110,42 @@ def _problem(site: Site, index: int) -> np.ndarray:
     return out
 
 
+def _gemm_dims(site: Site) -> list[tuple[tuple[int, ...], str, SizeExpr]]:
+    """The sizes the kernel tiles, each as (the key's columns it spans, operand, expression):
+    the sizes of the tensors at the op's rank where one of those is dynamic; else every
+    tensor's, a view's leading sizes taken together as its kernel flattens them (GPT-2's
+    attention-weight gradient reads `(B, 6, S, 64)` and `(B, S, 384)` and writes `(384, 384)`).
+    Any other op's sizes each count alone."""
+    specs = site.runtime_tensors if site.runtime_tensors is not None else site.tensors
+    names = operand_names(site.op, specs)
+    rank = GEMM_RANK.get(site.op)
+    out: list[tuple[tuple[int, ...], str, SizeExpr]] = []
+    own: list[tuple[tuple[int, ...], str, SizeExpr]] = []
+    start = 0
+    for spec, name in zip(specs, names):
+        n = len(spec.sizes)
+        cut = 1 if rank is None or n <= rank else n - rank + 1
+        lead = spec.sizes[:cut]
+        out.append((tuple(range(start, start + cut)), name,
+                    lead[0] if cut == 1 else SizeExpr(("mul", *(e.tree for e in lead)))))
+        out += [((start + j,), name, spec.sizes[j]) for j in range(cut, n)]
+        if rank is not None and n <= rank:
+            own += [((start + j,), name, e) for j, e in enumerate(spec.sizes)]
+        start += n
+    return own if any(not e.is_constant for _, _, e in own) else out
+
+
+def _merged(keys: np.ndarray, dims: Sequence[tuple[tuple[int, ...], str, SizeExpr]]) -> np.ndarray:
+    """Each row's value of each GEMM size: the product of its columns (in floats, held at
+    `MAX_SIZE` as a session's sizes are), 0 where one is unset."""
+    out = np.empty((keys.shape[0], len(dims)), np.int64)
+    for i, (cols, _, _) in enumerate(dims):
+        part = keys[:, list(cols)]
+        product = np.minimum(np.prod(part.astype(np.float64), axis=1), float(MAX_SIZE))
+        out[:, i] = np.where((part > 0).all(axis=1), product, 0).astype(np.int64)
+    return out
+
+
 def _log2(a: np.ndarray) -> np.ndarray:
     return np.log2(np.maximum(a, 1).astype(np.float64))
 
@@ -109,16 +153,6 @@ def _log2(a: np.ndarray) -> np.ndarray:
 def _range(values: np.ndarray) -> str:
     lo, hi = int(values.min()), int(values.max())
     return str(lo) if lo == hi else f"{lo}..{hi}"
-
-
-def _dim(site: Site, col: int) -> tuple[str, SizeExpr]:
-    """The operand and size of a column of the flattened key."""
-    specs = site.runtime_tensors if site.runtime_tensors is not None else site.tensors
-    for spec, name in zip(specs, operand_names(site.op, specs)):
-        if col < len(spec.sizes):
-            return name, spec.sizes[col]
-        col -= len(spec.sizes)
-    raise IndexError(col)
 
 
 ADVISE = "kinspect advise --run, with such hints among --candidates, measures them at the sizes the program runs"
