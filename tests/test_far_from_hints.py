@@ -133,6 +133,15 @@ def test_the_gpt2_loop_at_the_hints_advise_proposed_runs_near_them():
     assert len(s.sites) == 20 and [f for f in s.findings if f.kind == KIND] == []
 
 
+def test_a_stock_key_is_read_through_the_view_that_holds_each_symbol_at_the_hint():
+    """Stock GPT-2 (H200): `out` keys `B*S` rows as the hint while the kernel computed hint²;
+    the `(B, S, 768)` view keys B and S at the hint, so its product is the kernel's rows."""
+    s = load(SESSIONS / "gpt2_small_h200_2026-11-30.session.json")
+    f = next(f for f in s.findings if f.kind == KIND and f.site == "multi_kernel_0")
+    assert ("them: 6 of 6 keys ×4–×64, in x's size B*S; 64..1024 on v0 (hint 64), tuned at 4096; 2000..4096 on "
+            "v1 (hint 256), tuned at 65536; each runs") in f.message
+
+
 def test_a_gemm_is_held_at_the_sizes_its_kernel_tiles_not_a_views_single_sizes():
     """As in GPT-2's weight-gradient GEMMs: keys whose rows are near the variants' say nothing,
     however far their batch alone lies; rows far from them do."""

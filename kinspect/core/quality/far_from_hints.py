@@ -48,9 +48,10 @@ def far_from_hints(site: Site, facts: Facts) -> list[Finding]:
         return []
     runtime, _ = keys_to_array(keys)
     chosen = score_array(runtime, site.runtime_ranks, site.keys).chosen
-    dims = _gemm_dims(site)
+    columns = np.stack([_problem(site, i) for i in range(len(site.variants))])
+    dims = _gemm_dims(site, columns.any(axis=0))
     sizes = _merged(runtime, dims)
-    problems = list(_merged(np.stack([_problem(site, i) for i in range(len(site.variants))]), dims))
+    problems = list(_merged(columns, dims))
     tuned = np.stack([problems[i] for i in chosen.tolist()])
     logs = np.abs(_log2(sizes) - _log2(tuned))
     logs[(sizes <= 0) | (tuned <= 0)] = 0.0
@@ -110,12 +111,14 @@ def _problem(site: Site, index: int) -> np.ndarray:
     return out
 
 
-def _gemm_dims(site: Site) -> list[tuple[tuple[int, ...], str, SizeExpr]]:
+def _gemm_dims(site: Site, known: np.ndarray) -> list[tuple[tuple[int, ...], str, SizeExpr]]:
     """The sizes the kernel tiles, each as (the key's columns it spans, operand, expression):
-    the sizes of the tensors at the op's rank where one of those is dynamic; else every
-    tensor's, a view's leading sizes taken together as its kernel flattens them (GPT-2's
-    attention-weight gradient reads `(B, 6, S, 64)` and `(B, S, 384)` and writes `(384, 384)`).
-    Any other op's sizes each count alone."""
+    the sizes of the tensors at the op's rank where one of those is dynamic and `known` (a
+    variant's problem has it); else every tensor's, a view's leading sizes taken together as
+    its kernel flattens them (GPT-2's attention-weight gradient reads `(B, 6, S, 64)` and
+    `(B, S, 384)` and writes `(384, 384)`; a stock key holds `B*S` rows as the hint, not the
+    hint² its kernel computed, while its `(B, S, 768)` view holds both at the hint). Any other
+    op's sizes each count alone."""
     specs = site.runtime_tensors if site.runtime_tensors is not None else site.tensors
     names = operand_names(site.op, specs)
     rank = GEMM_RANK.get(site.op)
@@ -132,7 +135,7 @@ def _gemm_dims(site: Site) -> list[tuple[tuple[int, ...], str, SizeExpr]]:
         if rank is not None and n <= rank:
             own += [((start + j,), name, e) for j, e in enumerate(spec.sizes)]
         start += n
-    return own if any(not e.is_constant for _, _, e in own) else out
+    return own if any(not e.is_constant and known[cols[0]] for cols, _, e in own) else out
 
 
 def _merged(keys: np.ndarray, dims: Sequence[tuple[tuple[int, ...], str, SizeExpr]]) -> np.ndarray:
