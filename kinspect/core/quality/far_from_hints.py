@@ -38,6 +38,9 @@ KIND = "runs-far-from-hints"
 FAR = 4.0
 """The factor in one size from the picked variant's key beyond which a key counts as far."""
 
+GemmDim = tuple[tuple[int, ...], str, SizeExpr]
+"""A size the kernel tiles: the runtime key's columns it spans, its operand, its expression."""
+
 
 @site_rule(KIND)
 def far_from_hints(site: Site, facts: Facts) -> list[Finding]:
@@ -111,34 +114,32 @@ def _problem(site: Site, index: int) -> np.ndarray:
     return out
 
 
-def _gemm_dims(site: Site, known: np.ndarray) -> list[tuple[tuple[int, ...], str, SizeExpr]]:
-    """The sizes the kernel tiles, each as (the key's columns it spans, operand, expression):
-    the sizes of the tensors at the op's rank where one of those is dynamic and `known` (a
-    variant's problem has it); else every tensor's, a view's leading sizes taken together as
-    its kernel flattens them (GPT-2's attention-weight gradient reads `(B, 6, S, 64)` and
-    `(B, S, 384)` and writes `(384, 384)`; a stock key holds `B*S` rows as the hint, not the
-    hint² its kernel computed, while its `(B, S, 768)` view holds both at the hint). Any other
-    op's sizes each count alone."""
+def _gemm_dims(site: Site, known: np.ndarray) -> list[GemmDim]:
+    """The sizes the kernel tiles: those of the tensors at the op's rank where one of them is
+    dynamic and `known` (a variant's problem has it); else every tensor's, a view's leading
+    sizes taken together as its kernel flattens them (GPT-2's attention-weight gradient reads
+    `(B, 6, S, 64)` and `(B, S, 384)` and writes `(384, 384)`; a stock key holds `B*S` rows as
+    the hint, not the hint² its kernel computed, while its `(B, S, 768)` view holds both at the
+    hint). Any other op's sizes each count alone."""
     specs = site.runtime_tensors if site.runtime_tensors is not None else site.tensors
-    names = operand_names(site.op, specs)
     rank = GEMM_RANK.get(site.op)
-    out: list[tuple[tuple[int, ...], str, SizeExpr]] = []
-    own: list[tuple[tuple[int, ...], str, SizeExpr]] = []
+    flattened: list[GemmDim] = []
+    own: list[GemmDim] = []
     start = 0
-    for spec, name in zip(specs, names):
+    for spec, name in zip(specs, operand_names(site.op, specs)):
         n = len(spec.sizes)
-        cut = 1 if rank is None or n <= rank else n - rank + 1
+        cut = 1 if rank is None or n <= rank else n - rank + 1  # the leading sizes the kernel takes as one
         lead = spec.sizes[:cut]
-        out.append((tuple(range(start, start + cut)), name,
-                    lead[0] if cut == 1 else SizeExpr(("mul", *(e.tree for e in lead)))))
-        out += [((start + j,), name, spec.sizes[j]) for j in range(cut, n)]
+        flattened.append((tuple(range(start, start + cut)), name,
+                          lead[0] if cut == 1 else SizeExpr(("mul", *(e.tree for e in lead)))))
+        flattened += [((start + j,), name, spec.sizes[j]) for j in range(cut, n)]
         if rank is not None and n <= rank:
             own += [((start + j,), name, e) for j, e in enumerate(spec.sizes)]
         start += n
-    return own if any(not e.is_constant and known[cols[0]] for cols, _, e in own) else out
+    return own if any(not e.is_constant and known[cols[0]] for cols, _, e in own) else flattened
 
 
-def _merged(keys: np.ndarray, dims: Sequence[tuple[tuple[int, ...], str, SizeExpr]]) -> np.ndarray:
+def _merged(keys: np.ndarray, dims: Sequence[GemmDim]) -> np.ndarray:
     """Each row's value of each GEMM size: the product of its columns (in floats, held at
     `MAX_SIZE` as a session's sizes are), 0 where one is unset."""
     out = np.empty((keys.shape[0], len(dims)), np.int64)
