@@ -161,5 +161,4 @@ class LiveWork:
     def on_prepare_progress(self, message: PrepareProgress) -> None:
         self.query_one(MeasureBar).say(message.what)
         if not self.preparing:  # the debugger's run: a step, or Dynamo recompiling for one
-            self._debug.say(message.what)
-            self._publish()
+            self._debug.report(message.what)

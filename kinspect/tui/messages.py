@@ -49,6 +49,15 @@ class LivePaused(Message):
         self.event = event
 
 
+class LiveActivity(Message):
+    """What the live source said during the debugger's run (Dynamo recompiling for a step),
+    sent on to the run's host, where the step reports posted before it are already queued."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__()
+        self.what = what
+
+
 class LiveStepDone(Message):
     """A workload step of the debugger's run finished; the session has grown."""
 

@@ -10,6 +10,8 @@ from synthetic import synthetic_session
 from tui_helpers import footer_dimmed, screen_text, toasts, wait_until
 
 from kinspect.tui.app import InspectorApp
+from kinspect.tui.messages import LiveStepDone, PrepareProgress
+from kinspect.tui.panes.debugger import DebuggerPane
 from kinspect.core.debugger.cursor import IDLE, PAUSED
 
 fake_live = pytest.importorskip("fake_live")
@@ -171,3 +173,22 @@ async def test_a_step_that_recompiles_shows_the_compiles_progress_while_it_runs(
         await wait_until(pilot, lambda: app.debugger.state == IDLE)
         await wait_until(pilot, lambda: "the workload ran to its end" in screen_text(app))
         assert "now:" not in screen_text(app)
+
+
+async def test_a_steps_end_read_after_the_next_steps_compile_began_leaves_the_compile_said():
+    """The run posts step 0's end to the debugger pane, then step 1's recompile progress to
+    the app; the app may read its queue first. What the compile is doing stays on screen."""
+    src = source()
+    src.recompile = {1: "autotuning buf0 at hint 256"}
+    app = InspectorApp(src)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_until(pilot, lambda: src.prepared and not app.preparing)
+        src.hold.set()
+        await pilot.press("6", "c")
+        await wait_until(pilot, lambda: "now: autotuning buf0 at hint 256" in screen_text(app))
+        app.query_one(DebuggerPane).post_message(LiveStepDone(0, None))  # queued, not yet read
+        app.on_prepare_progress(PrepareProgress("autotuning buf1 at hint 4096"))  # the app reads first
+        await pilot.pause()
+        await wait_until(pilot, lambda: "now: autotuning buf1 at hint 4096" in screen_text(app))
+        src.hold.clear()
+        await wait_until(pilot, lambda: app.debugger.state == IDLE)

@@ -22,7 +22,7 @@ from kinspect.core.session.model import Session
 from kinspect.core.source import SteppableSource
 from kinspect.core.debugger.cursor import Debugger
 from kinspect.tui.live_run import RunStop, SourceGuard
-from kinspect.tui.messages import LivePaused, LiveStepDone
+from kinspect.tui.messages import LiveActivity, LivePaused, LiveStepDone
 
 
 class DebugControl:
@@ -51,6 +51,17 @@ class DebugControl:
         """Take the app's new or grown session."""
         self.debugger.load(session)
         self.changed()
+
+    def report(self, what: str) -> None:
+        """The live source's progress during the run (Dynamo recompiling for a step), told to
+        the run's host. The run posts a step's end there and then the next step's progress
+        to the app; the two queues are read in no set order, so told here directly, a step's
+        end could wipe what the next one is doing (the compile's line gone for its minutes).
+        Behind the step reports already queued there, it comes after them."""
+        if self._host is None:
+            self.say(what)
+        else:
+            self._host.post_message(LiveActivity(what))
 
     def say(self, what: str) -> None:
         """The live source's progress during the run: a step, or Dynamo recompiling for one."""

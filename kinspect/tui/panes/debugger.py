@@ -16,7 +16,7 @@ from kinspect.core.errors import KinspectError
 from kinspect.core.quality.explain import explain_site
 from kinspect.core.session.model import Session
 from kinspect.tui.debug_text import debugger_text
-from kinspect.tui.messages import LivePaused, LiveStepDone
+from kinspect.tui.messages import LiveActivity, LivePaused, LiveStepDone
 from kinspect.tui.panes.base import PaneContext
 from kinspect.tui.panes.debug_keys import DEBUG_TABS, DebugPane
 from kinspect.tui.panes.requests import ReloadRequested
@@ -131,6 +131,10 @@ class DebuggerPane(DebugPane):
         if self.active_tab() not in DEBUG_TABS:
             self.notify(literal(f"paused before dispatch {message.event.seq} at {message.event.site} "
                                 "(6: the debugger)"), timeout=5, markup=False)
+
+    def on_live_activity(self, message: LiveActivity) -> None:
+        self.debug.say(message.what)
+        self.watch_view(self.view)  # drawn now if on screen, else when shown
 
     def on_live_step_done(self, message: LiveStepDone) -> None:
         self.debug.activity = None
