@@ -42,8 +42,9 @@
 #                                      held against an independent hook on Inductor: PROGRAMS_MODE=fixed, stock,
 #                                      timed (the fixes and --autotune-device-time) or a -k expression of them,
 #                                      PROGRAMS_N at once (default 5; one GPU shared, so a run's timings are of a
-#                                      busy GPU; 1 runs them one after another); sessions, logs and stderr in
-#                                      $OUT/programs.tgz
+#                                      busy GPU; 1 runs them one after another), at PROGRAMS_HINTS (default
+#                                      64,256,4096; advise's proposal, to hold it to Inductor's picks too);
+#                                      sessions, logs and stderr in $OUT/programs.tgz
 #   scripts/device_session.sh upstream docs/upstream/hint-per-symbol.patch applied to a copy of this machine's
 #                                      Inductor: the reproducer before and after, the upstream test, two programs
 #                                      with plain torch.compile (scripts/with_hints.py, no kinspect), the same two

@@ -1,7 +1,7 @@
 """The real-program set on the GPU, as a user runs it (tests/gpu/real_programs.py): every
 program, stock, with kinspect's fixes (`--one-size-per-symbol --fusion-per-hint`) and with
 those and `--autotune-device-time` (mode `timed`), under `kinspect run --hints 64,256,4096
---measure`. With the fixes every one saves a session, and
+--measure` (PROGRAMS_HINTS: other hints, such as advise's proposal). With the fixes every one saves a session, and
 no variant runs a choice tuned at an earlier hint; stock, every one saves one or ends in
 kinspect's own one-line reason. Every dispatch a saved session holds is the one an
 independent hook on Inductor's `SizeHintMultiKernelCall.run` saw, key and pick, in order,
