@@ -33,9 +33,22 @@ def ok(result) -> str:
     ("L['self']._modules['blocks'].size()[0]", "blocks_0"),
     ("L['xs'][1].size()[0]", "xs1_0"),
     ("L['weird name'].size()[0]", "weird_name_0"),
+    ("L['logits_to_keep']", "logits_to_keep"),
+    ("L['kwargs']['past_length']", "past_length"),
+    ("L['args'][2]", "arg2"),
+    ("L['x'].stride()[0]", None),
+    ("L['self'].n", None),
 ])
 def test_a_size_is_named_by_the_tensor_and_dim_it_came_from(source, name):
     assert source_name(SymbolInfo("s1", sources=(source,))) == name
+
+
+def test_an_int_argument_dynamo_made_a_size_is_named_where_an_assignment_lists_it():
+    """GPT-2's training loop passes `logits_to_keep=0`, which Dynamo made a symbol: the sizes
+    each hint was tuned at read by it, not by Inductor's number."""
+    s = load("tests/fixtures/sessions/gpt_train_hints_16_32_h100_2026-12-07.session.json")
+    (a16, _) = s.hint_assignments(s.sites[0])
+    assert a16.text(s.aliases) == "hint 16: input_ids_0=16 input_ids_1=16 logits_to_keep=0"
 
 
 def test_a_name_taken_already_is_not_given_twice():

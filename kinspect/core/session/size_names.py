@@ -21,12 +21,15 @@ from kinspect.core.session.runtime import Sweep
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SIZE = re.compile(r"^(?P<base>.*?)(?:\['(?P<name>[^']*)'\]|\[(?P<pos>\d+)\])\.size\(\)\[(?P<dim>\d+)\]$")
 _ARGS = re.compile(r"\['args'\]$|^L$")
+_SCALAR = re.compile(r"^L(?:\['kwargs'\])?\['(?P<name>[^']*)'\]$|^L\['args'\]\[(?P<pos>\d+)\]$")
 
 
 def source_name(symbol: SymbolInfo) -> str | None:
     """`input_ids_1` for a size Dynamo read off `input_ids`'s dim 1 (`arg0_1` for a
     positional argument, whether the session came from a recording or a trace, which
-    calls that input `args[0]`); None where no source says which tensor it is."""
+    calls that input `args[0]`); an int argument Dynamo made a symbol of by its own name
+    (`logits_to_keep`, `arg2`), as an assignment at a hint lists it too; None where no
+    source says which input it is."""
     if symbol.input and _NAME.fullmatch(symbol.input) and symbol.dim is not None:
         return _identifier(f"{symbol.input}_{symbol.dim}")
     for source in symbol.sources:
@@ -41,6 +44,10 @@ def source_name(symbol: SymbolInfo) -> str | None:
             inner = _SIZE.match(m["base"] + ".size()[0]")
             tensor = f"{inner['name'] if inner is not None and inner['name'] else 'arg'}{m['pos']}"
         return _identifier(f"{tensor}_{m['dim']}")
+    for source in symbol.sources:
+        m = _SCALAR.match(source)
+        if m is not None:
+            return _identifier(m["name"] if m["name"] is not None else f"arg{m['pos']}")
     return None
 
 
