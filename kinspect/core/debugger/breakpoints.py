@@ -76,7 +76,7 @@ class EventContext:
         positions: dict[str, dict[str, tuple[int, int]]] = {}
         ranks: set[tuple[int, int]] = set()
         for site in session.sites:
-            specs = site.runtime_tensors if site.runtime_tensors is not None else site.tensors
+            specs = site.runtime_specs
             ranks.update((t, d) for t, spec in enumerate(specs) for d in range(len(spec.sizes)))
             for symbol, pos in _symbol_positions(specs).items():
                 positions.setdefault(symbol, {})[site.name] = pos

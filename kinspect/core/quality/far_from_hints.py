@@ -54,8 +54,8 @@ def far_from_hints(site: Site, facts: Facts) -> list[Finding]:
     columns = np.stack([_problem(site, i) for i in range(len(site.variants))])
     dims = _gemm_dims(site, columns.any(axis=0))
     sizes = _merged(runtime, dims)
-    problems = list(_merged(columns, dims))
-    tuned = np.stack([problems[i] for i in chosen.tolist()])
+    problems = _merged(columns, dims)
+    tuned = problems[chosen]
     logs = np.abs(_log2(sizes) - _log2(tuned))
     logs[(sizes <= 0) | (tuned <= 0)] = 0.0
     column = logs.argmax(axis=1)
@@ -66,7 +66,7 @@ def far_from_hints(site: Site, facts: Facts) -> list[Finding]:
     col = int(np.bincount(column[far]).argmax())  # the size most keys are far in
     at = far & (column == col)
     ran, on = sizes[at, col], tuned[at, col]
-    every = np.asarray([p[col] for p in problems if p[col] > 0])
+    every = problems[:, col][problems[:, col] > 0]
     if (ran < on).all() and ran.max() < every.min():
         where, remedy = " below every variant's", "a smaller hint"
     elif (ran > on).all() and ran.min() > every.max():
@@ -82,7 +82,7 @@ def far_from_hints(site: Site, facts: Facts) -> list[Finding]:
     # (finding_groups), so twenty sites read as one line and what differs.
     clauses = [f"{int(far.sum())} of {len(keys)} keys {apart}{where}, in {name}'s size "
                f"{expr.text_with(facts.session.aliases)}"]
-    clauses += [f"{_range(ran[chosen[at] == i])} on {site.variants[i].label}, tuned at {problems[i][col]}"
+    clauses += [f"{_range(ran[chosen[at] == i])} on {site.variants[i].label}, tuned at {problems[i, col]}"
                 for i in picked]
     clauses += _assigned(site, facts.session.aliases, picked, assigned)
     clauses += ["each runs a config chosen for a problem it never has, and no pick among these variants changes that",
@@ -121,7 +121,7 @@ def _gemm_dims(site: Site, known: np.ndarray) -> list[GemmDim]:
     `(B, 6, S, 64)` and `(B, S, 384)` and writes `(384, 384)`; a stock key holds `B*S` rows as
     the hint, not the hint² its kernel computed, while its `(B, S, 768)` view holds both at the
     hint). Any other op's sizes each count alone."""
-    specs = site.runtime_tensors if site.runtime_tensors is not None else site.tensors
+    specs = site.runtime_specs
     rank = GEMM_RANK.get(site.op)
     flattened: list[GemmDim] = []
     own: list[GemmDim] = []

@@ -204,9 +204,14 @@ class Site:
     def keys(self) -> tuple[Key | None, ...]:
         return tuple(v.key for v in self.variants)
 
+    @property
+    def runtime_specs(self) -> tuple[TensorSpec, ...]:
+        """The tensors whose shapes make the key Inductor sees at run time."""
+        return self.runtime_tensors if self.runtime_tensors is not None else self.tensors
+
     @cached_property
     def symbols(self) -> frozenset[str]:
-        specs = self.runtime_tensors if self.runtime_tensors is not None else self.tensors
+        specs = self.runtime_specs
         return frozenset().union(*(t.symbols for t in specs), *(t.symbols for t in self.tensors))
 
     def runtime_key(self, env: Mapping[str, int]) -> Key:
@@ -216,7 +221,7 @@ class Site:
         sizes = frozenset((k, v) for k, v in env.items() if k in self.symbols)
         key = self._runtime_keys.get(sizes)
         if key is None:
-            specs = self.runtime_tensors if self.runtime_tensors is not None else self.tensors
+            specs = self.runtime_specs
             key = self._runtime_keys[sizes] = tuple(t.runtime_shape(env) for t in specs)
         return key
 
@@ -244,14 +249,14 @@ class Site:
 
     @cached_property
     def runtime_ranks(self) -> tuple[int, ...]:
-        specs = self.runtime_tensors if self.runtime_tensors is not None else self.tensors
+        specs = self.runtime_specs
         return tuple(len(t.sizes) for t in specs)
 
     @cached_property
     def symbol_dims(self) -> tuple[tuple[str, int, int], ...]:
         """Each runtime dim whose size is one symbol: (symbol, tensor, dim), in key order
         (naming a sweep's keys reads hundreds of thousands of them)."""
-        specs = self.runtime_tensors if self.runtime_tensors is not None else self.tensors
+        specs = self.runtime_specs
         return tuple((expr.tree, i, j) for i, spec in enumerate(specs)
                      for j, expr in enumerate(spec.sizes) if isinstance(expr.tree, str))
 
@@ -443,7 +448,7 @@ class Session:
     def runtime_key(self, site: Site, shape: ParsedShape) -> Key:
         """The runtime key a site sees for a typed shape; errors say what is missing."""
         if isinstance(shape, FullKey):
-            specs = site.runtime_tensors if site.runtime_tensors is not None else site.tensors
+            specs = site.runtime_specs
             why = unreachable(specs, shape.key, operand_names(site.op, specs), self.aliases)
             if why is not None:
                 named = site.name if site.title == site.name else f"{site.name} ({site.title})"

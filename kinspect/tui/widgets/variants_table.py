@@ -145,7 +145,7 @@ def tensor_names(site: Site, specs: Sequence[TensorSpec], inductor_names: bool) 
 
 
 def term_labels(site: Site, inductor_names: bool = False) -> list[list[str]]:
-    specs = site.runtime_tensors if site.runtime_tensors is not None else site.tensors
+    specs = site.runtime_specs
     names = tensor_names(site, specs, inductor_names)
     return [[f"{literal(n)}[{d}]" for d in range(len(t.sizes))] for n, t in zip(names, specs)]
 
