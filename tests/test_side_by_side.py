@@ -118,25 +118,74 @@ def _slower_pick(session, factor):
     return session
 
 
-def test_two_compiles_that_tuned_the_same_problems_are_told_apart_only_by_autotuning(tmp_path, capsys, monkeypatch):
-    """The MLP training loop on the GPU, stock x1.00 against fixed x1.35 at one Linear: one
-    size symbol per GEMM, so both modes tuned the same problem at every hint; compare says
-    that its difference is autotuning between the two compiles."""
-    monkeypatch.setenv("COLUMNS", "250")
+def _mlp_pair(tmp_path, retune: bool):
+    """The MLP training loop on the GPU, stock x1.00 against fixed x1.50 at one Linear: one
+    size symbol per GEMM, so both modes tuned the same problem at every hint; `retune`: the
+    fixed compile's autotuning settled on another config at the first hint."""
     stock = _called(synthetic_session(sites=2, seed=1))
     fixed = _called(synthetic_session(sites=2, seed=1))
+    if retune:
+        site = fixed.sites[1]
+        v0 = replace(site.variants[0], config={**site.variants[0].config, "BLOCK_M": 128, "num_warps": 8})
+        fixed.sites[1] = replace(site, variants=(v0, *site.variants[1:]))
     fixed.measurements = [m for m in fixed.measurements if m.site == "multi_kernel_1"]
     _slower_pick(fixed, 1.5)
     stock.measurements = [m for m in stock.measurements if m.site == "multi_kernel_1"]
     for name, s in (("mlp.stock", stock), ("mlp.fixed", fixed)):
         save(s, tmp_path / f"{name}.session.json")
-    assert cli.main(["compare", str(tmp_path / "mlp.stock.session.json"), str(tmp_path / "mlp.fixed.session.json")]) == 0
-    below = capsys.readouterr().out.split("└")[-1]
+    return stock
+
+
+def _below(tmp_path, capsys, a, b):
+    assert cli.main(["compare", str(tmp_path / f"{a}.session.json"), str(tmp_path / f"{b}.session.json")]) == 0
+    return capsys.readouterr().out.split("└")[-1]
+
+
+def test_two_compiles_that_settled_on_other_configs_for_the_same_problems_name_the_hint(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "250")
+    stock = _mlp_pair(tmp_path, retune=True)
+    below = _below(tmp_path, capsys, "mlp.stock", "mlp.fixed")
     line = next(x for x in below.splitlines() if x.startswith("graph_0 · mm · layers.1.fc"))
-    assert line.endswith(": both compiles tuned the same problem at every hint, so this is autotuning's difference "
-                         "between two compiles (more compiles of each tell which figure is typical)")
+    v0 = stock.sites[1].variants[0]
+    assert line.endswith(f": both compiles tuned the same problem at every hint, and autotuning settled on another "
+                         f"config at hint {v0.hint} (stock: BLOCK_M={v0.config['BLOCK_M']}, num_warps="
+                         f"{v0.config['num_warps']}; fixed: BLOCK_M=128, num_warps=8): autotuning's difference between "
+                         "two compiles (more compiles of each tell which figure is typical)"), line
     assert "×1.00 against ×1.50 geomean" in line
     assert "whole model: ×1.00 against ×1.50 geomean" in below and "graph_0 · addmm" not in below
+
+
+def test_the_same_kernels_timed_apart_are_not_called_autotuning(tmp_path, capsys, monkeypatch):
+    """Same problem and same config at every hint: the two runs timed the same kernels apart."""
+    monkeypatch.setenv("COLUMNS", "250")
+    _mlp_pair(tmp_path, retune=False)
+    below = _below(tmp_path, capsys, "mlp.stock", "mlp.fixed")
+    line = next(x for x in below.splitlines() if x.startswith("graph_0 · mm · layers.1.fc"))
+    assert line.endswith(": both compiles tuned the same problem and settled on the same config at every hint, so "
+                         "the same kernels timed apart between the two runs (another GPU, or a busy one)"), line
+    assert "autotuning's difference" not in line
+
+
+def test_advise_candidate_run_against_its_verification_names_the_retuned_hint(tmp_path, capsys, monkeypatch):
+    """The GPT-2-family training loop (H100, both switches, --autotune-device-time): advise's
+    candidate run at 16, 32, 64, 4096 against its verification at 16, 32. At a backward GEMM
+    of B*S x 384 x 1536 the verification reads x1.25 where the candidate run read x1.13: the
+    hint-16 variant that Inductor's rule runs at 400 and 512 rows won with the same config in
+    both, and hint 32's autotuning settled on another, faster one."""
+    fixtures = Path(__file__).parent / "fixtures" / "sessions"
+    monkeypatch.setenv("COLUMNS", "250")
+    assert cli.main(["compare", str(fixtures / "gpt_train_candidates_16_32_64_4096_h100_2026-12-07.session.json"),
+                     str(fixtures / "gpt_train_hints_16_32_h100_2026-12-07.session.json")]) == 0
+    below = capsys.readouterr().out.split("└")[-1]
+    line = next(x for x in below.splitlines() if x.startswith("graph_1 (backward) · mm · buf10 +1:"))
+    assert line == ("graph_1 (backward) · mm · buf10 +1: ×1.13 against ×1.25 geomean, worst ×1.28 against ×1.60: "
+                    "compiled at other hints (candidates_16_32_64_4096: 16, 32, 64, 4096; hints_16_32: 16, 32), so "
+                    "each picks among other variants; both compiles tuned the same problem at the hints both compiled, "
+                    "and autotuning settled on another config at hint 32 (candidates_16_32_64_4096: BLOCK_M=128, "
+                    "num_warps=8, num_stages=5, registers=96, shared_bytes=163840; hints_16_32: BLOCK_M=64, "
+                    "num_warps=4, num_stages=3, registers=103, shared_bytes=73728): autotuning's difference between "
+                    "two compiles (more compiles of each tell which figure is typical)"), line
+    assert "whole model" not in below  # the hint sets differ: not autotuning's alone
 
 
 def test_compiles_that_tuned_different_problems_say_at_which_hints_and_what_each_tuned(tmp_path, capsys, monkeypatch):

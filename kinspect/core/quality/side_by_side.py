@@ -11,14 +11,19 @@ One compile of each cannot tell a difference the two modes make from autotuning'
 between compiles, except where the problems tuned differ or the choices run do: so each
 matched site says whether its two compiles tuned the same problem at every hint (each
 variant's key, and the rows its kernel computed where Inductor's rule made them disagree
-with it), and whether a variant of one runs a choice autotuned at an earlier hint where the
-other's runs its own (stock Inductor's fusion benchmark, against `--fusion-per-hint`).
+with it), whether a variant of one runs a choice autotuned at an earlier hint where the
+other's runs its own (stock Inductor's fusion benchmark, against `--fusion-per-hint`), and
+which hint's autotuning settled on another config: two compiles of other hint sets (advise's
+candidate run against its verification) share a variant's problem, and the config it won
+with is what tells whether the rule or the tuning moved a figure.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from kinspect.core.dispatch.shapes import Key, format_key
 from kinspect.core.numbers import ratio
@@ -62,16 +67,46 @@ class Row:
     borrowed: tuple[dict[int, int], dict[int, int]] = ({}, {})
     """Each recording's variants that run a choice autotuned at an earlier hint: their hint,
     and the hint whose choice it is."""
+    configs: tuple[dict[int | None, Mapping[str, Any]], dict[int | None, Mapping[str, Any]]] = ({}, {})
+    """Each recording's variants' configs (what autotuning settled on) by hint."""
+
+    @property
+    def shared(self) -> tuple[int | None, ...]:
+        """The hints (None: the example size) both compiles have a variant for."""
+        if self.tuned is None:
+            return ()
+        a, b = self.tuned
+        return tuple(sorted(a.keys() & b.keys(), key=_hint_order))
 
     @property
     def differ(self) -> tuple[int | None, ...] | None:
-        """The hints (None: the example size) at which the two compiles tuned different
-        problems; None where a recording lacks the site or a key."""
+        """The hints both compiled at which they tuned different problems; None where a
+        recording lacks the site or a key."""
         if self.tuned is None:
             return None
         a, b = self.tuned
-        hints = sorted({*a, *b}, key=lambda h: (h is not None, h or 0))
-        return tuple(h for h in hints if a.get(h) != b.get(h))
+        return tuple(h for h in self.shared if a[h] != b[h])
+
+    @property
+    def same_hints(self) -> bool:
+        return self.tuned is not None and self.tuned[0].keys() == self.tuned[1].keys()
+
+    @property
+    def retuned(self) -> dict[int | None, tuple[str, ...]]:
+        """The hints both compiled whose autotuning settled on another config, with the
+        config's entries that differ."""
+        a, b = self.configs
+        out = {}
+        for h in self.shared:
+            if h in a and h in b:
+                entries = tuple(k for k in dict.fromkeys([*a[h], *b[h]]) if str(a[h].get(k)) != str(b[h].get(k)))
+                if entries:
+                    out[h] = entries
+        return out
+
+
+def _hint_order(h: int | None) -> tuple[bool, int]:
+    return h is not None, h or 0
 
 
 def site_labels(session: Session) -> dict[str, str]:
@@ -99,16 +134,18 @@ def _side(q: SiteQuality | None) -> Side:
 def side_by_side(a: Session, b: Session) -> tuple[list[Row], Row]:
     """A row per site of either recording (matched by label), and the whole model's row."""
     quality = [model_quality(s) for s in (a, b)]
-    by_label: list[dict[str, tuple[Side, dict[int | None, Tuned] | None, dict[int, int]]]] = []
+    by_label: list[dict[str, tuple[Side, dict[int | None, Tuned] | None, dict[int, int],
+                                   dict[int | None, Mapping[str, Any]]]]] = []
     for s, q in zip((a, b), quality):
         sites, labels = {site.name: site for site in s.sites}, site_labels(s)
-        by_label.append({labels[sq.site]: (_side(sq), _tuned(s, sites[sq.site]), _borrowed(sites[sq.site]))
+        by_label.append({labels[sq.site]: (_side(sq), _tuned(s, sites[sq.site]), _borrowed(sites[sq.site]),
+                                           _configs(s, sites[sq.site]))
                          for sq in q.sites if sq.site in sites})
     rows = []
     for label in dict.fromkeys([*by_label[0], *by_label[1]]):
-        (sa, ta, ba), (sb, tb, bb) = (side.get(label, (Side(), None, {})) for side in by_label)
+        (sa, ta, ba, ca), (sb, tb, bb, cb) = (side.get(label, (Side(), None, {}, {})) for side in by_label)
         both = (ta, tb) if ta is not None and tb is not None else None
-        rows.append(Row(label, (sa, sb), both, (ba, bb)))
+        rows.append(Row(label, (sa, sb), both, (ba, bb), (ca, cb)))
     return rows, Row("whole model", (_whole(quality[0]), _whole(quality[1])))
 
 
@@ -121,6 +158,10 @@ def _tuned(s: Session, site: Site) -> dict[int | None, Tuned] | None:
     stated = bool(s.tuned_sizes(site))
     return {h: Tuned(v.key, None if stated else rows_beyond_key(site, v))  # a shared variant: each hint's problem
             for v, hints in zip(site.variants, s.stands_for(site)) for h in (hints or {v.hint})}
+
+
+def _configs(s: Session, site: Site) -> dict[int | None, Mapping[str, Any]]:
+    return {h: v.config for v, hints in zip(site.variants, s.stands_for(site)) for h in (hints or {v.hint}) if v.config}
 
 
 def _borrowed(site: Site) -> dict[int, int]:
@@ -148,34 +189,63 @@ def gaps(s: Session) -> list[str]:
 
 def what_differed(names: tuple[str, str], rows: list[Row], whole: Row) -> list[str]:
     """Lines under the table for each site whose figures differ visibly: whether the two
-    compiles tuned the same problems (then it is autotuning between compiles) or at which
-    hints they did not, with what each tuned there."""
+    compiles had the same hints, tuned the same problems and settled on the same configs
+    (what is left is the timing of the same kernels), or where they did not, with what
+    each tuned or chose there."""
     out = []
     for r in rows:
         if r.tuned is None or not _visibly_apart(r):
             continue
         figures, differ = _figures(r), r.differ or ()
-        if not differ and r.borrowed[0] != r.borrowed[1]:
-            out.append(f"{r.label}: {figures}: both compiles tuned the same problem at every hint, but not every "
+        other = "" if r.same_hints else (
+            "compiled at other hints (" + "; ".join(f"{n}: {_hints_text(t)}" for n, t in zip(names, r.tuned))
+            + "), so each picks among other variants; ")
+        every = "every hint" if r.same_hints else "the hints both compiled"
+        if differ:
+            h = differ[0]
+            where = ", ".join(_hint_text(x) for x in differ)
+            where = f"hints {where} (at {_hint_text(h)}, " if len(differ) > 1 else f"{_hint_word(h)} ("
+            out.append(f"{r.label}: {figures}: {other}the compiles tuned different problems at {where}"
+                       + "; ".join(f"{n}: {p}" for n, p in zip(names, _problems(*(t.get(h) for t in r.tuned)))) + ")")
+        elif r.borrowed[0] != r.borrowed[1]:
+            out.append(f"{r.label}: {figures}: {other}both compiles tuned the same problem at {every}, but not every "
                        "variant runs a choice of its own hint (Inductor's epilogue-fusion benchmark; "
                        "--fusion-per-hint): " + "; ".join(f"{n}: {_runs(b)}" for n, b in zip(names, r.borrowed)))
-            continue
-        if not differ:
+        elif r.retuned:
+            h, entries = next(iter(r.retuned.items()))
+            where = ", ".join(_hint_text(x) for x in r.retuned)
+            where = f"hints {where} (at {_hint_text(h)}, " if len(r.retuned) > 1 else f"{_hint_word(h)} ("
+            chose = "; ".join(f"{n}: " + ", ".join(f"{k}={c[h].get(k)}" for k in entries)
+                              for n, c in zip(names, r.configs))
+            out.append(f"{r.label}: {figures}: {other}both compiles tuned the same problem at {every}, and autotuning "
+                       f"settled on another config at {where}{chose}): autotuning's difference between two compiles "
+                       "(more compiles of each tell which figure is typical)")
+        elif not r.same_hints:
+            out.append(f"{r.label}: {figures}: {other}at the hints both compiled the same problem and config")
+        elif all(r.configs) and r.configs[0].keys() == r.configs[1].keys():
+            out.append(f"{r.label}: {figures}: both compiles tuned the same problem and settled on the same config at "
+                       "every hint, so the same kernels timed apart between the two runs (another GPU, or a busy one)")
+        else:
             out.append(f"{r.label}: {figures}: both compiles tuned the same problem at every hint, so this is "
                        "autotuning's difference between two compiles (more compiles of each tell which figure is typical)")
-            continue
-        h = differ[0]
-        where = ", ".join("the example size" if x is None else str(x) for x in differ)
-        where = f"hints {where} (at {'the example size' if h is None else h}, " if len(differ) > 1 else \
-            f"{'the example size' if h is None else f'hint {h}'} ("
-        out.append(f"{r.label}: {figures}: the compiles tuned different problems at {where}"
-                   + "; ".join(f"{n}: {p}" for n, p in zip(names, _problems(*(t.get(h) for t in r.tuned)))) + ")")
     matched = [r for r in rows if r.differ is not None]
-    if (matched and len(matched) == len(rows) and not any(r.differ or r.borrowed[0] != r.borrowed[1] for r in matched)
-            and _visibly_apart(whole)):
+    if (matched and len(matched) == len(rows) and all(r.same_hints for r in matched)
+            and not any(r.differ or r.borrowed[0] != r.borrowed[1] for r in matched) and _visibly_apart(whole)):
         out.append(f"whole model: {_figures(whole)}: every site's problems were the same in both compiles, so this "
                    "is autotuning's difference between them")
     return out
+
+
+def _hint_text(h: int | None) -> str:
+    return "the example size" if h is None else str(h)
+
+
+def _hint_word(h: int | None) -> str:
+    return "the example size" if h is None else f"hint {h}"
+
+
+def _hints_text(tuned: Mapping[int | None, Tuned]) -> str:
+    return ", ".join(_hint_text(h) for h in sorted(tuned, key=_hint_order))
 
 
 def _runs(borrowed: dict[int, int]) -> str:
