@@ -121,10 +121,13 @@ def test_advise_on_a_program_proposes_from_its_own_dispatches_and_verifies_by_ru
     assert lines[-1] == "torch._inductor.config.multi_kernel_hints = [16, 64]"
     proposed = next(x for x in lines if "proposed" in x)
     default = next(x for x in lines if "default" in x)
+    # one site: the worst site is the whole workload, named as the user calls it in every compile
+    best = next(x for x in lines if x.startswith("│ 16, 64 "))
+    assert [c.strip() for c in best.split("│")[1:4]] == ["16, 64", "×1.06", "×1.06 (graph_0 · addmm · multi_kernel_0)"]
     assert [c.strip() for c in proposed.split("│")[2:6]] == ["16, 64", "×1.06", "×1.06 (one compile)",
-                                                               "×1.00, worst ×1.00 (multi_kernel_0)"]
+                                                               "×1.00, worst ×1.00 (graph_0 · addmm · multi_kernel_0)"]
     assert [c.strip() for c in default.split("│")[2:6]] == ["64, 256, 4096", "×1.23", "×1.23 (one compile)",
-                                                              "×1.00, worst ×1.00 (multi_kernel_0)"]
+                                                              "×1.00, worst ×1.00 (graph_0 · addmm · multi_kernel_0)"]
     assert "kinspect: candidate run: compiled graph_0 in 3 s: 1 size-hint multi-kernel" in out.err
     assert load(program / "serve.advise.session.json").sites
     assert (program / "serve.advise.hints-16-64.session.json").exists()
@@ -152,7 +155,7 @@ def test_each_verification_runs_own_pick_over_its_fastest_variant_is_shown_besid
     proposed = next(x for x in lines if "proposed" in x).split("│")
     default = next(x for x in lines if "default" in x).split("│")
     assert proposed[2].strip() == "16" and proposed[5].strip() == "one variant"
-    assert default[5].strip() == "×1.08, worst ×1.08 (multi_kernel_0)"
+    assert default[5].strip() == "×1.08, worst ×1.08 (graph_0 · addmm · multi_kernel_0)"
 
 
 def test_a_program_that_sets_its_own_hints_is_refused_in_one_line(program, monkeypatch, capsys):

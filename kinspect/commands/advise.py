@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import tempfile
 from pathlib import Path
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from rich.table import Table
@@ -172,7 +173,7 @@ def _report(advice: Advice) -> int:
         console.print(f"{site}: {', '.join(where)} hand Inductor keys laid out otherwise than the site's tensors; "
                       "weighed at the keys they were recorded with, decided as Inductor decides them",
                       markup=False, soft_wrap=True)
-    console.print(proposals_table(advice.proposals), advice_table(advice))
+    console.print(proposals_table(advice.proposals, advice.labels), advice_table(advice))
     for why in advice.failed:
         console.print(f"verification failed for {why}", markup=False, soft_wrap=True)
     for note in advice.notes:
@@ -185,15 +186,19 @@ def _report(advice: Advice) -> int:
     return 0
 
 
-def proposals_table(proposals: list[advise.Proposal], rows: int = 5) -> Table:
+def proposals_table(proposals: list[advise.Proposal], labels: Mapping[str, str], rows: int = 5) -> Table:
     t = Table(title=Text("best hint sets, predicted from the candidate compile (one compile)"), title_justify="left",
               caption=Text("predicted regret: the workload's GPU time at the sites with Inductor deciding among "
-                           "these hints' variants, over the fastest candidate kernel at each size"),
+                           "these hints' variants, over the fastest candidate kernel at each size; worst site: "
+                           "the same at the site that fares worst"),
               caption_justify="left", min_width=80)
     t.add_column("hints")
     t.add_column("predicted regret", justify="right")
+    t.add_column("worst site")
     for p in proposals[:rows]:
-        t.add_row(Text(", ".join(map(str, p.hints))), ratio(p.regret))
+        worst = "" if p.worst_site is None or p.worst is None else \
+            f"{ratio(p.worst)} ({labels.get(p.worst_site, p.worst_site)})"
+        t.add_row(Text(", ".join(map(str, p.hints))), ratio(p.regret), Text(worst))
     return t
 
 

@@ -105,6 +105,9 @@ def test_advise_on_a_program_weighs_its_own_dispatches_and_verifies_by_running_i
     assert re.fullmatch(r"workload: the program's own dispatches \(\d+ calls at \d+ site keys\)", lines[0])
     proposed = next(cells(line) for line in lines if line.startswith("│ proposed"))
     assert re.fullmatch(r"×\d+\.\d{2}", proposed[2]) and proposed[3].endswith("(one compile)")
+    # the proposals table: the site each hint set leaves worst, named as in any compile of the program
+    ranked = next(cells(line) for line in lines if line.startswith(f"│ {proposed[1]} "))
+    assert re.fullmatch(r"×\d+\.\d{2} \(graph_\d+[^·]* · \w+ · .+\)", ranked[2]), ranked
     assert_pasted(lines, proposed)
     candidate = load(out)
     assert candidate.sites and all([v.hint for v in s.variants] == [16, 64, 256, 4096] for s in candidate.sites)

@@ -379,6 +379,20 @@ def untimed_reasons(session: Session, workload: Workload, limit: int = 3) -> lis
     return out
 
 
+def site_regrets(tabs: Sequence[SiteTable], subset: Sequence[int]) -> dict[str, float] | None:
+    """Per site, its weighed GPU time when Inductor decides among `subset`'s variants over
+    the fastest candidate kernel's; None when a site has no variant for the subset."""
+    allowed = set(subset)
+    out = {}
+    for t in tabs:
+        spent, best = _site_times(t, allowed)
+        if spent is None:
+            return None
+        if best > 0:
+            out[t.site] = spent / best
+    return out
+
+
 def workload_regret(tabs: Sequence[SiteTable], subset: Sequence[int]) -> float | None:
     """The workload's GPU time at these sites when Inductor decides among `subset`'s
     variants, over the fastest candidate kernel's (1.0: the oracle); None when a site has
@@ -386,13 +400,21 @@ def workload_regret(tabs: Sequence[SiteTable], subset: Sequence[int]) -> float |
     allowed = set(subset)
     spent = best = 0.0
     for t in tabs:
-        cols = t.allowed(allowed)
-        if not cols:
+        s, b = _site_times(t, allowed)
+        if s is None:
             return None
-        pick = np.asarray(cols)[np.argmin(t.distances[:, cols], axis=1)]  # the first minimum, as Inductor
-        spent += float((t.weights * t.times[np.arange(len(pick)), pick]).sum())
-        best += float((t.weights * t.best).sum())
+        spent, best = spent + s, best + b
     return spent / best if best > 0 else None
+
+
+def _site_times(t: SiteTable, allowed: set[int]) -> tuple[float | None, float]:
+    """The site's weighed GPU time with Inductor's picks among `allowed`'s variants (None
+    where it has none), and with the fastest candidate kernel at every row."""
+    cols = t.allowed(allowed)
+    if not cols:
+        return None, 0.0
+    pick = np.asarray(cols)[np.argmin(t.distances[:, cols], axis=1)]  # the first minimum, as Inductor
+    return float((t.weights * t.times[np.arange(len(pick)), pick]).sum()), float((t.weights * t.best).sum())
 
 
 @dataclass(frozen=True)
@@ -400,6 +422,18 @@ class Proposal:
     hints: tuple[int, ...]
     regret: float
     """Predicted: the workload's GPU time with these hints over the oracle's (one compile)."""
+    worst_site: str | None = None
+    worst: float | None = None
+    """Predicted: the site that fares worst with these hints, and its GPU time over the
+    oracle's there (the goal holds every site, not the sum alone)."""
+
+
+def _proposal(tabs: Sequence[SiteTable], hints: tuple[int, ...]) -> Proposal | None:
+    regret, sites = workload_regret(tabs, hints), site_regrets(tabs, hints)
+    if regret is None or sites is None:
+        return None
+    worst = max(sites, key=sites.__getitem__, default=None)
+    return Proposal(hints, regret, worst, sites[worst] if worst is not None else None)
 
 
 def default_prediction(tabs: Sequence[SiteTable]) -> Proposal | None:
@@ -407,8 +441,7 @@ def default_prediction(tabs: Sequence[SiteTable]) -> Proposal | None:
     site (its own, or one it shares with a hint tuned at the same sizes)."""
     if not all(t.allowed({h}) for t in tabs for h in DEFAULT_HINTS):
         return None
-    regret = workload_regret(tabs, DEFAULT_HINTS)
-    return None if regret is None else Proposal(DEFAULT_HINTS, regret)
+    return _proposal(tabs, DEFAULT_HINTS)
 
 
 def search(tabs: Sequence[SiteTable], max_hints: int) -> list[Proposal]:
@@ -420,9 +453,9 @@ def search(tabs: Sequence[SiteTable], max_hints: int) -> list[Proposal]:
     out = []
     for r in range(1, min(max_hints, len(hints)) + 1):
         for subset in itertools.combinations(hints, r):
-            regret = workload_regret(tabs, subset)
-            if regret is not None:
-                out.append(Proposal(subset, regret))
+            proposal = _proposal(tabs, subset)
+            if proposal is not None:
+                out.append(proposal)
     out.sort(key=lambda p: (round(p.regret, 9), len(p.hints), p.hints))
     return out
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from kinspect.core.quality import advise
 from kinspect.core.errors import KinspectError
+from kinspect.core.quality.side_by_side import site_labels
 from kinspect.core.session.runtime import Recompile
 from kinspect.core.session.model import Session
 from kinspect.inductor.jobs import recompile as fresh
@@ -49,6 +50,9 @@ class Advice:
     misaligned: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Per site, the call sites that hand Inductor keys laid out otherwise than its tensors."""
     phases: dict[str, float] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
+    """The candidate compile's sites as the user calls them (`site_labels`): another compile
+    numbers its multi-kernels apart, so figures name sites by these."""
 
 
 def run_advise(live: LivePipeline, spans: Mapping[str, tuple[int, int]], workload: advise.Workload, max_hints: int,
@@ -78,7 +82,8 @@ def run_advise(live: LivePipeline, spans: Mapping[str, tuple[int, int]], workloa
         progress(f"{site} is left out of the advice: every variant was timed at no workload size ({why})")
     phases["search"] = time.perf_counter() - started
     out = Advice(workload, proposals, proposals[0], advise.default_prediction(tabs.sites), missing=tabs.missing, left_out=tabs.left_out,
-                 misaligned={t.site: t.misaligned for t in tabs.sites if t.misaligned}, phases=phases)
+                 misaligned={t.site: t.misaligned for t in tabs.sites if t.misaligned}, phases=phases,
+                 labels=site_labels(live.session))
     measured_sizes = [dict(p) for p in sweep.points]
     started = time.perf_counter()
     for hints in dict.fromkeys([out.best.hints, advise.DEFAULT_HINTS]):

@@ -23,6 +23,7 @@ from pathlib import Path
 from kinspect.core.errors import KinspectError
 from kinspect.core.quality import advise
 from kinspect.core.quality.overview import model_quality
+from kinspect.core.quality.side_by_side import site_labels
 from kinspect.core.recording_files import free_path
 from kinspect.core.session.compile_changes import CompileChanges
 from kinspect.core.session.model import Session
@@ -53,7 +54,7 @@ def run_program_advise(program: Sequence[str], candidates: Sequence[int], max_hi
     workload = advise.Workload((), f"the program's own dispatches ({calls} calls at {keys} site keys)")
     phases["search"] = time.perf_counter() - started
     result = Advice(workload, proposals, proposals[0], advise.default_prediction(tabs.sites), left_out=tabs.left_out,
-                    phases=phases)
+                    phases=phases, labels=site_labels(candidate))
     if tabs.untimed_keys:
         result.notes.append(f"{tabs.untimed_keys} of the program's site keys had no time for every variant in the "
                             "candidate run and are left out")
@@ -89,7 +90,8 @@ def _dispatch(run: Session, hints: Sequence[int]) -> advise.RunDispatch | None:
     worst = quality.worst_site
     if worst is None or quality.geomean_regret is None or worst.geomean_regret is None:
         return None
-    return advise.RunDispatch(quality.geomean_regret, worst.site, worst.geomean_regret, len(hints) < 2)
+    label = site_labels(run).get(worst.site, worst.site)
+    return advise.RunDispatch(quality.geomean_regret, label, worst.geomean_regret, len(hints) < 2)
 
 
 def _record(program: Sequence[str], hints: Sequence[int], out: Path, changes: CompileChanges, what: str,
