@@ -86,7 +86,7 @@ def test_the_search_is_exact_against_inductors_real_class_by_brute_force():
 def test_a_recorded_programs_proposals_name_the_site_each_leaves_worst():
     """advise's candidate run of the GPT-2-family training loop (H100, candidates 16, 32, 64,
     4096): 16 and 32 together cost x1.03 over the workload and leave the forward's c_attn at
-    x1.13; 32 alone costs x1.05 and leaves a backward GEMM at x1.19, its one variant (tuned at
+    x1.13; 32 alone costs x1.05 and leaves a backward GEMM at x1.18, its one variant (tuned at
     1,024 rows) running the loop's 256 rows x1.4 slower than hint 16's."""
     fixture = Path(__file__).parent / "fixtures" / "sessions" / "gpt_train_candidates_16_32_64_4096_h100_2026-12-07.session.json"
     found = {p.hints: p for p in advise.search(advise.recorded_tables(load(fixture)).sites, 3)}
