@@ -68,8 +68,9 @@ async def test_the_findings_tab_groups_them_by_kind_and_enter_opens_a_group_then
         assert "error   ▸ hint-size-in-kernel at 4 sites  enter: show them" in text  # worst first
         assert "warning ▸ runs-far-from-hints at 4 sites  enter: show them" in text  # B=2..30, hints from 64
         assert "warning ▸ slow-pick at 4 sites  enter: show them" in text
+        assert "warning ▸ equally-near at 2 sites  enter: show them" in text  # stock keys: B and B*128 alike
         assert "are the same kernel" not in text  # more findings than a screen: every kind starts closed
-        await pilot.press("down", "down", "down", "enter")
+        await pilot.press("down", "down", "down", "down", "enter")
         text = screen_text(app)
         assert "▾ identical-variants at 2 sites" in text and "multi_kernel_3 v0,v1: variants v0, v1" in text
         await pilot.press("down", "down", "enter")

@@ -329,7 +329,8 @@ def refreshed(session: Session) -> list[Finding]:
 
 
 # Imported last, so that their rules (unstable-autotune, far-below-peak, then
-# hint-benchmark-tensor, hint-size-in-kernel, autotune-time-disagrees, autotune-timed-overhead and runs-far-from-hints) are
+# hint-benchmark-tensor, hint-size-in-kernel, autotune-time-disagrees, autotune-timed-overhead, runs-far-from-hints and
+# equally-near) are
 # listed after this module's.
 from kinspect.core.quality import variance  # noqa: E402,F401
 from kinspect.core.quality import roofline  # noqa: E402,F401
@@ -338,3 +339,4 @@ from kinspect.core.quality import kernel_sizes  # noqa: E402,F401
 from kinspect.core.quality import autotune_time  # noqa: E402,F401
 from kinspect.core.quality import autotune_overhead  # noqa: E402,F401
 from kinspect.core.quality import far_from_hints  # noqa: E402,F401
+from kinspect.core.quality import ties  # noqa: E402,F401

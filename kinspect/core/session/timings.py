@@ -90,6 +90,13 @@ class KeyTimings:
             return False
         return _beyond_noise(self.measured[picked], self.measured[self.fastest])
 
+    def slower_than(self, picked: int, other: int) -> bool:
+        """The noise rule between two variants: `picked` slower than `other`, both timed by
+        the method here and not one kernel."""
+        if self.median(picked) is None or self.median(other) is None or self.kernel(picked) == self.kernel(other):
+            return False
+        return _beyond_noise(self.measured[picked], self.measured[other])
+
     def against_fastest(self, picked: int) -> tuple[float, float, bool] | None:
         """(`median(picked)`, the fastest's median, `slower(picked)`) in one look, or None where
         either median is missing or the fastest's is not positive: a sweep's quality asks
