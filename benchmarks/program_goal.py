@@ -4,7 +4,8 @@ the geometric mean over the whole model (target x1.05 or less) and the worst sit
 less). A session of one hint has one variant per site, nothing to pick among: it is listed,
 not counted. Each figure is one compile. A miss names the findings at its worst site that
 say why a pick cannot be fast there (`runs-far-from-hints`: no variant tuned near the sizes it
-ran; `autotune-timed-overhead`: its configs ranked on more than the kernel).
+ran; `autotune-timed-overhead`: its configs ranked on more than the kernel; `equally-near`:
+Inductor's rule broke a tie between variants toward the slower).
 
     python benchmarks/program_goal.py SESSION.json|DIR [...]
 
@@ -23,7 +24,7 @@ from kinspect.core.store import load
 
 GEOMEAN_TARGET = 1.05
 SITE_TARGET = 1.15
-WHY = ("runs-far-from-hints", "autotune-timed-overhead")
+WHY = ("runs-far-from-hints", "autotune-timed-overhead", "equally-near")
 """Findings that tell why a site's pick is slow."""
 
 

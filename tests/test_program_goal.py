@@ -29,3 +29,12 @@ def test_each_session_against_the_targets_and_the_count(capsys, tmp_path):
     assert lines[2].endswith("worst site multi_kernel_0 x1.189 (target x1.15): misses (runs-far-from-hints there)")
     assert lines[3].endswith("hints 64: one variant per site, nothing to pick among (not counted)")
     assert lines[4] == "1 of 3 sessions meet the goal (one compile each)"
+
+
+def test_a_miss_at_a_tie_inductors_rule_broke_toward_the_slower_variant_says_so(capsys):
+    """The GPT-2-family loop at advise's 16, 32 (H100): x1.02 in all, but its worst site
+    ran 512 rows, equally far from both hints' problems, on hint 16's slower variant."""
+    assert main([str(SESSIONS / "gpt_train_hints_16_32_h100_2026-12-07.session.json")]) == 0
+    line = capsys.readouterr().out.splitlines()[0]
+    assert line.endswith("x1.023 (target x1.05), worst site multi_kernel_1@graph_1 x1.247 (target x1.15): misses "
+                         "(equally-near there)")
