@@ -96,6 +96,26 @@ def test_a_recorded_programs_proposals_name_the_site_each_leaves_worst():
         (1.054, "multi_kernel_1@graph_1", 1.185)
 
 
+def test_a_proposals_ties_that_inductors_rule_breaks_toward_the_slower_variant_are_said_with_a_hint_between():
+    """The same candidate run: with 16 and 32 compiled, 512 rows (8 x 64, or 512 rows read
+    flat) lie as far from hint 16's problem as from hint 32's at three GEMMs, and Inductor runs
+    hint 16's; 32 alone leaves nothing to tie."""
+    fixture = Path(__file__).parent / "fixtures" / "sessions" / "gpt_train_candidates_16_32_64_4096_h100_2026-12-07.session.json"
+    session = load(fixture)
+    tabs = advise.recorded_tables(session).sites
+    found = advise.ties(tabs, (16, 32))
+    assert [(t.site, t.runs, t.faster) for t in found] == [
+        ("multi_kernel_0", 16, 32), ("multi_kernel_5", 16, 32), ("multi_kernel_1@graph_1", 16, 32)]
+    assert round(found[0].slower_by, 2) == 1.61 and found[0].key[-1] == (512, 1152)
+    assert advise.ties(tabs, (32,)) == [] and advise.ties_note([], (32,), {}) is None
+    from kinspect.core.quality.side_by_side import site_labels
+    assert advise.ties_note(found, (16, 32), site_labels(session)) == (
+        "with hints 16, 32, Inductor's rule breaks a tie toward the slower variant at 3 keys (3 sites; the worst: "
+        "graph_0 (forward) · addmm · transformer.h.0.attn.c_attn +1 at ((1152,), (512, 384), (384, 1152), (512, 1152)) "
+        "runs hint 16's variant, ×1.61 slower than hint 32's); hint 23, between the tied ones in log2, may decide "
+        "them: --candidates with it measures that")
+
+
 def test_the_prediction_on_a_recorded_h200_sweep_is_the_quality_figures_sum():
     session = load(SAMPLES / "linear.session.json")
     (site,) = session.sites

@@ -29,7 +29,7 @@ from kinspect.core.numbers import ratio, ratio_range
 from kinspect.core.session.runtime import Measurement, Recompile
 from kinspect.core.session.model import Session, Site
 from kinspect.core.dispatch.shapes import MAX_SIZE, Key, format_key, sizes_text
-from kinspect.core.session.timings import KeyTimings, first_of_kernel, geomean, key_timings
+from kinspect.core.session.timings import NOISE_RATIO, KeyTimings, first_of_kernel, geomean, key_timings
 from kinspect.core.quality.model_calls import ModelCalls
 from kinspect.core.quality.side_by_side import site_labels
 from kinspect.core.quality.whatif import decided_among, distance_matrix
@@ -434,6 +434,60 @@ def _proposal(tabs: Sequence[SiteTable], hints: tuple[int, ...]) -> Proposal | N
         return None
     worst = max(sites, key=sites.__getitem__, default=None)
     return Proposal(hints, regret, worst, sites[worst] if worst is not None else None)
+
+
+@dataclass(frozen=True)
+class Tie:
+    """A key at which the hints' variants tie at Inductor's least distance and the one its
+    rule runs (the first) is slower than another tied one (`equally-near`, on the tables)."""
+
+    site: str
+    key: Key
+    runs: int
+    """The hint whose variant Inductor runs."""
+    faster: int
+    """The hint of the fastest variant tied with it."""
+    slower_by: float
+
+
+def ties(tabs: Sequence[SiteTable], subset: Sequence[int]) -> list[Tie]:
+    """Every such key at these sites with `subset` compiled, worst first. The tables hold
+    medians without spreads, so slower means by the noise rule's least ratio."""
+    out = []
+    for t in tabs:
+        cols = t.allowed(set(subset))
+        if len(cols) < 2:
+            continue
+        d = t.distances[:, cols]
+        for r, key in enumerate(t.keys):
+            tied = [c for c, x in zip(cols, d[r]) if x == d[r].min()]
+            runs = cols[int(np.argmin(d[r]))]  # the first minimum, as Inductor
+            best = min(tied, key=lambda c: t.times[r, c])
+            first, other = t.hints[runs], t.hints[best]
+            if len(tied) > 1 and first is not None and other is not None and \
+                    t.times[r, runs] >= NOISE_RATIO * t.times[r, best]:
+                out.append(Tie(t.site, key, first, other, float(t.times[r, runs] / t.times[r, best])))
+    return sorted(out, key=lambda x: -x.slower_by)
+
+
+def ties_note(found: Sequence[Tie], hints: Sequence[int], labels: Mapping[str, str]) -> str | None:
+    """One line on the proposal's ties, with the hints between the tied ones in log2 to try
+    as candidates; None where it leaves none."""
+    if not found:
+        return None
+    worst = found[0]
+    between = sorted({m for t in found if min(t.runs, t.faster) < (m := round((t.runs * t.faster) ** 0.5))
+                      < max(t.runs, t.faster)})
+    sites = len({t.site for t in found})
+    text = (f"with hints {', '.join(map(str, hints))}, Inductor's rule breaks a tie toward the slower variant at "
+            f"{len(found)} key{'s' if len(found) != 1 else ''} ({sites} site{'s' if sites != 1 else ''}; the worst: "
+            f"{labels.get(worst.site, worst.site)} at {format_key(worst.key)} runs hint {worst.runs}'s variant, "
+            f"{ratio(worst.slower_by)} slower than hint {worst.faster}'s)")
+    if between:
+        text += (f"; {'hint' if len(between) == 1 else 'hints'} {', '.join(map(str, between))}, between the tied "
+                 "ones in log2, may decide them: --candidates with "
+                 f"{'it' if len(between) == 1 else 'them'} measures that")
+    return text
 
 
 def default_prediction(tabs: Sequence[SiteTable]) -> Proposal | None:

@@ -84,6 +84,9 @@ def run_advise(live: LivePipeline, spans: Mapping[str, tuple[int, int]], workloa
     out = Advice(workload, proposals, proposals[0], advise.default_prediction(tabs.sites), missing=tabs.missing, left_out=tabs.left_out,
                  misaligned={t.site: t.misaligned for t in tabs.sites if t.misaligned}, phases=phases,
                  labels=site_labels(live.session))
+    tied = advise.ties_note(advise.ties(tabs.sites, out.best.hints), out.best.hints, out.labels)
+    if tied:
+        out.notes.append(tied)
     measured_sizes = [dict(p) for p in sweep.points]
     started = time.perf_counter()
     for hints in dict.fromkeys([out.best.hints, advise.DEFAULT_HINTS]):
