@@ -32,6 +32,7 @@ from kinspect.core.dispatch.shapes import MAX_SIZE, Key, format_key, sizes_text
 from kinspect.core.session.timings import NOISE_RATIO, KeyTimings, first_of_kernel, geomean, key_timings
 from kinspect.core.quality.model_calls import ModelCalls
 from kinspect.core.quality.side_by_side import site_labels
+from kinspect.core.quality.ties import between_hint
 from kinspect.core.quality.whatif import decided_among, distance_matrix
 
 DEFAULT_HINTS = (64, 256, 4096)
@@ -476,8 +477,7 @@ def ties_note(found: Sequence[Tie], hints: Sequence[int], labels: Mapping[str, s
     if not found:
         return None
     worst = found[0]
-    between = sorted({m for t in found if min(t.runs, t.faster) < (m := round((t.runs * t.faster) ** 0.5))
-                      < max(t.runs, t.faster)})
+    between = sorted({m for t in found if (m := between_hint(t.runs, t.faster)) is not None})
     sites = len({t.site for t in found})
     text = (f"with hints {', '.join(map(str, hints))}, Inductor's rule breaks a tie toward the slower variant at "
             f"{len(found)} key{'s' if len(found) != 1 else ''} ({sites} site{'s' if sites != 1 else ''}; the worst: "

@@ -41,12 +41,12 @@ def equally_near(site: Site, facts: Facts) -> list[Finding]:
         return []
     runtime, _ = keys_to_array(keys)
     scores = score_array(runtime, site.runtime_ranks, site.keys)
+    least = scores.distances.min(axis=1, keepdims=True)
+    at_least = scores.distances == least
     clauses, picked_slow, between, as_far = [], set(), set(), set()
-    for i, key in enumerate(keys):
-        row = scores.distances[i]
-        tied = [v for v in range(len(site.variants)) if row[v] == row.min()]
-        if len(tied) < 2:
-            continue
+    for i in np.flatnonzero(at_least.sum(axis=1) > 1):  # a recording's keys are many, its ties few
+        key, row = keys[i], scores.distances[i]
+        tied = np.flatnonzero(at_least[i]).tolist()
         picked, timings = int(scores.chosen[i]), facts.session.timings_at(site.name, key)
         faster = [v for v in tied if v != picked and timings.slower_than(picked, v)]
         if not faster:
@@ -54,7 +54,7 @@ def equally_near(site: Site, facts: Facts) -> list[Finding]:
         picked_slow.add(picked)
         best = min(faster, key=lambda v: timings.median(v) or 0.0)
         clauses.append(_clause(site, key, tied, float(row.min()), picked, best, timings))
-        middle = _between(site.variants[picked].hint, site.variants[best].hint)
+        middle = between_hint(site.variants[picked].hint, site.variants[best].hint)
         if middle is not None:
             (between if _nearer(site, facts, runtime[i:i + 1], middle, float(row.min())) else as_far).add(middle)
     if not clauses:
@@ -75,7 +75,7 @@ def _hints(hints: set[int]) -> str:
     return f"{'hint' if len(hints) == 1 else 'hints'} {', '.join(map(str, sorted(hints)))}"
 
 
-def _between(a: int | None, b: int | None) -> int | None:
+def between_hint(a: int | None, b: int | None) -> int | None:
     """The whole hint halfway between two in log2 (16 and 32: 23), None where there is none."""
     if a is None or b is None:
         return None
