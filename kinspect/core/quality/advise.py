@@ -32,7 +32,7 @@ from kinspect.core.dispatch.shapes import MAX_SIZE, Key, format_key, sizes_text
 from kinspect.core.session.timings import NOISE_RATIO, KeyTimings, first_of_kernel, geomean, key_timings
 from kinspect.core.quality.model_calls import ModelCalls
 from kinspect.core.quality.side_by_side import site_labels
-from kinspect.core.quality.ties import between_hint
+from kinspect.core.quality.ties import between_hint, least_ties
 from kinspect.core.quality.whatif import decided_among, distance_matrix
 
 DEFAULT_HINTS = (64, 256, 4096)
@@ -380,42 +380,31 @@ def untimed_reasons(session: Session, workload: Workload, limit: int = 3) -> lis
     return out
 
 
-def site_regrets(tabs: Sequence[SiteTable], subset: Sequence[int]) -> dict[str, float] | None:
-    """Per site, its weighed GPU time when Inductor decides among `subset`'s variants over
-    the fastest candidate kernel's; None when a site has no variant for the subset."""
-    allowed = set(subset)
-    out = {}
-    for t in tabs:
-        spent, best = _site_times(t, allowed)
-        if spent is None:
-            return None
-        if best > 0:
-            out[t.site] = spent / best
-    return out
-
-
 def workload_regret(tabs: Sequence[SiteTable], subset: Sequence[int]) -> float | None:
     """The workload's GPU time at these sites when Inductor decides among `subset`'s
     variants, over the fastest candidate kernel's (1.0: the oracle); None when a site has
     no variant for the subset."""
+    times = _site_times(tabs, subset)
+    if times is None:
+        return None
+    best = sum(b for _, _, b in times)
+    return sum(s for _, s, _ in times) / best if best > 0 else None
+
+
+def _site_times(tabs: Sequence[SiteTable], subset: Sequence[int]) -> list[tuple[str, float, float]] | None:
+    """Per site, its weighed GPU time with Inductor's picks among `subset`'s variants and
+    with the fastest candidate kernel at every row; None when a site has no variant for
+    the subset."""
     allowed = set(subset)
-    spent = best = 0.0
+    out = []
     for t in tabs:
-        s, b = _site_times(t, allowed)
-        if s is None:
+        cols = t.allowed(allowed)
+        if not cols:
             return None
-        spent, best = spent + s, best + b
-    return spent / best if best > 0 else None
-
-
-def _site_times(t: SiteTable, allowed: set[int]) -> tuple[float | None, float]:
-    """The site's weighed GPU time with Inductor's picks among `allowed`'s variants (None
-    where it has none), and with the fastest candidate kernel at every row."""
-    cols = t.allowed(allowed)
-    if not cols:
-        return None, 0.0
-    pick = np.asarray(cols)[np.argmin(t.distances[:, cols], axis=1)]  # the first minimum, as Inductor
-    return float((t.weights * t.times[np.arange(len(pick)), pick]).sum()), float((t.weights * t.best).sum())
+        pick = np.asarray(cols)[np.argmin(t.distances[:, cols], axis=1)]  # the first minimum, as Inductor
+        out.append((t.site, float((t.weights * t.times[np.arange(len(pick)), pick]).sum()),
+                    float((t.weights * t.best).sum())))
+    return out
 
 
 @dataclass(frozen=True)
@@ -430,11 +419,12 @@ class Proposal:
 
 
 def _proposal(tabs: Sequence[SiteTable], hints: tuple[int, ...]) -> Proposal | None:
-    regret, sites = workload_regret(tabs, hints), site_regrets(tabs, hints)
-    if regret is None or sites is None:
+    times = _site_times(tabs, hints)
+    best = sum(b for _, _, b in times) if times is not None else 0.0
+    if times is None or best <= 0:
         return None
-    worst = max(sites, key=sites.__getitem__, default=None)
-    return Proposal(hints, regret, worst, sites[worst] if worst is not None else None)
+    worst = max(((s / b, site) for site, s, b in times if b > 0), default=None)
+    return Proposal(hints, sum(s for _, s, _ in times) / best, *((worst[1], worst[0]) if worst else (None, None)))
 
 
 @dataclass(frozen=True)
@@ -459,15 +449,11 @@ def ties(tabs: Sequence[SiteTable], subset: Sequence[int]) -> list[Tie]:
         cols = t.allowed(set(subset))
         if len(cols) < 2:
             continue
-        d = t.distances[:, cols]
-        for r, key in enumerate(t.keys):
-            tied = [c for c, x in zip(cols, d[r]) if x == d[r].min()]
-            runs = cols[int(np.argmin(d[r]))]  # the first minimum, as Inductor
-            best = min(tied, key=lambda c: t.times[r, c])
+        for r, tied in least_ties(t.distances[:, cols]):
+            runs, best = cols[tied[0]], min((cols[c] for c in tied), key=lambda c: t.times[r, c])
             first, other = t.hints[runs], t.hints[best]
-            if len(tied) > 1 and first is not None and other is not None and \
-                    t.times[r, runs] >= NOISE_RATIO * t.times[r, best]:
-                out.append(Tie(t.site, key, first, other, float(t.times[r, runs] / t.times[r, best])))
+            if first is not None and other is not None and t.times[r, runs] >= NOISE_RATIO * t.times[r, best]:
+                out.append(Tie(t.site, t.keys[r], first, other, float(t.times[r, runs] / t.times[r, best])))
     return sorted(out, key=lambda x: -x.slower_by)
 
 

@@ -41,12 +41,9 @@ def equally_near(site: Site, facts: Facts) -> list[Finding]:
         return []
     runtime, _ = keys_to_array(keys)
     scores = score_array(runtime, site.runtime_ranks, site.keys)
-    least = scores.distances.min(axis=1, keepdims=True)
-    at_least = scores.distances == least
     clauses, picked_slow, between, as_far = [], set(), set(), set()
-    for i in np.flatnonzero(at_least.sum(axis=1) > 1):  # a recording's keys are many, its ties few
+    for i, tied in least_ties(scores.distances):
         key, row = keys[i], scores.distances[i]
-        tied = np.flatnonzero(at_least[i]).tolist()
         picked, timings = int(scores.chosen[i]), facts.session.timings_at(site.name, key)
         faster = [v for v in tied if v != picked and timings.slower_than(picked, v)]
         if not faster:
@@ -69,6 +66,14 @@ def equally_near(site: Site, facts: Facts) -> list[Finding]:
             "first least distance) where a later one is faster: "
             + "; ".join([f"{len(clauses)} of the {len(keys)} keys", *shown, *remedy, *([ADVISE] if between else [])]))
     return [Finding(KIND, text, "warning", site=site.name, graph=site.graph, variants=tuple(sorted(picked_slow)))]
+
+
+def least_ties(distances: np.ndarray) -> list[tuple[int, list[int]]]:
+    """Each row (a key) where several columns (variants) share the least distance, with
+    those columns in order: Inductor runs the first. Found on the whole array at once: a
+    recording's keys are many, its ties few."""
+    at_least = distances == distances.min(axis=1, keepdims=True)
+    return [(int(i), np.flatnonzero(at_least[i]).tolist()) for i in np.flatnonzero(at_least.sum(axis=1) > 1)]
 
 
 def _hints(hints: set[int]) -> str:

@@ -54,6 +54,12 @@ class Advice:
     """The candidate compile's sites as the user calls them (`site_labels`): another compile
     numbers its multi-kernels apart, so figures name sites by these."""
 
+    def note_ties(self, tabs: Sequence[advise.SiteTable]) -> None:
+        """A line on the keys where the proposal's variants tie and Inductor runs the slower."""
+        note = advise.ties_note(advise.ties(tabs, self.best.hints), self.best.hints, self.labels)
+        if note:
+            self.notes.append(note)
+
 
 def run_advise(live: LivePipeline, spans: Mapping[str, tuple[int, int]], workload: advise.Workload, max_hints: int,
                compiles: int, workdir: str | Path, progress: Callable[[str], None]) -> Advice:
@@ -84,9 +90,7 @@ def run_advise(live: LivePipeline, spans: Mapping[str, tuple[int, int]], workloa
     out = Advice(workload, proposals, proposals[0], advise.default_prediction(tabs.sites), missing=tabs.missing, left_out=tabs.left_out,
                  misaligned={t.site: t.misaligned for t in tabs.sites if t.misaligned}, phases=phases,
                  labels=site_labels(live.session))
-    tied = advise.ties_note(advise.ties(tabs.sites, out.best.hints), out.best.hints, out.labels)
-    if tied:
-        out.notes.append(tied)
+    out.note_ties(tabs.sites)
     measured_sizes = [dict(p) for p in sweep.points]
     started = time.perf_counter()
     for hints in dict.fromkeys([out.best.hints, advise.DEFAULT_HINTS]):

@@ -55,9 +55,7 @@ def run_program_advise(program: Sequence[str], candidates: Sequence[int], max_hi
     phases["search"] = time.perf_counter() - started
     result = Advice(workload, proposals, proposals[0], advise.default_prediction(tabs.sites), left_out=tabs.left_out,
                     phases=phases, labels=site_labels(candidate))
-    tied = advise.ties_note(advise.ties(tabs.sites, result.best.hints), result.best.hints, result.labels)
-    if tied:
-        result.notes.append(tied)
+    result.note_ties(tabs.sites)
     if tabs.untimed_keys:
         result.notes.append(f"{tabs.untimed_keys} of the program's site keys had no time for every variant in the "
                             "candidate run and are left out")
