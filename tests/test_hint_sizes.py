@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from kinspect.core.dispatch.hint_sizes import Operand, Problem, assign
+from kinspect.core.dispatch.hint_sizes import Operand, Problem, aligned, assign
 from kinspect.core.dispatch.symbolic import SizeExpr
 
 ROWS = (SizeExpr(("mul", "s0", "s1")), SizeExpr(768))
@@ -75,6 +75,28 @@ def test_a_graph_that_could_not_run_at_a_hints_sizes_is_tuned_where_it_could_els
     never = assign(64, ranges, [], runs=lambda env: "a guard of the graph (Ne(s0, s1)) fails",
                    examples={"s0": 4, "s1": 8192})
     assert dict(never.values) == {"s0": 4, "s1": 8192} and never.lowered_for.startswith("the example sizes: a guard")
+
+
+def test_a_guard_of_alignment_rounds_the_hint_to_its_nearest_multiple_rather_than_halving_it():
+    """GPT-2's backward graph guards `Eq(Mod(s70, 8), 0)` on its sequence length. At hint 23
+    halving gives 11, 5 and 2, none a multiple of 8, and the graph fell back to its example
+    sizes (4 x 64, the 256 rows hint 16 tunes too): its hint-23 variant duplicated hint 16's,
+    keyed where it drew 1,024-row batches from hint 32's (H100, one compile). 24 holds."""
+    ranges = {"s72": (2, None), "s70": (2, None)}
+
+    def multiple_of_8(env):
+        return None if env["s70"] % 8 == 0 else "a guard of the graph (Eq(Mod(s70, 8), 0)) fails"
+
+    a = assign(23, ranges, [], runs=multiple_of_8, examples={"s72": 4, "s70": 64})
+    assert dict(a.values) == {"s72": 24, "s70": 24}
+    assert a.text({"s72": "B", "s70": "S"}) == (
+        "hint 23: B=24 S=24 (rounded from 23: a guard of the graph (Eq(Mod(s70, 8), 0)) fails at the hint)")
+    # A hint the guard holds at is left alone, and a halved one is rounded as the hint is.
+    assert dict(assign(64, ranges, [], runs=multiple_of_8).values) == {"s72": 64, "s70": 64}
+    tuned = assign(3000, {"s0": (2, None), "s1": (2, None)}, [_gemm()],
+                   runs=lambda env: None if env["s1"] % 8 == 0 else "a guard of the graph fails")
+    assert dict(tuned.values) == {"s0": 752, "s1": 752} and tuned.lowered_for.startswith("lowered from 3000: mm (c_attn)")
+    assert aligned(23) == [23, 24, 22, 20, 32, 16] and aligned(2) == [2] and aligned(96) == [96, 128, 64]
 
 
 def test_a_size_kinspect_cannot_evaluate_counts_as_too_large():

@@ -68,6 +68,18 @@ class HintPerSymbolTest(TestCase):
             self.assertEqual(sv.optimization_hint_with_override(s0 * s1, 4096), 4096 * 512)
             self.assertEqual(sv.optimization_hint_with_override(s0 * s1, 64), 64 * 64)
 
+    def test_sizes_at_hint_round_to_a_multiple_a_guard_of_alignment_asks_for(self):
+        # A backward graph that guards its sequence length to a multiple of 8: at hint
+        # 23, halving gives 11, 5 and 2, none of which holds, and the graph would be
+        # tuned at its example sizes; the nearest multiple of 8, 24, holds.
+        graph, s0, s1 = _graph()
+        with V.set_graph_handler(graph):
+            sv = graph.sizevars
+            sv.check_equals(sympy.Mod(s1, 8), 0)
+            self.assertEqual(sv.optimization_hint_with_override(s1, 23), 24)
+            self.assertEqual(sv.optimization_hint_with_override(s0 * s1, 23), 24 * 24)
+            self.assertEqual(sv.optimization_hint_with_override(s0 * s1, 64), 64 * 64)
+
     def test_sizes_at_hint_keep_the_graphs_tensors_within_32_bit_indexing(self):
         # A (B, S, 3072) tensor, which Inductor indexes in 32 bits at the example sizes
         # and guards so as its kernels are generated: at hint 4096 both symbols are

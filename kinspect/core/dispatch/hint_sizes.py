@@ -11,8 +11,10 @@ problem is one the program could run:
 - every symbol takes the hint, within the range Dynamo knows for it (a `mark_dynamic`
   minimum or maximum, a `torch._check`): each dynamic size is the hint, as the PR that
   introduced the hints tuned `matmul([s0, s1], [s1, s2])` on `([64, 64], [64, 64])`;
-- where the graph could not run at those sizes, the hint is halved and every symbol takes
-  it again within its range, until it could: no GEMM of the graph over the budget for its
+- where the graph could not run at those sizes, the nearest multiples of 2, 4, 8, ... of
+  the hint are tried first (a guard that a size be a multiple of 8, as GPT-2's backward
+  graph holds for its sequence length, fails at hint 23 and holds at 24), then the hint is
+  halved and every symbol takes it again within its range, until it could: no GEMM of the graph over the budget for its
   operands and its output (a quarter of the GPU's memory; GPT-2 with B and S dynamic at
   hint 4096 would need 1.6 TB for its attention scores at B = S = 4096), no tensor of it
   past 32-bit indexing where its example fits, and every guard of the graph holding (the
@@ -27,6 +29,7 @@ reader shows the sizes a variant was really tuned at.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -161,11 +164,16 @@ def assign(hint: int, ranges: Mapping[str, tuple[int, int | None]], problems: Se
     first = why_not(env)
     if first is None:
         return Assignment(hint, env)
+    rounded = next((e for e in map(at, aligned(hint)[1:]) if why_not(e) is None), None)
+    if rounded is not None:
+        return Assignment(hint, rounded, f"rounded from {hint}: {first} at the hint")
     scale, reason = hint, first
     while reason is not None and scale > LOWEST:
         scale //= 2
-        env = at(scale)
-        reason = why_not(env)
+        for env in map(at, aligned(scale)):
+            reason = why_not(env)
+            if reason is None:
+                break
     if reason is not None and examples is not None and set(examples) >= set(ranges):
         return Assignment(hint, {s: examples[s] for s in ranges},
                           f"the example sizes: {first} at the hint, and no lower hint makes the graph's sizes fit")
@@ -174,6 +182,18 @@ def assign(hint: int, ranges: Mapping[str, tuple[int, int | None]], problems: Se
     need = _worst(problems, env)[1]
     fits = f", and fits at {_bytes_text(need)} (budget {_bytes_text(budget)})" if problems else ""
     return Assignment(hint, env, f"lowered from {hint}: {first} at the hint{fits}")
+
+
+def aligned(size: int) -> list[int]:
+    """`size`, then its nearest multiples of 2, 4, 8, ... below and above it, nearest in log2
+    first: the sizes a guard of alignment (`Eq(Mod(s70, 8), 0)`) lets a symbol take next to
+    a hint, where halving the hint would go past the hints below it (23 halves to 11, 5 and
+    2, none a multiple of 8, where 24 is one)."""
+    out, step = {size}, 2
+    while step <= size:
+        out |= {size // step * step, -(-size // step) * step}
+        step *= 2
+    return sorted(out, key=lambda v: (abs(math.log2(v / size)), v))
 
 
 def _needs(p: Problem, env: Mapping[str, int]) -> str:

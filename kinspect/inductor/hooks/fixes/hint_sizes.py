@@ -11,8 +11,8 @@ thus tuned on a kernel that disagrees with its grid and its tensors: configs tim
 empty launch, strides that read past their storage, CUDA faults, `NoValidChoicesError`.
 
 In this mode each graph gets one assignment per hint (`kinspect.core.dispatch.hint_sizes`:
-every symbol the hint within its range, the hint halved where the graph could not run
-there, as docs/upstream/hint-per-symbol.patch has Inductor decide), and every place
+every symbol the hint within its range, rounded to a multiple of 2, 4, 8, ... or halved
+where the graph could not run there, as docs/upstream/hint-per-symbol.patch has Inductor decide), and every place
 Inductor evaluates a size at that hint reads it:
 
 - `SizeVarAllocator.optimization_hint_with_override`: the expression, with Inductor's
