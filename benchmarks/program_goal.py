@@ -5,7 +5,8 @@ less). A session of one hint has one variant per site, nothing to pick among: it
 not counted. Each figure is one compile. A miss names the findings at its worst site that
 say why a pick cannot be fast there (`runs-far-from-hints`: no variant tuned near the sizes it
 ran; `autotune-timed-overhead`: its configs ranked on more than the kernel; `equally-near`:
-Inductor's rule broke a tie between variants toward the slower).
+Inductor's rule broke a tie between variants toward the slower; `hint-at-examples`: a hint of
+its graph was tuned at the example sizes, not near the hint).
 
     python benchmarks/program_goal.py SESSION.json|DIR [...]
 
@@ -24,7 +25,7 @@ from kinspect.core.store import load
 
 GEOMEAN_TARGET = 1.05
 SITE_TARGET = 1.15
-WHY = ("runs-far-from-hints", "autotune-timed-overhead", "equally-near")
+WHY = ("runs-far-from-hints", "autotune-timed-overhead", "equally-near", "hint-at-examples")
 """Findings that tell why a site's pick is slow."""
 
 
@@ -41,7 +42,9 @@ def row(path: Path) -> tuple[str, bool | None]:
     if worst is None or worst.geomean_regret is None or q.geomean_regret is None:
         return f"{name}: not measured", None
     met = q.geomean_regret <= GEOMEAN_TARGET and worst.geomean_regret <= SITE_TARGET
-    why = sorted({f.kind for f in s.findings if f.site == worst.site and f.kind in WHY})
+    graph = s.site(worst.site).graph
+    why = sorted({f.kind for f in s.findings if f.kind in WHY
+                  and (f.site == worst.site or (f.site is None and f.graph == graph))})
     return (f"{name}: x{q.geomean_regret:.3f} (target x{GEOMEAN_TARGET:.2f}), worst site {worst.site} "
             f"x{worst.geomean_regret:.3f} (target x{SITE_TARGET:.2f}): {'meets' if met else 'misses'}"
             + (f" ({', '.join(why)} there)" if why and not met else "")), met

@@ -38,3 +38,12 @@ def test_a_miss_at_a_tie_inductors_rule_broke_toward_the_slower_variant_says_so(
     line = capsys.readouterr().out.splitlines()[0]
     assert line.endswith("x1.023 (target x1.05), worst site multi_kernel_1@graph_1 x1.247 (target x1.15): misses "
                          "(equally-near there)")
+
+
+def test_a_miss_in_a_graph_whose_hint_fell_back_to_its_example_sizes_says_so(capsys):
+    """The same loop at 16, 23, 32 (H100), recorded before alignment guards were rounded for:
+    the backward graph tuned hint 23 at its example sizes, and its worst site names that."""
+    assert main([str(SESSIONS / "gpt_train_hints_16_23_32_h100_2026-12-07.session.json")]) == 0
+    line = capsys.readouterr().out.splitlines()[0]
+    assert line.endswith("worst site multi_kernel_1@graph_1 x1.350 (target x1.15): misses "
+                         "(equally-near, hint-at-examples there)")

@@ -51,6 +51,10 @@ kernel tuned past it reads out of bounds (seen on the H200: an illegal memory ac
 autotuning a 2,097,152 x 1536 output)."""
 
 
+EXAMPLES = "the example sizes"
+"""How an assignment that fell back to the sizes Dynamo traced begins its reason."""
+
+
 @dataclass(frozen=True)
 class Operand:
     """One tensor a GEMM reads or writes: its sizes over the graph's symbols, and the bytes
@@ -103,12 +107,22 @@ class Assignment:
     lowered_for: str | None = None
     """The GEMM that did not fit at the hint, where the symbols were lowered for it."""
 
+    @property
+    def at_examples(self) -> bool:
+        """Whether the graph could run near the hint at no size, and was tuned at the sizes
+        Dynamo traced instead."""
+        return bool(self.lowered_for and self.lowered_for.startswith(EXAMPLES))
+
+    def sizes_text(self, names: Mapping[str, str] | None = None) -> str:
+        """`B=512 S=512`, in the user's names."""
+        names = names or {}
+        return " ".join(f"{names.get(s, s)}={v}" for s, v in sorted(self.values.items(),
+                                                                     key=lambda kv: names.get(kv[0], kv[0])))
+
     def text(self, names: Mapping[str, str] | None = None) -> str:
         """`hint 4096: B=512 S=512 (lowered from 4096: attention scores needed 1.6 TB)`."""
-        names = names or {}
-        sizes = " ".join(f"{names.get(s, s)}={v}" for s, v in sorted(self.values.items(),
-                                                                      key=lambda kv: names.get(kv[0], kv[0])))
-        return f"hint {self.hint}: {sizes or 'no size symbols'}" + (f" ({self.lowered_for})" if self.lowered_for else "")
+        return (f"hint {self.hint}: {self.sizes_text(names) or 'no size symbols'}"
+                + (f" ({self.lowered_for})" if self.lowered_for else ""))
 
 
 def same_sizes(by_hint: Mapping[int, Mapping[str, int]]) -> list[tuple[int, ...]]:
@@ -176,7 +190,7 @@ def assign(hint: int, ranges: Mapping[str, tuple[int, int | None]], problems: Se
                 break
     if reason is not None and examples is not None and set(examples) >= set(ranges):
         return Assignment(hint, {s: examples[s] for s in ranges},
-                          f"the example sizes: {first} at the hint, and no lower hint makes the graph's sizes fit")
+                          f"{EXAMPLES}: {first} at the hint, and no size near or below it makes the graph's sizes fit")
     if reason is not None:
         return Assignment(hint, env, f"lowered from {hint}: {first} at the hint, and is as low as the sizes go")
     need = _worst(problems, env)[1]

@@ -340,3 +340,4 @@ from kinspect.core.quality import autotune_time  # noqa: E402,F401
 from kinspect.core.quality import autotune_overhead  # noqa: E402,F401
 from kinspect.core.quality import far_from_hints  # noqa: E402,F401
 from kinspect.core.quality import ties  # noqa: E402,F401
+from kinspect.core.quality import hint_at_examples  # noqa: E402,F401
