@@ -192,8 +192,8 @@ def test_the_graphs_guards_and_its_other_tensors_bound_the_sizes(lowered):
     from kinspect.inductor.hooks.fixes import hint_sizes
 
     (a,) = hint_sizes.assignments(g.graph)
-    assert a.lowered_for == "the example sizes: a guard of the graph (Ne(%s, %s)) fails at the hint, and no lower " \
-        "hint makes the graph's sizes fit" % (g.b, g.s)
+    assert a.lowered_for == "the example sizes: a guard of the graph (Ne(%s, %s)) fails at the hint, and no size " \
+        "near or below it makes the graph's sizes fit" % (g.b, g.s)
     bounded = lowered(True)
     bounded.sv.check_leq(bounded.s, 200)
     assert bounded.sv.optimization_hint_with_override(bounded.s, 4096) == 200
