@@ -27,7 +27,7 @@ def test_a_hint_tuned_at_the_example_sizes_is_named_with_what_its_variant_ran():
     (f,) = _found(s)
     assert f.graph == "graph_1 (backward)" and f.severity == "warning" and f.site is None
     assert f.message.startswith(
-        "hint 23's variant at 10 sites of graph_1 (backward) was tuned and keyed at the graph's example sizes "
+        "hint 23's variant at the graph's 10 sites was tuned and keyed at the graph's example sizes "
         "(input_ids_0=4 input_ids_1=64 logits_to_keep=0), not at 23: a guard of the graph (Eq(Mod(s70, 8), 0)")
     # Each recorded dispatch of the graph, counted one by one: hint 23's variant ran them all.
     hint_of = {(site.name, v.index): v.hint for site in s.sites if site.graph == f.graph for v in site.variants}

@@ -36,7 +36,7 @@ def hints_at_examples(session: Session) -> list[Finding]:
                     else ", and no dispatch ran it" if ran else "")
             out.append(Finding(
                 "hint-at-examples",
-                f"hint {a.hint}'s variant at {n} site{'s' if n != 1 else ''} of {g.name} was tuned and keyed at "
+                f"hint {a.hint}'s variant at the graph's {n} site{'s' if n != 1 else ''} was tuned and keyed at "
                 f"the graph's example sizes ({a.sizes_text(session.aliases)}), not at {a.hint}: {why}; Inductor "
                 f"runs it wherever those sizes are nearest{runs}",
                 "warning", graph=g.name))
