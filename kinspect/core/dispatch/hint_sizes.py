@@ -14,11 +14,12 @@ problem is one the program could run:
 - where the graph could not run at those sizes, the nearest multiples of 2, 4, 8, ... of
   the hint are tried first (a guard that a size be a multiple of 8, as GPT-2's backward
   graph holds for its sequence length, fails at hint 23 and holds at 24), then the hint is
-  halved and every symbol takes it again within its range, until it could: no GEMM of the graph over the budget for its
-  operands and its output (a quarter of the GPU's memory; GPT-2 with B and S dynamic at
-  hint 4096 would need 1.6 TB for its attention scores at B = S = 4096), no tensor of it
-  past 32-bit indexing where its example fits, and every guard of the graph holding (the
-  last two checked by the caller, which holds the graph: `runs`);
+  halved (and so rounded) and every symbol takes it again within its range, until it
+  could: no GEMM of the graph over the budget for its operands and its output (a quarter
+  of the GPU's memory; GPT-2 with B and S dynamic at hint 4096 would need 1.6 TB for its
+  attention scores at B = S = 4096), no tensor of it past 32-bit indexing where its
+  example fits, and every guard of the graph holding (the last two checked by the caller,
+  which holds the graph: `runs`);
 - where no such value is found, the example sizes, which the graph always runs at.
 
 A symbol held at its maximum stays there while the hint is above it (BERT's 512 positions
@@ -29,7 +30,6 @@ reader shows the sizes a variant was really tuned at.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -207,7 +207,7 @@ def aligned(size: int) -> list[int]:
     while step <= size:
         out |= {size // step * step, -(-size // step) * step}
         step *= 2
-    return sorted(out, key=lambda v: (abs(math.log2(v / size)), v))
+    return sorted(out, key=lambda v: (max(v, size) / min(v, size), v))
 
 
 def _needs(p: Problem, env: Mapping[str, int]) -> str:
