@@ -205,8 +205,11 @@ def _pytorch_style(test: str, torch_root: str) -> subprocess.CompletedProcess[st
     pytest.importorskip("expecttest")
     # PyTorch's runner writes XML reports through xmlrunner whenever CI is set, as it is on ours.
     env = {key: value for key, value in os.environ.items() if key != "CI"}
+    # The patched torch first, then what the caller's path holds (on the GPU machine, the
+    # carried wheels' expecttest).
+    path = os.pathsep.join(p for p in (torch_root, env.get("PYTHONPATH")) if p)
     return subprocess.run([sys.executable, str(UPSTREAM / test)], capture_output=True, text=True, timeout=240,
-                          env={**env, "PYTHONPATH": torch_root, "PYTORCH_PRINT_REPRO_ON_FAILURE": "0"})
+                          env={**env, "PYTHONPATH": path, "PYTORCH_PRINT_REPRO_ON_FAILURE": "0"})
 
 
 def test_with_the_fusion_patch_each_hint_picks_its_fused_choice_among_its_own(fusion_patched):
