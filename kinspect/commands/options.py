@@ -62,8 +62,7 @@ FIT_HELP = ("patch Inductor's hint autotuning so each benchmark tensor holds wha
 
 SIZES_HELP = ("tune, key and launch each hint's variant at one size per symbol (each dynamic size the hint within its "
               "bounds, the hint rounded to a multiple of 2, 4, 8, ... or halved where the graph could not run "
-              "there: a guard, 32-bit indexing, a GEMM over a "
-              "quarter of the GPU's memory): stock Inductor gives a "
+              "there: a guard, 32-bit indexing, a GEMM over a quarter of the GPU's memory): stock Inductor gives a "
               "product such as B*S the hint itself in the grid, key and benchmark tensors but hint² inside the kernel "
               "(the session lists the sizes)")
 

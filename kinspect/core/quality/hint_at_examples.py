@@ -6,7 +6,7 @@ graph's example sizes. Then at every site of that graph the hint's variant is tu
 keyed at the example, not near the hint the user asked for, and Inductor runs it wherever
 the example is nearest: the shapes another hint was meant for as likely as its own (GPT-2's
 backward graph at hint 23, before alignment guards were rounded for, tuned 256 rows as hint
-16 did and drew 1,024-row batches from hint 32's variant). Explain's "tuned at" line has
+16 did, and its key tied with hint 32's at 1,024 rows, where Inductor ran it as the first). Explain's "tuned at" line has
 the sizes; this says it where a user looks first, with what the variant ran.
 """
 

@@ -12,8 +12,8 @@ empty launch, strides that read past their storage, CUDA faults, `NoValidChoices
 
 In this mode each graph gets one assignment per hint (`kinspect.core.dispatch.hint_sizes`:
 every symbol the hint within its range, rounded to a multiple of 2, 4, 8, ... or halved
-where the graph could not run there, as docs/upstream/hint-per-symbol.patch has Inductor decide), and every place
-Inductor evaluates a size at that hint reads it:
+where the graph could not run there, as docs/upstream/hint-per-symbol.patch has Inductor
+decide), and every place Inductor evaluates a size at that hint reads it:
 
 - `SizeVarAllocator.optimization_hint_with_override`: the expression, with Inductor's
   precomputed sizes (`ks0`) expanded, evaluated at the assignment, so the kernel's size
