@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-from pathlib import Path
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.table import Table

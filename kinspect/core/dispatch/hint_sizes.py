@@ -30,7 +30,7 @@ reader shows the sizes a variant was really tuned at.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from kinspect.core.dispatch.symbolic import SizeExpr, SizeOverflow
@@ -178,24 +178,32 @@ def assign(hint: int, ranges: Mapping[str, tuple[int, int | None]], problems: Se
     first = why_not(env)
     if first is None:
         return Assignment(hint, env)
-    rounded = next((e for e in map(at, aligned(hint)[1:]) if why_not(e) is None), None)
-    if rounded is not None:
-        return Assignment(hint, rounded, f"rounded from {hint}: {first} at the hint")
-    scale, reason = hint, first
-    while reason is not None and scale > LOWEST:
-        scale //= 2
-        for env in map(at, aligned(scale)):
-            reason = why_not(env)
-            if reason is None:
-                break
-    if reason is not None and examples is not None and set(examples) >= set(ranges):
-        return Assignment(hint, {s: examples[s] for s in ranges},
-                          f"{EXAMPLES}: {first} at the hint, and no size near or below it makes the graph's sizes fit")
-    if reason is not None:
+    for scale, size in _fallbacks(hint):
+        env = at(size)
+        if why_not(env) is None:
+            break
+    else:
+        if examples is not None and set(examples) >= set(ranges):
+            return Assignment(hint, {s: examples[s] for s in ranges},
+                              f"{EXAMPLES}: {first} at the hint, and no size near or below it makes the graph's sizes fit")
         return Assignment(hint, env, f"lowered from {hint}: {first} at the hint, and is as low as the sizes go")
+    if scale == hint:
+        return Assignment(hint, env, f"rounded from {hint}: {first} at the hint")
     need = _worst(problems, env)[1]
     fits = f", and fits at {_bytes_text(need)} (budget {_bytes_text(budget)})" if problems else ""
     return Assignment(hint, env, f"lowered from {hint}: {first} at the hint{fits}")
+
+
+def _fallbacks(hint: int) -> Iterator[tuple[int, int]]:
+    """(scale, size) to try, in order, where the hint's own sizes do not run: the hint's
+    other aligned sizes, then each halving's, down to LOWEST."""
+    scale, sizes = hint, aligned(hint)[1:]
+    while True:
+        yield from ((scale, size) for size in sizes)
+        if scale <= LOWEST:
+            return
+        scale //= 2
+        sizes = aligned(scale)
 
 
 def aligned(size: int) -> list[int]:

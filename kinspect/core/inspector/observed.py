@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from kinspect.core.session.eventlog import EventLog, deciders
+from kinspect.core.session.eventlog import EventLog, deciders, pick_counts
 from kinspect.core.session.runtime import DispatchEvent
 from kinspect.core.dispatch.shapes import Key
 
@@ -34,7 +34,7 @@ class EventIndex:
             self.call_sites, self._deciders = events.call_site_tally()
         else:
             events = events if isinstance(events, Sequence) else list(events)
-            picks = Counter((e.site, e.key, e.picked) for e in events)
+            picks = pick_counts(events)
             wrong = Counter((e.site, e.key) for e in events if e.picked != e.predicted and e.override is None)
             self.call_sites = Counter((e.site, e.call_site) for e in events if e.call_site is not None)
             self._deciders = deciders(events)

@@ -384,11 +384,8 @@ def workload_regret(tabs: Sequence[SiteTable], subset: Sequence[int]) -> float |
     """The workload's GPU time at these sites when Inductor decides among `subset`'s
     variants, over the fastest candidate kernel's (1.0: the oracle); None when a site has
     no variant for the subset."""
-    times = _site_times(tabs, subset)
-    if times is None:
-        return None
-    best = sum(b for _, _, b in times)
-    return sum(s for _, s, _ in times) / best if best > 0 else None
+    proposal = _proposal(tabs, tuple(subset))
+    return None if proposal is None else proposal.regret
 
 
 def _site_times(tabs: Sequence[SiteTable], subset: Sequence[int]) -> list[tuple[str, float, float]] | None:
@@ -420,11 +417,11 @@ class Proposal:
 
 def _proposal(tabs: Sequence[SiteTable], hints: tuple[int, ...]) -> Proposal | None:
     times = _site_times(tabs, hints)
-    best = sum(b for _, _, b in times) if times is not None else 0.0
+    best = 0.0 if times is None else sum(b for _, _, b in times)
     if times is None or best <= 0:
         return None
-    worst = max(((s / b, site) for site, s, b in times if b > 0), default=None)
-    return Proposal(hints, sum(s for _, s, _ in times) / best, *((worst[1], worst[0]) if worst else (None, None)))
+    worst, site = max(((s / b, site) for site, s, b in times if b > 0), default=(None, None))
+    return Proposal(hints, sum(s for _, s, _ in times) / best, site, worst)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from collections import Counter
 
 from kinspect.core.dispatch.hint_sizes import EXAMPLES
 from kinspect.core.quality.rules import session_rule
-from kinspect.core.session.eventlog import EventLog
+from kinspect.core.session.eventlog import pick_counts
 from kinspect.core.session.model import Finding, Session
 
 
@@ -44,16 +44,10 @@ def hints_at_examples(session: Session) -> list[Finding]:
 
 
 def _dispatches_by_hint(session: Session, sites: set[str]) -> Counter[int]:
-    """How many recorded dispatches at these sites ran each hint's variant, counted over a
-    loaded session's columns without building every event."""
+    """How many recorded dispatches at these sites ran each hint's variant."""
     hint_of = {(s.name, v.index): v.hint for s in session.sites if s.name in sites for v in s.variants}
-    events = session.events
-    if isinstance(events, EventLog):
-        pairs = ((events.site_names[s], p, n) for (s, p), n in Counter(zip(events.site_ids, events.picked)).items())
-    else:
-        pairs = ((site, p, n) for (site, p), n in Counter((e.site, e.picked) for e in events).items())
     out: Counter[int] = Counter()
-    for site, picked, n in pairs:
+    for (site, _, picked), n in pick_counts(session.events).items():
         hint = hint_of.get((site, picked))
         if hint is not None:
             out[hint] += n

@@ -203,9 +203,7 @@ def what_differed(names: tuple[str, str], rows: list[Row], whole: Row) -> list[s
         every = "every hint" if r.same_hints else "the hints both compiled"
         if differ:
             h = differ[0]
-            where = ", ".join(_hint_text(x) for x in differ)
-            where = f"hints {where} (at {_hint_text(h)}, " if len(differ) > 1 else f"{_hint_word(h)} ("
-            out.append(f"{r.label}: {figures}: {other}the compiles tuned different problems at {where}"
+            out.append(f"{r.label}: {figures}: {other}the compiles tuned different problems at {_at_hints(differ)}"
                        + "; ".join(f"{n}: {p}" for n, p in zip(names, _problems(*(t.get(h) for t in r.tuned)))) + ")")
         elif r.borrowed[0] != r.borrowed[1]:
             out.append(f"{r.label}: {figures}: {other}both compiles tuned the same problem at {every}, but not every "
@@ -213,8 +211,7 @@ def what_differed(names: tuple[str, str], rows: list[Row], whole: Row) -> list[s
                        "--fusion-per-hint): " + "; ".join(f"{n}: {_runs(b)}" for n, b in zip(names, r.borrowed)))
         elif r.retuned:
             h, entries = next(iter(r.retuned.items()))
-            where = ", ".join(_hint_text(x) for x in r.retuned)
-            where = f"hints {where} (at {_hint_text(h)}, " if len(r.retuned) > 1 else f"{_hint_word(h)} ("
+            where = _at_hints(tuple(r.retuned))
             chose = "; ".join(f"{n}: " + ", ".join(f"{k}={c[h].get(k)}" for k in entries)
                               for n, c in zip(names, r.configs))
             out.append(f"{r.label}: {figures}: {other}both compiles tuned the same problem at {every}, and autotuning "
@@ -236,12 +233,16 @@ def what_differed(names: tuple[str, str], rows: list[Row], whole: Row) -> list[s
     return out
 
 
+def _at_hints(hints: tuple[int | None, ...]) -> str:
+    """`hint 32 (` or `hints 16, 32 (at 16, `: where a clause about the first of them opens."""
+    h = hints[0]
+    if len(hints) > 1:
+        return f"hints {', '.join(map(_hint_text, hints))} (at {_hint_text(h)}, "
+    return f"{'the example size' if h is None else f'hint {h}'} ("
+
+
 def _hint_text(h: int | None) -> str:
     return "the example size" if h is None else str(h)
-
-
-def _hint_word(h: int | None) -> str:
-    return "the example size" if h is None else f"hint {h}"
 
 
 def _hints_text(tuned: Mapping[int | None, Tuned]) -> str:

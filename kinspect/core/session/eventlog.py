@@ -96,16 +96,18 @@ class EventLog(Sequence[DispatchEvent]):
     def tally(self) -> tuple[Counter[tuple[str, Key, int]], Counter[tuple[str, Key]]]:
         """(calls per site, key and variant Inductor ran; calls per site and key where it
         ran another variant than kinspect predicts, overrides aside), counted over ids."""
-        picks = Counter(zip(self.site_ids, self.key_ids, self.picked))
         wrong_mask = [p != q for p, q in zip(self.picked, self.predicted)]
         if self.override is not None:
             wrong_mask = [w and o is None for w, o in zip(wrong_mask, self.override)]
         wrong = Counter(compress(zip(self.site_ids, self.key_ids), wrong_mask))
         names, keys = self.site_names, self.keys
-        return (
-            Counter({(names[s], keys[k], p): n for (s, k, p), n in picks.items()}),
-            Counter({(names[s], keys[k]): n for (s, k), n in wrong.items()}),
-        )
+        return self.picks(), Counter({(names[s], keys[k]): n for (s, k), n in wrong.items()})
+
+    def picks(self) -> Counter[tuple[str, Key, int]]:
+        """Calls per site, key and variant Inductor ran, counted over ids."""
+        names, keys = self.site_names, self.keys
+        return Counter({(names[s], keys[k], p): n for (s, k, p), n in
+                        Counter(zip(self.site_ids, self.key_ids, self.picked)).items()})
 
 
     def calls_per_key(self, site: str) -> dict[Key, int]:
@@ -144,6 +146,14 @@ class EventLog(Sequence[DispatchEvent]):
             if c is not None:
                 deciders.setdefault((names[s], keys[k]), c)
         return Counter({(names[s], c): n for (s, c), n in calls.items() if c is not None}), deciders
+
+
+def pick_counts(events: Iterable[DispatchEvent]) -> Counter[tuple[str, Key, int]]:
+    """Calls per site, key and variant Inductor ran (over the columns of a loaded session,
+    else event by event)."""
+    if isinstance(events, EventLog):
+        return events.picks()
+    return Counter((e.site, e.key, e.picked) for e in events)
 
 
 def site_key_call(events: Sequence[DispatchEvent]) -> Iterator[tuple[str, Key, int | None]]:

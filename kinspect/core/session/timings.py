@@ -86,9 +86,7 @@ class KeyTimings:
 
     def slower(self, picked: int) -> bool:
         """The noise rule: the pick's p20 above the fastest's p80, and at least 1.05x."""
-        if self.fastest is None or self.is_fastest(picked) or self.median(picked) is None:
-            return False
-        return _beyond_noise(self.measured[picked], self.measured[self.fastest])
+        return self.fastest is not None and self.slower_than(picked, self.fastest)
 
     def slower_than(self, picked: int, other: int) -> bool:
         """The noise rule between two variants: `picked` slower than `other`, both timed by
