@@ -258,7 +258,10 @@ upstream)
         rm -rf "$root" && mkdir -p "$root/torch"
         for f in "$torch_dir"/*; do ln -s "$f" "$root/torch/"; done
         rm "$root/torch/_inductor" && cp -r "$torch_dir/_inductor" "$root/torch/_inductor"
-        for p in "$@"; do (cd "$root" && patch -p1 < "$here/docs/upstream/$p") >/dev/null || return 1; done; }
+        for p in "$@"; do  # a hunk taken only with fuzz or at an offset is named: the patch should apply cleanly
+            (cd "$root" && patch -p1 < "$here/docs/upstream/$p") | grep -iE "fuzz|offset|fail|reject" | sed "s|^|$p: |"
+            [ "${PIPESTATUS[0]}" = 0 ] || return 1
+        done; }
     patched=/tmp/patched-torch fusion=/tmp/patched-fusion grid=/tmp/patched-grid
     patched_copy "$patched" hint-per-symbol.patch || exit 1
     case "$(python3 -c 'import torch; print(torch.__version__)')" in
