@@ -258,7 +258,7 @@ upstream)
         rm -rf "$root" && mkdir -p "$root/torch"
         for f in "$torch_dir"/*; do ln -s "$f" "$root/torch/"; done
         rm "$root/torch/_inductor" && cp -r "$torch_dir/_inductor" "$root/torch/_inductor"
-        for p in "$@"; do  # a hunk taken only with fuzz or at an offset is named: the patch should apply cleanly
+        for p in "$@"; do  # each hunk taken at an offset or with fuzz, or refused, is named (offsets are expected between versions, fuzz is not)
             (cd "$root" && patch -p1 < "$here/docs/upstream/$p") | grep -iE "fuzz|offset|fail|reject" | sed "s|^|$p: |"
             [ "${PIPESTATUS[0]}" = 0 ] || return 1
         done; }

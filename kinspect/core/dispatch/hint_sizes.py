@@ -111,7 +111,12 @@ class Assignment:
     def at_examples(self) -> bool:
         """Whether the graph could run near the hint at no size, and was tuned at the sizes
         Dynamo traced instead."""
-        return bool(self.lowered_for and self.lowered_for.startswith(EXAMPLES))
+        return bool(self.lowered_for and self.lowered_for.startswith(EXAMPLES + ": "))
+
+    @property
+    def why_at_examples(self) -> str | None:
+        """What kept the graph from running near the hint, where it fell back to the examples."""
+        return self.lowered_for[len(EXAMPLES) + 2:] if self.at_examples and self.lowered_for else None
 
     def sizes_text(self, names: Mapping[str, str] | None = None) -> str:
         """`B=512 S=512`, in the user's names."""

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections import Counter
 
-from kinspect.core.dispatch.hint_sizes import EXAMPLES
 from kinspect.core.quality.rules import session_rule
 from kinspect.core.session.eventlog import pick_counts
 from kinspect.core.session.model import Finding, Session
@@ -30,14 +29,13 @@ def hints_at_examples(session: Session) -> list[Finding]:
         sites = [s for s in session.sites if s.graph == g.name]
         ran = _dispatches_by_hint(session, {s.name for s in sites})
         for a in fell:
-            why = (a.lowered_for or "")[len(EXAMPLES) + 2:]
             n = sum(1 for s in sites if any(v.hint == a.hint for v in s.variants))
             runs = (f": it ran {ran[a.hint]} of the graph's {sum(ran.values())} dispatches" if ran[a.hint]
                     else ", and no dispatch ran it" if ran else "")
             out.append(Finding(
                 "hint-at-examples",
                 f"hint {a.hint}'s variant at the graph's {n} site{'s' if n != 1 else ''} was tuned and keyed at "
-                f"the graph's example sizes ({a.sizes_text(session.aliases)}), not at {a.hint}: {why}; Inductor "
+                f"the graph's example sizes ({a.sizes_text(session.aliases)}), not at {a.hint}: {a.why_at_examples}; Inductor "
                 f"runs it wherever those sizes are nearest{runs}",
                 "warning", graph=g.name))
     return out
