@@ -252,6 +252,16 @@ def test_a_recording_killed_with_sigkill_keeps_every_event_older_than_the_flush_
     check_events(loaded, 40_000)
 
 
+def written_events(data: bytes) -> int:
+    """Events on whole lines before the log's first unwritten (NUL) byte. A batch being
+    copied in can hold its later bytes before its first ones (memmove stores its first
+    vector last), so events past that hole are not yet written, and a kill inside the copy
+    leaves them unread."""
+    nul = data.find(b"\0")
+    written = data if nul < 0 else data[:nul]
+    return written[:written.rfind(b"\n") + 1].count(b'["d",')
+
+
 def test_a_recording_killed_mid_loop_opens_with_what_it_had_written(tmp_path):
     proc, path = start_child(tmp_path, -1, big=False)
     seen = 0
@@ -260,7 +270,7 @@ def test_a_recording_killed_mid_loop_opens_with_what_it_had_written(tmp_path):
         while seen < 3000 and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.05)
             if path.exists():
-                seen = path.read_bytes().count(b'["d",')
+                seen = written_events(path.read_bytes())
     finally:
         proc.send_signal(signal.SIGKILL)
         _, err = proc.communicate(timeout=30)
