@@ -43,6 +43,22 @@ def test_without_a_shape_it_lists_symbols_and_sites(kinspect_cli, session_file):
     assert any(line.split() == ["│", "B", "│", "s0", "│", "x", "│", "0", "│", "1000", "│"] for line in out.splitlines())
 
 
+def test_symbols_held_at_their_examples_are_named_as_the_user_names_them(kinspect_cli, tmp_path):
+    """Where no one size per symbol runs a graph (a loss that guards its vocabulary above 4096),
+    the overview's "tuned at" line names the symbols held at their example by the user's names."""
+    from kinspect.core.dispatch.hint_sizes import Assignment
+
+    session = synthetic_session(sites=1, variants=2, events=4)
+    b = next(s for s in session.symbols if s.alias == "B")
+    held = Assignment(64, {b.name: 1000}, "the rest at the hint: a guard of the graph (4096 < s0) fails at the hint",
+                      (b.name,))
+    session.graphs[0] = dataclasses.replace(session.graphs[0], hint_sizes=(held,))
+    save(session, tmp_path / "held.json")
+    out = " ".join(ok(kinspect_cli("explain", tmp_path / "held.json")).split())
+    assert (f"{session.graphs[0].name} tuned at hint 64: B=1000 (B held at the example sizes, the rest at the hint: "
+            "a guard of the graph (4096 < s0) fails at the hint)") in out
+
+
 def test_hints_tuned_at_the_same_sizes_are_said_to_share_a_variant(kinspect_cli):
     """A MoE stack recorded on an H100 with both switches: hint 4096, lowered to fit, was tuned
     at hint 256's sizes, so each of its sites has two variants, named by their GEMM and hints."""

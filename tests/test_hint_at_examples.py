@@ -7,7 +7,7 @@ import dataclasses
 from collections import Counter
 from pathlib import Path
 
-from kinspect.core.dispatch.hint_sizes import assign
+from kinspect.core.dispatch.hint_sizes import Refusal, assign
 from kinspect.core.quality.findings import refreshed
 from kinspect.core.store import load
 
@@ -43,7 +43,8 @@ def test_a_hint_rounded_for_the_same_guard_is_no_finding():
     s = load(FELL_BACK)
 
     def multiple_of_8(env):
-        return None if env["s70"] % 8 == 0 else "a guard of the graph (Eq(Mod(s70, 8), 0)) fails"
+        return None if env["s70"] % 8 == 0 else Refusal("a guard of the graph (Eq(Mod(s70, 8), 0)) fails",
+                                                         frozenset({"s70"}))
 
     graphs = []
     for g in s.graphs:

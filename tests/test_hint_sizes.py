@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from kinspect.core.dispatch.hint_sizes import Operand, Problem, aligned, assign
+from kinspect.core.dispatch.hint_sizes import Operand, Problem, Refusal, aligned, assign
 from kinspect.core.dispatch.symbolic import SizeExpr
 
 ROWS = (SizeExpr(("mul", "s0", "s1")), SizeExpr(768))
@@ -67,14 +67,50 @@ def test_a_graph_that_could_not_run_at_a_hints_sizes_is_tuned_where_it_could_els
     ranges = {"s0": (2, None), "s1": (2, None)}
 
     def scores(env):  # an attention-score tensor (B, 12, S, S) past 32-bit indexing
-        return "a tensor of the graph passes 2**31 elements" if env["s0"] * 12 * env["s1"] ** 2 > 2**31 - 1 else None
+        if env["s0"] * 12 * env["s1"] ** 2 > 2**31 - 1:
+            return Refusal("a tensor of the graph passes 2**31 elements", frozenset(env))
+        return None
 
     a = assign(4096, ranges, [], runs=scores)
     assert dict(a.values) == {"s0": 512, "s1": 512}
     assert a.lowered_for == "lowered from 4096: a tensor of the graph passes 2**31 elements at the hint"
-    never = assign(64, ranges, [], runs=lambda env: "a guard of the graph (Ne(s0, s1)) fails",
-                   examples={"s0": 4, "s1": 8192})
-    assert dict(never.values) == {"s0": 4, "s1": 8192} and never.lowered_for.startswith("the example sizes: a guard")
+
+    def product(env):  # B * S = 32768 only: no one size, and no size with either held at its example
+        return None if env["s0"] * env["s1"] == 32768 else Refusal("a guard of the graph (Eq(s0*s1, 32768)) fails",
+                                                                    frozenset(env))
+
+    never = assign(64, ranges, [], runs=product, examples={"s0": 4, "s1": 8192})
+    assert dict(never.values) == {"s0": 4, "s1": 8192} and never.held == ()
+    assert never.lowered_for.startswith("the example sizes: a guard") and never.at_examples
+
+
+def test_where_no_one_size_runs_the_fewest_symbols_are_held_at_their_examples_and_the_rest_take_the_hint():
+    """A causal-LM loss's backward graph (GPT-2's training loop, CPU) guards its vocabulary
+    above 4096 and equal to the logits' width, and its rows at most 4096: no one size per
+    symbol holds, so it fell back to its example sizes at every hint. Holding the vocabulary
+    and the width at their example, 8192, lets the batch and the sequence take the hint."""
+    sizes = ("B", "S", "V", "W")
+    ranges = {"B": (2, None), "S": (2, None), "V": (4097, None), "W": (2, None)}
+    examples = {"B": 4, "S": 64, "V": 8192, "W": 8192}
+
+    def loss_backward(env):
+        b, s, v, w = (env[n] for n in sizes)
+        failing = [(f"a guard of the graph ({text}) fails", names) for ok, text, names in (
+            ((b * s * w) % v == 0, "Eq(Mod(B*S*W, V), 0)", "BSVW"), (v == w, "Eq(V, W)", "VW"),
+            (b * s <= 4096, "B*S <= 4096", "BS")) if not ok]
+        return Refusal(failing[0][0], frozenset(n for _, names in failing for n in names)) if failing else None
+
+    at = {h: assign(h, ranges, [], runs=loss_backward, examples=examples) for h in (16, 23, 4096)}
+    assert {h: dict(a.values) for h, a in at.items()} == {
+        16: {"B": 16, "S": 16, "V": 8192, "W": 8192}, 23: {"B": 23, "S": 23, "V": 8192, "W": 8192},
+        # At 4096 the rows may not pass 4096: the highest scale where holding lets the graph
+        # run is 1024, with the batch held at its example too (the probe's sizes for GPT-2's).
+        4096: {"B": 4, "S": 1024, "V": 8192, "W": 8192}}
+    assert at[16].held == ("V", "W") and at[4096].held == ("B", "V", "W") and not at[16].at_examples
+    assert at[16].text({"V": "vocab_size"}) == (
+        "hint 16: B=16 S=16 W=8192 vocab_size=8192 (vocab_size, W held at the example sizes, the rest at the hint: "
+        "a guard of the graph (Eq(Mod(B*S*W, V), 0)) fails at the hint)")
+    assert at[4096].lowered_for.startswith("the rest lowered from 4096: a guard")
 
 
 def test_a_guard_of_alignment_rounds_the_hint_to_its_nearest_multiple_rather_than_halving_it():
@@ -85,7 +121,8 @@ def test_a_guard_of_alignment_rounds_the_hint_to_its_nearest_multiple_rather_tha
     ranges = {"s72": (2, None), "s70": (2, None)}
 
     def multiple_of_8(env):
-        return None if env["s70"] % 8 == 0 else "a guard of the graph (Eq(Mod(s70, 8), 0)) fails"
+        return None if env["s70"] % 8 == 0 else Refusal("a guard of the graph (Eq(Mod(s70, 8), 0)) fails",
+                                                         frozenset({"s70"}))
 
     a = assign(23, ranges, [], runs=multiple_of_8, examples={"s72": 4, "s70": 64})
     assert dict(a.values) == {"s72": 24, "s70": 24}
@@ -94,7 +131,7 @@ def test_a_guard_of_alignment_rounds_the_hint_to_its_nearest_multiple_rather_tha
     # A hint the guard holds at is left alone, and a halved one is rounded as the hint is.
     assert dict(assign(64, ranges, [], runs=multiple_of_8).values) == {"s72": 64, "s70": 64}
     tuned = assign(3000, {"s0": (2, None), "s1": (2, None)}, [_gemm()],
-                   runs=lambda env: None if env["s1"] % 8 == 0 else "a guard of the graph fails")
+                   runs=lambda env: None if env["s1"] % 8 == 0 else Refusal("a guard of the graph fails"))
     assert dict(tuned.values) == {"s0": 752, "s1": 752} and tuned.lowered_for.startswith("lowered from 3000: mm (c_attn)")
     assert aligned(23) == [23, 24, 22, 20, 32, 16] and aligned(2) == [2] and aligned(96) == [96, 128, 64]
 
@@ -182,18 +219,25 @@ def test_every_size_at_a_hint_is_one_size_per_symbol(lowered):
 
 def test_the_graphs_guards_and_its_other_tensors_bound_the_sizes(lowered):
     """What the assignment asks of the graph: a guard present at the first ask (S <= 200,
-    a model's positions) holds S there while B halves, and a guard no single scale holds
-    (B != S, tying them apart) leaves a hint at the example sizes."""
+    a model's positions) holds S there while B halves; a guard no single scale holds
+    (B != S, tying them apart) holds S at its example while B takes the hint; and guards
+    that only the example sizes hold (S a multiple of 16 B, and no more) leave a hint
+    there."""
     import sympy
+
+    from kinspect.inductor.hooks.fixes import hint_sizes
 
     g = lowered(True)
     g.sv.check(sympy.Ne(g.b, g.s))  # true at the examples, B = 8 and S = 128
-    assert g.sv.optimization_hint_with_override(g.b * g.s, 64) == 8 * 128
-    from kinspect.inductor.hooks.fixes import hint_sizes
-
+    assert g.sv.optimization_hint_with_override(g.b * g.s, 64) == 64 * 128
     (a,) = hint_sizes.assignments(g.graph)
-    assert a.lowered_for == "the example sizes: a guard of the graph (Ne(%s, %s)) fails at the hint, and no size " \
-        "near or below it makes the graph's sizes fit" % (g.b, g.s)
+    assert a.held == (str(g.s),) and a.lowered_for == f"the rest at the hint: a guard of the graph (Ne({g.b}, {g.s})) fails at the hint"
+    pinned = lowered(True)
+    pinned.sv.check(sympy.Eq(sympy.Mod(pinned.s, 16 * pinned.b), 0))
+    pinned.sv.check(sympy.Le(pinned.s, 16 * pinned.b))
+    assert pinned.sv.optimization_hint_with_override(pinned.b * pinned.s, 64) == 8 * 128
+    (a,) = hint_sizes.assignments(pinned.graph)
+    assert a.at_examples and a.why_at_examples.startswith(f"a guard of the graph (Eq(Mod({pinned.s}, 16*{pinned.b}), 0))")
     bounded = lowered(True)
     bounded.sv.check_leq(bounded.s, 200)
     assert bounded.sv.optimization_hint_with_override(bounded.s, 4096) == 200

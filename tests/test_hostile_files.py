@@ -109,6 +109,18 @@ ESCAPES = {
         lambda d: d["sites"][0]["tensors"][1]["sizes"].__setitem__(0, ["mul", 2, "__builtins__"]),
         "sites[0].tensors[1].sizes[0]: not a symbol name: '__builtins__'",
     ),
+    "ESC in a held symbol": (
+        lambda d: d["graphs"][0].__setitem__("hint_sizes", [{"hint": 16, "values": {"s8": 8192}, "held": ["s8\x1b[2J"]}]),
+        "graphs[0].hint_sizes[0].held[0]: string holds control character '\\x1b'",
+    ),
+    "code as a tuned size's symbol": (
+        lambda d: d["graphs"][0].__setitem__("hint_sizes", [{"hint": 16, "values": {"__import__('os')": 8}}]),
+        "graphs[0].hint_sizes[0].values: \"__import__('os')\" is not a symbol name",
+    ),
+    "a held symbol the sizes lack": (
+        lambda d: d["graphs"][0].__setitem__("hint_sizes", [{"hint": 16, "values": {"s8": 8192}, "held": ["s9"]}]),
+        "graphs[0].hint_sizes[0].held: 's9' is no symbol of the assignment",
+    ),
     "an expression 40 deep": (
         lambda d: d["sites"][0]["tensors"][1]["sizes"].__setitem__(0, json.loads('["add", ' * 40 + '"s0"' + ", 1]" * 40)),
         "sites[0].tensors[1].sizes[0]: expression nested deeper than 32",

@@ -55,7 +55,10 @@ def everything():
                                                   False)),
                           hint_sizes=(Assignment(64, {"s0": 64, "s42": -100, "s55": 0}),  # an ignore index, a count
                                       Assignment(4096, {"s0": 512, "s42": -100, "s55": 0},
-                                                 "lowered from 4096: bmm needed 9 GB")),
+                                                 "lowered from 4096: bmm needed 9 GB"),
+                                      Assignment(8192, {"s0": 64, "s42": -100, "s55": 0},  # a vocabulary held at 64
+                                                 "the rest at the hint: a guard of the graph (Eq(s0, 64)) fails",
+                                                 ("s0",))),
                           parameters={"arg0_1": "h.0.mlp.weight"})
     calls = tuple(CallSite(i, f"buf{i}", "multi_kernel_0.run(arg0_1, buf0)", 40 + i, f"h.{i}.mlp", "Linear",
                            "/home/me/model.py", 12, "return self.fc(x)") for i in range(2))

@@ -164,12 +164,28 @@ def test_a_session_records_the_sizes_an_inductor_that_evaluates_per_symbol_gave_
         "64 []", "4096 [('B', 512), ('S', 512)]", "end"]
 
 
+LOSS = """
+def loss(logits, labels, vocab_size):  # transformers' ForCausalLMLoss
+    labels = torch.nn.functional.pad(labels, (0, 1), value=-100)[..., 1:].contiguous()
+    return torch.nn.functional.cross_entropy(logits.float().view(-1, vocab_size), labels.view(-1), ignore_index=-100)
+
+
+logits = torch.randn(4, 64, 8192, requires_grad=True)
+torch.compile(loss, dynamic=True)(logits, torch.randint(0, 8192, (4, 64)), 8192).backward()
+"""
+
+
 def test_the_probe_prints_what_the_patched_inductor_tunes_each_hint_at_for_every_graph(patched, tmp_path):
     """docs/upstream/hint_sizes_probe.py, on the CPU: a Linear compiled with a dynamic batch
     and a (B, 3072) hidden activation; at hint 4096 every tensor fits 32-bit indexing, at a
-    hint of 2**20 the hidden one would not, so the batch is halved until it does. On stock
-    Inductor the probe refuses in one line, and with --kinspect prints the sizes kinspect's
-    --one-size-per-symbol gives the same graph: the same."""
+    hint of 2**20 the hidden one would not, so the batch is halved until it does. Then a
+    causal-LM loss whose backward graph guards its vocabulary above 4096 and equal to the
+    logits' width, and its rows at most 4096: no one size per symbol holds, so the vocabulary
+    and the width stay at their example, 8192, while the batch and the sequence take the hint
+    (the batch held at its example 4 too where the rows would pass 4096; at 2**20 the
+    vocabulary takes the hint and the rows keep their example). On stock Inductor
+    the probe refuses in one line, and with --kinspect prints the sizes kinspect's
+    --one-size-per-symbol gives the same graphs: the same."""
     program = tmp_path / "linear.py"
     program.write_text("import torch\n"
                        "m = torch.nn.Sequential(torch.nn.Linear(64, 3072), torch.nn.ReLU(), torch.nn.Linear(3072, 8))\n"
@@ -178,17 +194,27 @@ def test_the_probe_prints_what_the_patched_inductor_tunes_each_hint_at_for_every
                        "    for b in (3, 5):\n"
                        "        x = torch.randn(b, 64)\n"
                        "        torch._dynamo.mark_dynamic(x, 0)\n"
-                       "        f(x)\n")
+                       "        f(x)\n" + LOSS)
     probe = Path(__file__).resolve().parent.parent / "docs" / "upstream" / "hint_sizes_probe.py"
     done = subprocess.run([sys.executable, str(probe), "--hints", f"64,4096,{2**20}", str(program)], cwd=tmp_path,
                           capture_output=True, text=True, timeout=300,
                           env={**os.environ, "PYTHONPATH": str(patched), "TORCHINDUCTOR_CACHE_DIR": str(tmp_path)})
     assert done.returncode == 0, done.stderr[-3000:]
     lines = [line for line in done.stdout.splitlines() if line.startswith(("graph", "  hint"))]
-    assert lines[0].startswith("graph 0: ") and len(lines) == 4, done.stdout
+    assert lines[0].startswith("graph 0: ") and len(lines) == 12, done.stdout  # the Linear, the loss and its backward
     assert re.fullmatch(r"  hint 64: s\d+=64 \[L\['args'\]\[0\]\.size\(\)\[0\], example 3\]", lines[1]), lines[1]
     assert re.fullmatch(r"  hint 4096: s\d+=4096 \[.*\]", lines[2]), lines[2]
     assert re.fullmatch(r"  hint 1048576: s\d+=524288 \(lowered\) \[.*\]", lines[3]), lines[3]  # 3072 * 2**19 < 2**31
+
+    def sizes(line):  # (example, size at the hint) of each symbol
+        return sorted((int(ex), int(v)) for v, ex in re.findall(r"=(-?\d+)(?: \(lowered\))? \[.*?, example (-?\d+)\]", line))
+
+    assert lines[8].startswith("graph 2: ")
+    assert [sizes(line) for line in lines[9:]] == [
+        [(4, 64), (64, 64), (8192, 8192), (8192, 8192)],  # 64 x 64 rows: within 4096
+        [(4, 4), (64, 1024), (8192, 8192), (8192, 8192)],  # 4 x 1024 rows
+        # past 4096 the vocabulary and the width may take the hint, the rows keep their example
+        [(4, 4), (64, 64), (8192, 2**20), (8192, 2**20)]]
     stock = subprocess.run([sys.executable, str(probe), str(program)], capture_output=True, text=True, timeout=120,
                            env={**os.environ, "PYTHONPATH": ""})
     assert stock.returncode == 1 and stock.stderr.startswith("hint_sizes_probe.py: this torch's Inductor is not patched")
@@ -198,7 +224,8 @@ def test_the_probe_prints_what_the_patched_inductor_tunes_each_hint_at_for_every
                           cwd=tmp_path, capture_output=True, text=True, timeout=300,
                           env={**os.environ, "PYTHONPATH": str(root), "TORCHINDUCTOR_CACHE_DIR": str(tmp_path)})
     assert ours.returncode == 0, ours.stderr[-3000:]
-    assert [line for line in ours.stdout.splitlines() if line.startswith("  hint")] == lines[1:]
+    assert [line for line in ours.stdout.splitlines() if line.startswith("  hint")] == [
+        line for line in lines if line.startswith("  hint")]
 
 
 def _pytorch_style(test: str, torch_root: str) -> subprocess.CompletedProcess[str]:

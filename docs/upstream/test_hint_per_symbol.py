@@ -4,10 +4,13 @@ symbol takes the hint, within its range, the graph's guards and 32-bit indexing 
 graph's tensors (hint-per-symbol.patch). In PyTorch's tree this sits beside
 test/inductor/test_multi_kernel.py; run it here with `python test_hint_per_symbol.py`."""
 
+from unittest import mock
+
 import sympy
 
 import torch
 import torch._inductor.config as inductor_config
+import torch.nn.functional as F
 from torch._inductor.graph import GraphLowering
 from torch._inductor.test_case import run_tests, TestCase
 from torch._inductor.utils import run_and_get_code
@@ -96,6 +99,43 @@ class HintPerSymbolTest(TestCase):
             sv.check_leq(s0, 16)
             self.assertEqual(sv.optimization_hint_with_override(s0, 4096), 1024)
             self.assertEqual(sv.optimization_hint_with_override(s1, 4096), 512)
+
+    @inductor_config.patch({"multi_kernel_hints": [16, 23, 32], "force_disable_caches": True})
+    def test_sizes_at_hint_hold_a_size_no_hint_reaches_at_its_example(self):
+        # A causal-LM loss (transformers' ForCausalLMLoss) with every size dynamic, the
+        # vocabulary too: its backward graph guards the vocabulary above 4096 and equal
+        # to the logits' width, and its rows at most 4096, which no one size per symbol
+        # holds. The vocabulary and the width keep their example, 8192, and the batch and
+        # the sequence take the hint, where all of them fell back to the example sizes.
+        def loss(logits, labels, vocab_size):
+            labels = F.pad(labels, (0, 1), value=-100)[..., 1:].contiguous()
+            return F.cross_entropy(
+                logits.float().view(-1, vocab_size), labels.view(-1), ignore_index=-100
+            )
+
+        graphs = []
+        run = GraphLowering.run
+
+        def recorded(graph, *args, **kwargs):
+            graphs.append(graph)
+            return run(graph, *args, **kwargs)
+
+        logits = torch.randn(4, 64, 8192, requires_grad=True)
+        labels = torch.randint(0, 8192, (4, 64))
+        with mock.patch.object(GraphLowering, "run", recorded):
+            torch.compile(loss, dynamic=True)(logits, labels, 8192).backward()
+        graph = graphs[-1]
+        env = graph.sizevars.shape_env
+        # Each size symbol by its example: the batch (4), the sequence (64), the width
+        # of the logits and the vocabulary (8192 each).
+        examples = getattr(env, "backed_var_to_val", None) or env.var_to_val
+        at = graph.sizevars.optimization_hint_with_override
+        with V.set_graph_handler(graph):
+            for hint in (16, 23, 32):
+                sizes = sorted((int(ex), at(s, hint)) for s, ex in examples.items())
+                self.assertEqual(
+                    sizes, [(4, hint), (64, hint), (8192, 8192), (8192, 8192)]
+                )
 
     @requires_gpu()
     @inductor_config.patch(

@@ -20,7 +20,13 @@ problem is one the program could run:
   attention scores at B = S = 4096), no tensor of it past 32-bit indexing where its
   example fits, and every guard of the graph holding (the last two checked by the caller,
   which holds the graph: `runs`);
-- where no such value is found, the example sizes, which the graph always runs at.
+- where no such value is found, the fewest symbols of the guards that fail are held at
+  their example sizes (those the hint moves least first) while the rest take the hint,
+  rounded or halved as above: GPT-2's loss graph guards its vocabulary above 4096 and equal
+  to the logits' width, and its rows at most 4096, which no one value per symbol holds,
+  where the vocabulary and the width at their example and the rest at the hint do;
+- where that leaves every symbol at its example, the example sizes, which the graph always
+  runs at.
 
 A symbol held at its maximum stays there while the hint is above it (BERT's 512 positions
 with the batch halved), so the sizes are those docs/upstream/hint-per-symbol.patch makes
@@ -30,6 +36,8 @@ reader shows the sizes a variant was really tuned at.
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -53,6 +61,20 @@ autotuning a 2,097,152 x 1536 output)."""
 
 EXAMPLES = "the example sizes"
 """How an assignment that fell back to the sizes Dynamo traced begins its reason."""
+
+MOST_TRIED = 8
+"""The most symbols whose subsets are tried for the fewest to hold at their examples where
+the graph refuses a scale (255 trials); more are held all together."""
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why the graph could not run at some sizes (the first thing that refused them), and
+    the size symbols of everything that did (each failing guard's, each tensor's past
+    32-bit indexing): the ones that, held at their example sizes, may let it run."""
+
+    why: str
+    symbols: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -105,7 +127,11 @@ class Assignment:
     hint: int
     values: Mapping[str, int]
     lowered_for: str | None = None
-    """The GEMM that did not fit at the hint, where the symbols were lowered for it."""
+    """Why the sizes are not the hint, where they are not: what the graph could not run at
+    the hint (a GEMM past the budget, a guard, 32-bit indexing) and what was done instead."""
+    held: tuple[str, ...] = ()
+    """The symbols kept at their example sizes while the rest took the hint (or its
+    rounding or halving), where the graph could run at no one size for all of them."""
 
     @property
     def at_examples(self) -> bool:
@@ -125,9 +151,12 @@ class Assignment:
                                                                      key=lambda kv: names.get(kv[0], kv[0])))
 
     def text(self, names: Mapping[str, str] | None = None) -> str:
-        """`hint 4096: B=512 S=512 (lowered from 4096: attention scores needed 1.6 TB)`."""
+        """`hint 4096: B=512 S=512 (lowered from 4096: attention scores needed 1.6 TB)`, or
+        `hint 16: B=16 S=16 V=8192 (V held at the example sizes, the rest at the hint: ...)`."""
+        names = names or {}
+        held = f"{', '.join(names.get(s, s) for s in self.held)} held at {EXAMPLES}, " if self.held else ""
         return (f"hint {self.hint}: {self.sizes_text(names) or 'no size symbols'}"
-                + (f" ({self.lowered_for})" if self.lowered_for else ""))
+                + (f" ({held}{self.lowered_for})" if self.lowered_for else ""))
 
 
 def same_sizes(by_hint: Mapping[int, Mapping[str, int]]) -> list[tuple[int, ...]]:
@@ -159,13 +188,17 @@ def _misfit(problems: Sequence[Problem], env: Mapping[str, int], budget: int) ->
     return next((p for p in problems if not p.fits(env, budget)), None)
 
 
+Runs = Callable[[Mapping[str, int]], Refusal | None]
+"""Why the graph could not run at some sizes (by name), or None where it could."""
+
+
 def assign(hint: int, ranges: Mapping[str, tuple[int, int | None]], problems: Sequence[Problem],
-           budget: int = MAX_TUNED_BYTES, runs: Callable[[Mapping[str, int]], str | None] | None = None,
+           budget: int = MAX_TUNED_BYTES, runs: Runs | None = None,
            examples: Mapping[str, int] | None = None) -> Assignment:
     """The sizes every symbol of `ranges` (symbol -> (lowest, highest or None)) takes at
     `hint`: every GEMM in `problems` within `budget` bytes and 32-bit indexing, and `runs`
-    (why the graph could not run at some sizes, or None) satisfied, at the highest scale
-    that gets there; else the `examples`, else the lowest sizes."""
+    satisfied, at the highest scale that gets there; else with the fewest symbols `runs`
+    names held at their `examples`; else the `examples`, else the lowest sizes."""
     # No lower than LOWEST, unless the symbol's own range ends below it (an int such as an
     # ignore index of -100, or a count that is always 0, which Dynamo made a size symbol too).
     lows = {s: max(LOWEST, lo) if hi is None else min(max(LOWEST, lo), hi) for s, (lo, hi) in ranges.items()}
@@ -177,7 +210,8 @@ def assign(hint: int, ranges: Mapping[str, tuple[int, int | None]], problems: Se
         p = _misfit(problems, env, budget)
         if p is not None:
             return f"{p.name} needed {_needs(p, env)}"
-        return runs(env) if runs is not None else None
+        refused = runs(env) if runs is not None else None
+        return refused.why if refused is not None else None
 
     env = at(hint)
     first = why_not(env)
@@ -189,6 +223,12 @@ def assign(hint: int, ranges: Mapping[str, tuple[int, int | None]], problems: Se
             break
     else:
         if examples is not None and set(examples) >= set(ranges):
+            kept = _partly_held(hint, at, runs, why_not, examples) if runs is not None else None
+            if kept is not None:
+                env, held, size = kept
+                rest = ("the rest at the hint" if size == hint else
+                        f"the rest {'rounded' if size in aligned(hint) else 'lowered'} from {hint}")
+                return Assignment(hint, env, f"{rest}: {first} at the hint", tuple(held))
             return Assignment(hint, {s: examples[s] for s in ranges},
                               f"{EXAMPLES}: {first} at the hint, and no size near or below it makes the graph's sizes fit")
         return Assignment(hint, env, f"lowered from {hint}: {first} at the hint, and is as low as the sizes go")
@@ -197,6 +237,33 @@ def assign(hint: int, ranges: Mapping[str, tuple[int, int | None]], problems: Se
     need = _worst(problems, env)[1]
     fits = f", and fits at {_bytes_text(need)} (budget {_bytes_text(budget)})" if problems else ""
     return Assignment(hint, env, f"lowered from {hint}: {first} at the hint{fits}")
+
+
+def _partly_held(hint: int, at: Callable[[int], dict[str, int]], runs: Runs,
+                 why_not: Callable[[Mapping[str, int]], str | None],
+                 examples: Mapping[str, int]) -> tuple[dict[str, int], list[str], int] | None:
+    """(sizes, the symbols held at their examples, the size the rest took) at the highest
+    scale where holding the fewest symbols of what refuses it at their examples (those the
+    scale moves least first, then by name) lets the graph run and leaves some symbol off
+    its example; None where none does. More than `MOST_TRIED` such symbols are tried all
+    held together only."""
+    for _, size in itertools.chain([(hint, hint)], _fallbacks(hint)):
+        env = at(size)
+        refused = runs(env)
+        if refused is None:
+            continue  # a GEMM too large, which holding sizes at their examples does not mend
+        free = sorted(s for s in refused.symbols if s in env and env[s] != examples[s])
+
+        def moved(subset: tuple[str, ...]) -> float:
+            return sum(abs(math.log2(max(env[s], 1)) - math.log2(max(examples[s], 1))) for s in subset)
+
+        counts = range(1, len(free) + 1) if len(free) <= MOST_TRIED else [len(free)]
+        for n in counts:
+            for subset in sorted(itertools.combinations(free, n), key=lambda c: (moved(c), c)):
+                trial = {**env, **{s: examples[s] for s in subset}}
+                if any(v != examples[s] for s, v in trial.items()) and why_not(trial) is None:
+                    return trial, list(subset), size
+    return None
 
 
 def _fallbacks(hint: int) -> Iterator[tuple[int, int]]:

@@ -201,7 +201,8 @@ def graph_to_json(g: Graph) -> dict[str, Any]:
     if g.misfits:
         out["misfits"] = [misfit_to_json(m) for m in g.misfits]
     if g.hint_sizes:
-        out["hint_sizes"] = [{"hint": a.hint, "values": dict(a.values), "lowered_for": a.lowered_for}
+        out["hint_sizes"] = [{"hint": a.hint, "values": dict(a.values), "lowered_for": a.lowered_for,
+                              **({"held": list(a.held)} if a.held else {})}
                              for a in g.hint_sizes]
     if g.parameters:
         out["parameters"] = dict(g.parameters)
@@ -212,14 +213,18 @@ def assignment_from_json(d: Any, path: str) -> Assignment:
     d = an_object(d, path)
     values = an_object(d.get("values"), f"{path}.values")
     if len(values) > MAX_SYMBOLS:
-        failure(f"{path}.values", f"more than {MAX_SYMBOLS:,} symbols")
+        raise failure(f"{path}.values", f"more than {MAX_SYMBOLS:,} symbols")
     for name in values:
         if not SYMBOL_NAME.match(name):
-            failure(f"{path}.values", f"{echo(name)} is not a symbol name")
+            raise failure(f"{path}.values", f"{echo(name)} is not a symbol name")
+    held = tuple(a_string(s, f"{path}.held[{i}]") for i, s in enumerate(a_list(d.get("held", []), f"{path}.held", MAX_SYMBOLS)))
+    for name in held:
+        if name not in values:
+            raise failure(f"{path}.held", f"{echo(name)} is no symbol of the assignment")
     return Assignment(an_int(d.get("hint"), f"{path}.hint", 1),
                       # an int Dynamo made a size symbol keeps its own value (an ignore index of -100)
                       {name: an_int(v, f"{path}.values.{name}", -MAX_SIZE) for name, v in values.items()},
-                      a_string_or_null(d.get("lowered_for"), f"{path}.lowered_for", MAX_TEXT))
+                      a_string_or_null(d.get("lowered_for"), f"{path}.lowered_for", MAX_TEXT), held)
 
 
 def graph_from_json(d: Any, path: str) -> Graph:

@@ -13,7 +13,7 @@ import contextlib
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from kinspect.core.dispatch.hint_sizes import INT32_ELEMENTS, Operand, Problem
+from kinspect.core.dispatch.hint_sizes import INT32_ELEMENTS, Operand, Problem, Refusal, Runs
 from kinspect.core.dispatch.operands import gemm_op
 from kinspect.core.dispatch.symbolic import SizeExpr
 from kinspect.inductor.hooks.origins import describe
@@ -55,7 +55,7 @@ def examples(env: Any, symbols: dict[str, Any]) -> dict[str, int] | None:
         return None
 
 
-def runs(graph: Any, symbols: dict[str, Any]) -> Callable[[Mapping[str, int]], str | None]:
+def runs(graph: Any, symbols: dict[str, Any]) -> Runs:
     """Why the graph could not run at some sizes (by name), or None where it could: a guard
     of its shape environment fails there (the guards present now, at the first size asked
     for at a hint), or a tensor of it that Inductor can index in 32 bits at the example
@@ -67,25 +67,37 @@ def runs(graph: Any, symbols: dict[str, Any]) -> Callable[[Mapping[str, int]], s
     known = set(symbols.values())
     at_example = {symbols[n]: sympy.Integer(v) for n, v in (examples(env, symbols) or {}).items()}
     guards = [g.expr for g in getattr(env, "guards", ()) if g.expr.free_symbols and g.expr.free_symbols <= known]
-    numels = []
+    numels: dict[Any, str] = {}  # each element count once, by the first tensor of it
     with contextlib.suppress(Exception):  # FX metadata kinspect cannot read
         for name, numel in _tensor_numels(graph):
             free = numel.free_symbols
             if free and free <= known and free <= at_example.keys() and int(numel.xreplace(at_example)) <= INT32_ELEMENTS:
-                numels.append((name, numel))
+                numels.setdefault(numel, name)
 
-    def why_not(values: Mapping[str, int]) -> str | None:
+    def why_not(values: Mapping[str, int]) -> Refusal | None:
         subs = {symbols[n]: sympy.Integer(v) for n, v in values.items() if n in symbols}
+        whys, names = [], set()
         for g in guards:
-            if g.free_symbols <= subs.keys() and g.xreplace(subs) == sympy.false:
+            if g.free_symbols <= subs.keys() and not _holds(lambda: g.xreplace(subs) != sympy.false):
                 text = str(g)
-                return f"a guard of the graph ({text if len(text) <= 200 else text[:199] + '…'}) fails"
-        for name, numel in numels:
-            if numel.free_symbols <= subs.keys() and int(numel.xreplace(subs)) > INT32_ELEMENTS:
-                return f"{name} of the graph passes 2**31 elements (32-bit indexing)"
-        return None
+                whys.append(f"a guard of the graph ({text if len(text) <= 200 else text[:199] + '…'}) fails")
+                names |= {s.name for s in g.free_symbols}
+        for numel, name in numels.items():
+            if numel.free_symbols <= subs.keys() and not _holds(lambda: int(numel.xreplace(subs)) <= INT32_ELEMENTS):
+                whys.append(f"{name} of the graph passes 2**31 elements (32-bit indexing)")
+                names |= {s.name for s in numel.free_symbols}
+        return Refusal(whys[0], frozenset(names)) if whys else None
 
     return why_not
+
+
+def _holds(check: Callable[[], bool]) -> bool:
+    """A guard or a bound that divides by zero at some sizes does not hold there (GPT-2's loss
+    graph guards `Ne(Mod(s88, ((s3*s85*s88)//s8)), 0)`, and s3*s85*s88 may be below s8)."""
+    try:
+        return bool(check())
+    except ZeroDivisionError:
+        return False
 
 
 def _nodes(graph: Any) -> Iterator[Any]:

@@ -12,8 +12,9 @@ empty launch, strides that read past their storage, CUDA faults, `NoValidChoices
 
 In this mode each graph gets one assignment per hint (`kinspect.core.dispatch.hint_sizes`:
 every symbol the hint within its range, rounded to a multiple of 2, 4, 8, ... or halved
-where the graph could not run there, as docs/upstream/hint-per-symbol.patch has Inductor
-decide), and every place Inductor evaluates a size at that hint reads it:
+where the graph could not run there, and the fewest held at their example sizes where no
+one size runs, as docs/upstream/hint-per-symbol.patch has Inductor decide), and every place
+Inductor evaluates a size at that hint reads it:
 
 - `SizeVarAllocator.optimization_hint_with_override`: the expression, with Inductor's
   precomputed sizes (`ks0`) expanded, evaluated at the assignment, so the kernel's size
@@ -39,7 +40,7 @@ import inspect
 from collections.abc import Iterator
 from typing import Any
 
-from kinspect.core.dispatch.hint_sizes import MAX_TUNED_BYTES, Assignment, Problem, assign
+from kinspect.core.dispatch.hint_sizes import MAX_TUNED_BYTES, Assignment, Problem, aligned, assign
 from kinspect.inductor.hooks.fixes import graph_bounds
 from kinspect.inductor.hooks.fixes.modes import Mode
 
@@ -128,15 +129,20 @@ def inductors_own(graph: Any, hints: Any) -> tuple[Assignment, ...]:
     if sv is None or not hints:
         return ()
     try:
-        ranges = graph_bounds.ranges(sv.shape_env)[0]
+        ranges, symbols = graph_bounds.ranges(sv.shape_env)
+        examples = graph_bounds.examples(sv.shape_env, symbols) or {}
         out = []
         for hint in hints:
             values = _per_symbol(sv, hint)
             if not values:
                 return ()
             lowered = any(v < min(hint, ranges[name][1] or hint) for name, v in values.items())
-            out.append(Assignment(int(hint), values,
-                                  f"lowered from {hint} by this Inductor's own rule" if lowered else None))
+            # at its example, above the hint within its range and every rounding of it: held there
+            held = tuple(sorted(n for n, v in values.items() if v == examples.get(n) and v > max(
+                aligned(max(min(hint, ranges[n][1] or hint), ranges[n][0])))))
+            why = (f"lowered from {hint} by this Inductor's own rule" if lowered else
+                   "the rest at the hint by this Inductor's own rule" if held else None)
+            out.append(Assignment(int(hint), values, why, held))
         return tuple(out)
     except Exception:  # an allocator kinspect cannot ask: say nothing rather than something wrong
         return ()
