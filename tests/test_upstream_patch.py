@@ -113,6 +113,7 @@ def test_the_installed_inductor_is_the_stock_one():
 
 
 OWN = """
+import sympy
 import torch
 from torch._inductor.graph import GraphLowering
 from torch._inductor.virtualized import V
@@ -139,6 +140,11 @@ with V.set_graph_handler(g):
         print(a.text(names))
     for h in (64, 4096):  # what the benchmark-tensor check holds a kernel's reads to
         print(h, [(names[n], v) for n, v in hint_sizes.named(g.sizevars, h)])
+apart = GraphLowering(torch.fx.GraphModule({}, fx), shape_env=env)
+with V.set_graph_handler(apart):  # B != S: no one size runs it
+    apart.sizevars.check(sympy.Ne(x.shape[0].node.expr, x.shape[1].node.expr))
+    for a in hint_sizes.inductors_own(apart, [64]):
+        print(a.text(names))
 print("end")
 """
 
@@ -161,7 +167,8 @@ def test_a_session_records_the_sizes_an_inductor_that_evaluates_per_symbol_gave_
     assert lines == [
         "hint 64: B=64 S=64", "hint 256: B=256 S=256",
         "hint 4096: B=512 S=512 (lowered from 4096 by this Inductor's own rule)",
-        "64 []", "4096 [('B', 512), ('S', 512)]", "end"]
+        "64 []", "4096 [('B', 512), ('S', 512)]",
+        "hint 64: B=64 S=128 (S held at the example sizes, the rest at the hint by this Inductor's own rule)", "end"]
 
 
 LOSS = """
