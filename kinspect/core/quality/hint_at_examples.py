@@ -1,8 +1,9 @@
 """`hint-at-examples`: a hint whose variants one graph tuned at the sizes Dynamo traced.
 
 Under `--one-size-per-symbol` each hint's sizes are the hint for every symbol, rounded or
-halved where the graph could not run there, and where it could run at none of those, the
-graph's example sizes. Then at every site of that graph the hint's variant is tuned and
+halved where the graph could not run there, with the fewest symbols held at their example
+sizes where it could run at none of those, and where holding gets no symbol off its example
+either, the graph's example sizes. Then at every site of that graph the hint's variant is tuned and
 keyed at the example, not near the hint the user asked for, and Inductor runs it wherever
 the example is nearest: the shapes another hint was meant for as likely as its own (GPT-2's
 backward graph at hint 23, before alignment guards were rounded for, tuned 256 rows as hint
