@@ -49,7 +49,8 @@
 #                                      Inductor: the reproducer before and after, the upstream test, two programs
 #                                      with plain torch.compile (scripts/with_hints.py, no kinspect), the same two
 #                                      recorded by kinspect run (stock mode) on the patched copy, and the sizes the
-#                                      patch decides for two programs' graphs (docs/upstream/hint_sizes_probe.py),
+#                                      patch decides for three programs' graphs against kinspect's own rule's
+#                                      (docs/upstream/hint_sizes_probe.py; GPT-2's at 16,23,32),
 #                                      all at once; docs/upstream/test_fusion_per_hint.py on stock Inductor and on a
 #                                      copy with fusion-per-hint.patch; and the MLP training loop under kinspect run on
 #                                      that copy and on one with benchmark-grid-per-hint.patch as well, each's fused times
@@ -290,9 +291,14 @@ upstream)
             -o "$out/$p.patched.session.json" tests/gpu/programs/$p.py 2>&1 \
             | grep -vE "^[EW][0-9]{4} " | grep -E "^kinspect:|Error|error" | tail -8 > "$steps/5-kinspect-$p.txt" &
     done
-    for p in encoder_serve decoder_generate; do  # the sizes the patch decides on the GPU's graphs (the CPU's: hint-rows.md)
-        on_patched timeout $(t 300) python3 docs/upstream/hint_sizes_probe.py tests/gpu/programs/$p.py 2>&1 \
-            | grep -E "^graph|^  hint|Error" | head -12 > "$steps/6-probe-$p.txt" &
+    probe() {  # the sizes a rule decides on the GPU's graphs (the CPU's: hint-rows.md): $1 program, $2 hints, then flags
+        local p=$1 hints=$2 && shift 2
+        timeout $(t 300) python3 docs/upstream/hint_sizes_probe.py "$@" --hints "$hints" tests/gpu/programs/$p.py 2>&1 \
+            | grep -E "^graph|^  hint|Error" | head -24; }
+    probed="encoder_serve:64,256,4096 decoder_generate:64,256,4096 gpt_train:16,23,32"  # GPT-2's: the GPU's alignment guard
+    for ph in $probed; do
+        on_patched probe "${ph%%:*}" "${ph#*:}" > "$steps/6-probe-${ph%%:*}.txt" &
+        probe "${ph%%:*}" "${ph#*:}" --kinspect > "$steps/6-kinspect-${ph%%:*}.txt" &  # kinspect's rule, stock Inductor
     done
     timeout $(t 300) python3 docs/upstream/test_fusion_per_hint.py > "$steps/7-fusion-stock.txt" 2>&1 &
     PYTHONPATH="$fusion:$PYTHONPATH" timeout $(t 300) python3 docs/upstream/test_fusion_per_hint.py \
@@ -314,7 +320,14 @@ upstream)
         COLUMNS=200 python3 -m kinspect explain "$out/$p.patched.session.json" 2>&1 \
             | grep -iE "finding|hint-size|benchmark|autotune-time|whole model" | head
     done
-    for p in encoder_serve decoder_generate; do echo "== $p: the patch's sizes per hint"; cat "$steps/6-probe-$p.txt"; done
+    for ph in $probed; do
+        p=${ph%%:*} && echo "== $p: the patch's sizes per hint (${ph#*:})" && cat "$steps/6-probe-$p.txt"
+        if ! grep -q "^  hint" "$steps/6-probe-$p.txt"; then
+            echo "no sizes from the patched torch to hold kinspect's against"
+        elif diff <(grep "^  hint" "$steps/6-probe-$p.txt") <(grep "^  hint" "$steps/6-kinspect-$p.txt") > /dev/null; then
+            echo "kinspect's --one-size-per-symbol: the same sizes"
+        else echo "kinspect's --one-size-per-symbol differs:"; cat "$steps/6-kinspect-$p.txt"; fi
+    done
     for w in stock patched; do  # the GPU test fails stock where an addmm+relu variant runs another hint's choice
         echo "== fusion-per-hint test, $w torch"; grep -E "^(FAIL|ERROR):|Error: |^Ran |^OK|^FAILED" "$steps/7-fusion-$w.txt" | head -8
     done
