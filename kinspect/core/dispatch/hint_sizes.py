@@ -189,7 +189,8 @@ def _misfit(problems: Sequence[Problem], env: Mapping[str, int], budget: int) ->
 
 
 Runs = Callable[[Mapping[str, int]], Refusal | None]
-"""Why the graph could not run at some sizes (by name), or None where it could."""
+"""Why the graph could not run at some sizes (by name), or None where it could: the caller's
+knowledge of the graph (its guards, its tensors' 32-bit indexing), which this module lacks."""
 
 
 def assign(hint: int, ranges: Mapping[str, tuple[int, int | None]], problems: Sequence[Problem],

@@ -60,7 +60,9 @@ def runs(graph: Any, symbols: dict[str, Any]) -> Runs:
     of its shape environment fails there (the guards present now, at the first size asked
     for at a hint), or a tensor of it that Inductor can index in 32 bits at the example
     sizes passes 2**31 elements, where the 32-bit indexing Inductor chose and guards on
-    would not hold. What kinspect cannot read says nothing against the sizes."""
+    would not hold; the first such reason, with the symbols of every guard and tensor that
+    failed (the ones holding at their examples may mend). What kinspect cannot read says
+    nothing against the sizes."""
     import sympy
 
     env = graph.sizevars.shape_env
