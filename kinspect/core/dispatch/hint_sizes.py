@@ -159,6 +159,26 @@ class Assignment:
                 + (f" ({held}{self.lowered_for})" if self.lowered_for else ""))
 
 
+def read_back(hint: int, values: Mapping[str, int], ranges: Mapping[str, tuple[int, int | None]] | None = None,
+              examples: Mapping[str, int] | None = None) -> Assignment:
+    """The assignment an Inductor that evaluates a hint per symbol on its own (one with
+    docs/upstream/hint-per-symbol.patch) gave a graph, read from the value it gave each
+    symbol: lowered where one is below the hint (or below its range's maximum, where the
+    range is known), and holding at its example any symbol there above the hint, its range's
+    floor and every rounding of them (where the examples are known)."""
+    ranges, examples = ranges or {}, examples or {}
+
+    def top(n: str) -> int:  # the hint within the symbol's maximum
+        return min(hint, ranges.get(n, (0, None))[1] or hint)
+
+    lowered = any(v < top(n) for n, v in values.items())
+    held = tuple(sorted(n for n, v in values.items()
+                        if v == examples.get(n) and v > max(aligned(max(top(n), ranges.get(n, (0, None))[0])))))
+    why = (f"lowered from {hint} by this Inductor's own rule" if lowered else
+           "the rest at the hint by this Inductor's own rule" if held else None)
+    return Assignment(hint, values, why, held)
+
+
 def same_sizes(by_hint: Mapping[int, Mapping[str, int]]) -> list[tuple[int, ...]]:
     """The hints grouped by the sizes they were tuned at, in hint order. Hints of one group
     key alike, and Inductor keeps one kernel per key, the group's last hint's: one variant."""

@@ -27,7 +27,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from kinspect.core.dispatch.hint_sizes import Assignment
+from kinspect.core.dispatch.hint_sizes import read_back
 from kinspect.core.dispatch.symbolic import SizeExpr, TensorSpec
 from kinspect.core.inductor_code.calls import call_lines, dispatch_lines
 from kinspect.core.inductor_code.gemms import gemm_calls, module_of, op_of_kernel, why_no_multi_kernel
@@ -112,9 +112,7 @@ def read_graph(code: str, index: int, label: str, path: str | None, inputs: Sequ
     if tuned and not hints:
         notes.append(f"{name}: keys made at one size per symbol, and the trace states no hints: each variant's "
                      "hint is read as the size its symbols hold (a hint Inductor lowered reads as the lowered size)")
-    assignments = tuple(Assignment(h, tuned[h], f"lowered from {h} by this Inductor's own rule"
-                                   if any(v < h for v in tuned[h].values()) else None)
-                        for h in sorted(tuned)) if agree else ()
+    assignments = tuple(read_back(h, tuned[h]) for h in sorted(tuned)) if agree else ()
     graph = Graph(name, None if path is None else one_line(path, 4096), tuple(s.name for s in sites),
                   None, code, parameters=params, hint_sizes=assignments)
     return GraphRead(graph, sites, notes)

@@ -40,7 +40,7 @@ import inspect
 from collections.abc import Iterator
 from typing import Any
 
-from kinspect.core.dispatch.hint_sizes import MAX_TUNED_BYTES, Assignment, Problem, aligned, assign
+from kinspect.core.dispatch.hint_sizes import MAX_TUNED_BYTES, Assignment, Problem, assign, read_back
 from kinspect.inductor.hooks.fixes import graph_bounds
 from kinspect.inductor.hooks.fixes.modes import Mode
 
@@ -136,13 +136,7 @@ def inductors_own(graph: Any, hints: Any) -> tuple[Assignment, ...]:
             values = _per_symbol(sv, hint)
             if not values:
                 return ()
-            lowered = any(v < min(hint, ranges[name][1] or hint) for name, v in values.items())
-            # at its example, above the hint within its range and every rounding of it: held there
-            held = tuple(sorted(n for n, v in values.items() if v == examples.get(n) and v > max(
-                aligned(max(min(hint, ranges[n][1] or hint), ranges[n][0])))))
-            why = (f"lowered from {hint} by this Inductor's own rule" if lowered else
-                   "the rest at the hint by this Inductor's own rule" if held else None)
-            out.append(Assignment(int(hint), values, why, held))
+            out.append(read_back(int(hint), values, ranges, examples))
         return tuple(out)
     except Exception:  # an allocator kinspect cannot ask: say nothing rather than something wrong
         return ()
